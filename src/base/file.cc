@@ -1,0 +1,59 @@
+#include "base/file.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace staticlm {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) invalid_file(path + ": cannot open for reading (" + std::strerror(errno) + ")");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) invalid_file(path + ": read failed");
+  return ss.str();
+}
+
+bool file_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  try {
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out) invalid_argument(path + ": cannot open for writing (" + std::strerror(errno) + ")");
+      write(out);
+      out.flush();
+      if (!out) invalid_file(path + ": write failed (disk full?)");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) invalid_file(path + ": cannot rename temporary file (" + ec.message() + ")");
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  write_file_atomic(path, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+}
+
+std::string path_join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+}  // namespace staticlm

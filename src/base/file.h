@@ -1,0 +1,27 @@
+// Whole-file reads and atomic writes (write to a temporary name, then rename), so that a
+// failure never leaves a half-written output file behind.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+namespace staticlm {
+
+// Reads a whole file; throws kInvalidFile naming the path when it cannot be read.
+std::string read_file(const std::string& path);
+
+bool file_exists(const std::string& path);
+
+// Calls write(out) on a stream to "<path>.tmp.<pid>", then renames it to path. If write
+// throws or the stream fails, the temporary file is removed and the error propagates.
+void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
+
+// Same, for a string.
+void write_text_atomic(const std::string& path, const std::string& text);
+
+// Joins a directory and a file name with one '/'.
+std::string path_join(const std::string& dir, const std::string& name);
+
+}  // namespace staticlm

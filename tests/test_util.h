@@ -1,0 +1,37 @@
+// Helpers shared by the test binaries: temporary directories and running the CLI.
+#pragma once
+
+#include <string>
+
+namespace staticlm::test {
+
+// A fresh empty directory under the system temp dir, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs the staticlm binary with the given argument string (shell-quoted by the caller).
+CommandResult run_staticlm(const std::string& args);
+
+// Path of a file under tests/fixtures.
+std::string fixture(const std::string& name);
+
+// The Gemma 3 tokenizer.json that scripts/setup.sh fetched, or "" when it is missing.
+std::string gemma3_tokenizer_path();
+
+}  // namespace staticlm::test
