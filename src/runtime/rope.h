@@ -10,14 +10,9 @@
 #include <vector>
 
 #include "model/layer_table.h"
+#include "staticlm/backend.h"  // RopeSine: the convention the graphs apply
 
 namespace staticlm {
-
-// How a graph applies the tables to x = [x1, x2] (the two halves of a head):
-//   kHf:           x*cos + [-x2, x1]*sin                         (Hugging Face rotate_half)
-//   kPreNegatedSin: x*cos + [x2, x1]*sin', sin' = sin with its first half negated once on the
-//                   host, so the graph needs no negation. Both give the same rotation.
-enum class RopeSine { kHf, kPreNegatedSin };
 
 // "hf" / "pre_negated_sin"; anything else is kInvalidArgument naming `what` and the value.
 RopeSine parse_rope_sine(std::string_view name, const std::string& what);
