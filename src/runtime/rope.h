@@ -16,7 +16,6 @@ namespace staticlm {
 
 // "hf" / "pre_negated_sin"; anything else is kInvalidArgument naming `what` and the value.
 RopeSine parse_rope_sine(std::string_view name, const std::string& what);
-const char* rope_sine_name(RopeSine sine);
 
 // Inverse frequencies [head_dim / 2], as upstream computes them in float32:
 //   i < rotary_dims/2: 1 / theta^(2i / head_dim)    (the denominator is the whole head_dim)
