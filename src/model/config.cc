@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -133,15 +132,23 @@ class Fields {
   std::string prefix_;
 };
 
-void require_positive(const Fields& f, const std::string& key, std::int64_t value) {
+// Upper bounds that no real model reaches; they keep tables and element counts derived from a
+// config small enough to allocate and to count in 64 bits.
+constexpr std::int64_t kMaxExtent = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxLayers = 4096;
+constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
+
+void require_positive(const Fields& f, const std::string& key, std::int64_t value, std::int64_t max = kMaxExtent) {
   if (value <= 0) invalid_file(f.where(key) + ": expected a positive integer, got " + std::to_string(value));
+  if (value > max)
+    invalid_file(f.where(key) + ": " + std::to_string(value) + " is larger than the " + std::to_string(max) +
+                 " this runtime accepts");
 }
 
 // `what` describes the divisor in the message, e.g. "num_key_value_heads = 4".
 void require_multiple(const Fields& f, const std::string& key, std::int64_t value, std::int64_t divisor,
                       const std::string& what) {
-  if (value % divisor != 0)
-    invalid_file(f.where(key) + ": " + std::to_string(value) + " is not a multiple of " + what);
+  if (value % divisor != 0) invalid_file(f.where(key) + ": " + std::to_string(value) + " is not a multiple of " + what);
 }
 
 void require_heads_divisible(const Fields& f, std::int64_t heads, std::int64_t kv_heads) {
@@ -213,8 +220,8 @@ std::map<int, LayerOverride> parse_per_layer_config(const Fields& f, std::int64_
     if (!digits) invalid_file(f.where("per_layer_config") + ": key \"" + key + "\" is not a layer index");
     const int index = std::stoi(key);
     if (index >= num_layers)
-      invalid_file(f.where("per_layer_config") + ": layer " + key + " is out of range (num_hidden_layers = " +
-                   std::to_string(num_layers) + ")");
+      invalid_file(f.where("per_layer_config") + ": layer " + key +
+                   " is out of range (num_hidden_layers = " + std::to_string(num_layers) + ")");
     if (out.count(index))
       invalid_file(f.where("per_layer_config") + ": layer " + std::to_string(index) + " is listed twice");
     const auto entry = plc->object(key);
@@ -257,7 +264,7 @@ void check_text_values(const Fields& f, const TextConfig& t) {
   require_positive(f, "vocab_size", t.vocab_size);
   require_positive(f, "hidden_size", t.hidden_size);
   require_positive(f, "intermediate_size", t.intermediate_size);
-  require_positive(f, "num_hidden_layers", t.num_hidden_layers);
+  require_positive(f, "num_hidden_layers", t.num_hidden_layers, kMaxLayers);
   require_positive(f, "num_attention_heads", t.num_attention_heads);
   require_positive(f, "num_key_value_heads", t.num_key_value_heads);
   require_heads_divisible(f, t.num_attention_heads, t.num_key_value_heads);
@@ -265,19 +272,22 @@ void check_text_values(const Fields& f, const TextConfig& t) {
   require_multiple(f, "head_dim", t.head_dim, 2, kRopePairs);
   require_positive(f, "global_head_dim", t.global_head_dim);
   require_multiple(f, "global_head_dim", t.global_head_dim, 2, kRopePairs);
-  require_positive(f, "sliding_window", t.sliding_window);
-  require_positive(f, "max_position_embeddings", t.max_position_embeddings);
+  require_positive(f, "sliding_window", t.sliding_window, kNoLimit);
+  require_positive(f, "max_position_embeddings", t.max_position_embeddings, kNoLimit);
   if (!(t.rms_norm_eps > 0)) invalid_file(f.where("rms_norm_eps") + ": expected a positive number");
   if (t.final_logit_softcapping && !(*t.final_logit_softcapping > 0))
     invalid_file(f.where("final_logit_softcapping") + ": expected a positive number or null");
   if (t.hidden_size_per_layer_input < 0)
     invalid_file(f.where("hidden_size_per_layer_input") + ": expected 0 (no PLE) or a positive integer, got " +
                  std::to_string(t.hidden_size_per_layer_input));
-  if (t.hidden_size_per_layer_input > 0) require_positive(f, "vocab_size_per_layer_input", t.vocab_size_per_layer_input);
+  if (t.hidden_size_per_layer_input > 0)
+    require_positive(f, "hidden_size_per_layer_input", t.hidden_size_per_layer_input);
+  if (t.hidden_size_per_layer_input > 0)
+    require_positive(f, "vocab_size_per_layer_input", t.vocab_size_per_layer_input);
   if (t.num_kv_shared_layers < 0 || t.num_kv_shared_layers >= t.num_hidden_layers)
     invalid_file(f.where("num_kv_shared_layers") + ": " + std::to_string(t.num_kv_shared_layers) +
-                 " is out of range (expected 0 to num_hidden_layers - 1 = " +
-                 std::to_string(t.num_hidden_layers - 1) + ")");
+                 " is out of range (expected 0 to num_hidden_layers - 1 = " + std::to_string(t.num_hidden_layers - 1) +
+                 ")");
   for (std::size_t i = 0; i < t.eos_token_id.size(); ++i)
     if (t.eos_token_id[i] < 0 || t.eos_token_id[i] >= t.vocab_size)
       invalid_file(f.where("eos_token_id") + ": token id " + std::to_string(t.eos_token_id[i]) +
@@ -374,7 +384,7 @@ VisionConfig parse_vision(const Fields& f) {
   check_rope(f, "rope_parameters", v.rope_parameters, false);
   require_positive(f, "hidden_size", v.hidden_size);
   require_positive(f, "intermediate_size", v.intermediate_size);
-  require_positive(f, "num_hidden_layers", v.num_hidden_layers);
+  require_positive(f, "num_hidden_layers", v.num_hidden_layers, kMaxLayers);
   require_positive(f, "num_attention_heads", v.num_attention_heads);
   require_positive(f, "num_key_value_heads", v.num_key_value_heads);
   require_heads_divisible(f, v.num_attention_heads, v.num_key_value_heads);
@@ -383,7 +393,7 @@ VisionConfig parse_vision(const Fields& f) {
   require_positive(f, "patch_size", v.patch_size);
   require_positive(f, "pooling_kernel_size", v.pooling_kernel_size);
   require_positive(f, "position_embedding_size", v.position_embedding_size);
-  require_positive(f, "default_output_length", v.default_output_length);
+  require_positive(f, "default_output_length", v.default_output_length, kNoLimit);
   if (!(v.rms_norm_eps > 0)) invalid_file(f.where("rms_norm_eps") + ": expected a positive number");
   return v;
 }
@@ -485,7 +495,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   if (!c.tie_word_embeddings)
     unsupported(top.where("tie_word_embeddings") +
                 ": an untied lm_head is not supported (the runtime's head reads embed_tokens)");
-  if (c.vision) require_positive(top, "vision_soft_tokens_per_image", c.vision_soft_tokens_per_image);
+  if (c.vision) require_positive(top, "vision_soft_tokens_per_image", c.vision_soft_tokens_per_image, kNoLimit);
   return c;
 }
 
@@ -512,8 +522,7 @@ GenerationConfig parse_generation_config(const std::string& json_text, const std
   if (g.top_k && *g.top_k < 0) invalid_file(f.where("top_k") + ": expected an integer >= 0");
   if (g.top_p && !(*g.top_p >= 0 && *g.top_p <= 1)) invalid_file(f.where("top_p") + ": expected a number in [0, 1]");
   if (g.min_p && !(*g.min_p >= 0 && *g.min_p <= 1)) invalid_file(f.where("min_p") + ": expected a number in [0, 1]");
-  if (g.max_new_tokens && *g.max_new_tokens < 0)
-    invalid_file(f.where("max_new_tokens") + ": expected an integer >= 0");
+  if (g.max_new_tokens && *g.max_new_tokens < 0) invalid_file(f.where("max_new_tokens") + ": expected an integer >= 0");
   return g;
 }
 
@@ -537,7 +546,8 @@ json id_list(const std::vector<std::int64_t>& ids) { return ids.size() == 1 ? js
 
 json rope_to_json(const RopeParameters& r) {
   json j = {{"rope_type", r.rope_type}, {"rope_theta", r.rope_theta}};
-  if (r.rope_type == "proportional" || r.partial_rotary_factor != 1.0) j["partial_rotary_factor"] = r.partial_rotary_factor;
+  if (r.rope_type == "proportional" || r.partial_rotary_factor != 1.0)
+    j["partial_rotary_factor"] = r.partial_rotary_factor;
   if (r.factor != 1.0) j["factor"] = r.factor;
   return j;
 }

@@ -44,7 +44,7 @@ struct TextConfig {
   std::int64_t num_attention_heads = 8;
   std::int64_t num_key_value_heads = 4;
   std::int64_t head_dim = 256;
-  std::int64_t global_head_dim = 512;  // full layers; null in the file means head_dim
+  std::int64_t global_head_dim = 512;                      // full layers; null in the file means head_dim
   std::optional<std::int64_t> num_global_key_value_heads;  // null in E2B; only with attention_k_eq_v
   // Newer HF configs describe full layers here instead of global_head_dim. When it is present
   // it is authoritative (global_head_dim is then ignored, as upstream does): a layer without an
@@ -63,7 +63,7 @@ struct TextConfig {
   // Default: 5 sliding then 1 full, repeated (full at 5, 11, 17, ...); the last layer is always
   // forced to full, as upstream does.
   std::vector<std::string> layer_types;
-  std::map<std::string, RopeParameters> rope_parameters;  // keyed by layer type
+  std::map<std::string, RopeParameters> rope_parameters;   // keyed by layer type
   std::optional<double> final_logit_softcapping;           // E2B: 30
   std::optional<std::string> use_bidirectional_attention;  // E2B: null
   std::int64_t vocab_size_per_layer_input = 262144;

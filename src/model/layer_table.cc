@@ -11,7 +11,8 @@ namespace staticlm {
 std::vector<std::string> default_layer_types(std::int64_t num_layers) {
   // configuration_gemma4.py: sliding unless (i + 1) % 6 == 0; the last layer is forced full.
   std::vector<std::string> types;
-  for (std::int64_t i = 0; i < num_layers; ++i) types.emplace_back((i + 1) % 6 != 0 ? kSlidingAttention : kFullAttention);
+  for (std::int64_t i = 0; i < num_layers; ++i)
+    types.emplace_back((i + 1) % 6 != 0 ? kSlidingAttention : kFullAttention);
   if (!types.empty()) types.back() = kFullAttention;
   return types;
 }
@@ -53,9 +54,9 @@ std::vector<LayerInfo> build_layer_table(const TextConfig& t, const std::string&
       L.num_heads = override_it->second.num_attention_heads.value_or(L.num_heads);
       L.num_kv_heads = override_it->second.num_key_value_heads.value_or(L.num_kv_heads);
     }
-    const std::string where = context + (override_it != t.per_layer_config.end()
-                                             ? "per_layer_config." + std::to_string(i)
-                                             : "layer " + std::to_string(i));
+    const std::string where =
+        context + (override_it != t.per_layer_config.end() ? "per_layer_config." + std::to_string(i)
+                                                           : "layer " + std::to_string(i));
     if (L.head_dim <= 0 || L.head_dim % 2 != 0)
       invalid_file(where + ": head_dim " + std::to_string(L.head_dim) + " is not a positive even number");
     if (L.num_heads <= 0 || L.num_kv_heads <= 0 || L.num_heads % L.num_kv_heads != 0)
@@ -86,8 +87,8 @@ std::vector<LayerInfo> build_layer_table(const TextConfig& t, const std::string&
 
     auto rope = t.rope_parameters.find(L.type);
     if (rope == t.rope_parameters.end())
-      invalid_file(context + "rope_parameters: no entry for \"" + L.type + "\" (used by layer " +
-                   std::to_string(i) + ")");
+      invalid_file(context + "rope_parameters: no entry for \"" + L.type + "\" (used by layer " + std::to_string(i) +
+                   ")");
     const RopeParameters& r = rope->second;
     L.rope_type = r.rope_type;
     L.rope_theta = r.rope_theta;
@@ -95,13 +96,16 @@ std::vector<LayerInfo> build_layer_table(const TextConfig& t, const std::string&
       if (!(r.partial_rotary_factor > 0 && r.partial_rotary_factor <= 1))
         invalid_file(context + "rope_parameters." + L.type + ".partial_rotary_factor: expected a number in (0, 1]");
       // _compute_proportional_rope_parameters: rope_angles = int(p * head_dim // 2).
-      L.rotary_dims = 2 * static_cast<std::int64_t>(std::floor(r.partial_rotary_factor * static_cast<double>(L.head_dim) / 2));
+      L.rotary_dims =
+          2 * static_cast<std::int64_t>(std::floor(r.partial_rotary_factor * static_cast<double>(L.head_dim) / 2));
     } else if (r.rope_type == "default") {
       // The default RoPE table is sized by text.head_dim upstream, whatever the layer's head_dim.
       if (L.head_dim != t.head_dim)
         unsupported(context + "rope_parameters." + L.type + ": rope_type \"" + r.rope_type + "\" on layer " +
-                    std::to_string(i) + " (head_dim " + std::to_string(L.head_dim) + ") is not supported: upstream "
-                    "sizes the default RoPE by head_dim = " + std::to_string(t.head_dim));
+                    std::to_string(i) + " (head_dim " + std::to_string(L.head_dim) +
+                    ") is not supported: upstream "
+                    "sizes the default RoPE by head_dim = " +
+                    std::to_string(t.head_dim));
       L.rotary_dims = L.head_dim;
     } else {
       unsupported(context + "rope_parameters." + L.type + ".rope_type: \"" + r.rope_type +

@@ -13,18 +13,18 @@ namespace staticlm {
 
 struct LayerInfo {
   int index = 0;
-  std::string type;             // kSlidingAttention or kFullAttention
+  std::string type;  // kSlidingAttention or kFullAttention
   bool sliding = false;
-  std::int64_t head_dim = 0;    // head_dim (sliding) or global_head_dim (full), or per_layer_config's
+  std::int64_t head_dim = 0;  // head_dim (sliding) or global_head_dim (full), or per_layer_config's
   std::int64_t num_heads = 0;
   std::int64_t num_kv_heads = 0;
-  std::int64_t q_width = 0;     // num_heads * head_dim: q_proj out, o_proj in
-  std::int64_t kv_width = 0;    // num_kv_heads * head_dim: k_proj / v_proj out (0 when shared)
+  std::int64_t q_width = 0;            // num_heads * head_dim: q_proj out, o_proj in
+  std::int64_t kv_width = 0;           // num_kv_heads * head_dim: k_proj / v_proj out (0 when shared)
   std::int64_t intermediate_size = 0;  // doubled on KV-shared layers with use_double_wide_mlp
-  bool owns_kv = true;          // false for the last num_kv_shared_layers layers
-  int kv_source = 0;            // own index when owns_kv, else the donor layer
-  bool stores_shared_kv = false;  // a donor some shared layer reads (E2B: layers 13 and 14)
-  std::string rope_type;        // "default" or "proportional"
+  bool owns_kv = true;                 // false for the last num_kv_shared_layers layers
+  int kv_source = 0;                   // own index when owns_kv, else the donor layer
+  bool stores_shared_kv = false;       // a donor some shared layer reads (E2B: layers 13 and 14)
+  std::string rope_type;               // "default" or "proportional"
   double rope_theta = 0;
   std::int64_t rotary_dims = 0;  // dims that rotate (head_dim, or 2*int(p*head_dim/2) proportional)
   bool operator==(const LayerInfo&) const = default;

@@ -70,7 +70,8 @@ void add_clippable(std::vector<WeightSpec>& out, const std::string& name, std::i
                    std::int64_t in_features, bool clipped) {
   add(out, name + ".linear.weight", {out_features, in_features});
   if (!clipped) return;
-  for (const char* bound : {"input_min", "input_max", "output_min", "output_max"}) add(out, name + "." + bound, Shape{});
+  for (const char* bound : {"input_min", "input_max", "output_min", "output_max"})
+    add(out, name + "." + bound, Shape{});
 }
 
 std::vector<WeightSpec> vision_weights(const ModelConfig& config) {
@@ -114,10 +115,19 @@ std::vector<WeightSpec> vision_weights(const ModelConfig& config) {
   return out;
 }
 
+// Checked: a config at the parser's size limits can still describe more than 2^63 elements.
 std::int64_t total_elements(const std::vector<WeightSpec>& specs) {
-  std::int64_t n = 0;
-  for (const WeightSpec& s : specs) n += s.shape.numel();
-  return n;
+  std::int64_t total = 0;
+  for (const WeightSpec& s : specs) {
+    std::int64_t n = 1;
+    bool overflow = false;
+    for (std::int64_t d : s.shape.dims()) overflow |= __builtin_mul_overflow(n, d, &n);
+    overflow |= __builtin_add_overflow(total, n, &total);
+    if (overflow)
+      out_of_range("the model config describes more than 2^63 parameters (at " + s.name + " " + s.shape.to_string() +
+                   ")");
+  }
+  return total;
 }
 
 }  // namespace

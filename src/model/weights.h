@@ -49,7 +49,7 @@ void check_weights(const ModelConfig& config, const TensorLookup& lookup, const 
 void validate_weights(const ModelConfig& config, const TensorStore& store);
 
 // Elements of every tensor expected_weights lists (buffers such as layer_scalar and the
-// vision clip bounds included).
+// vision clip bounds included). Throws kOutOfRange when the count does not fit in 63 bits.
 struct ParameterCount {
   std::int64_t text = 0;    // including both embedding tables
   std::int64_t vision = 0;  // vision tower + embed_vision

@@ -33,8 +33,9 @@ TEST(ConfigErrors, WrongTypes) {
                       "config.json: text_config.final_logit_softcapping: expected a number, got true");
   expect_config_error(e2b_edited([](json& j) { j["text_config"]["use_bidirectional_attention"] = 1; }), kFile,
                       "config.json: text_config.use_bidirectional_attention: expected a string or null, got 1");
-  expect_config_error(e2b_edited([](json& j) { j["text_config"]["rope_parameters"]["full_attention"]["rope_theta"] = "big"; }),
-                      kFile, "config.json: text_config.rope_parameters.full_attention.rope_theta: expected a number, got \"big\"");
+  expect_config_error(
+      e2b_edited([](json& j) { j["text_config"]["rope_parameters"]["full_attention"]["rope_theta"] = "big"; }), kFile,
+      "config.json: text_config.rope_parameters.full_attention.rope_theta: expected a number, got \"big\"");
   expect_config_error(e2b_edited([](json& j) { j["text_config"]["rope_parameters"] = 10000; }), kFile,
                       "config.json: text_config.rope_parameters: expected an object, got 10000");
   expect_config_error(e2b_edited([](json& j) { j["text_config"]["pad_token_id"] = nullptr; }), kFile,
@@ -47,8 +48,10 @@ TEST(ConfigErrors, WrongTypes) {
                       "config.json: vision_config.use_clipped_linears: expected true or false, got \"true\"");
   expect_config_error(e2b_edited([](json& j) { j["audio_config"]["subsampling_conv_channels"][1] = "32"; }), kFile,
                       "config.json: audio_config.subsampling_conv_channels[1]: expected an integer, got \"32\"");
-  expect_config_error(e2b_edited([](json& j) { j["eos_token_id"] = json::array({1, "106"}); }), kFile,
-                      "config.json: eos_token_id[1]: expected an integer, got \"106\"");
+  expect_config_error(e2b_edited([](json& j) {
+                        j["eos_token_id"] = json::array({1, "106"});
+                      }),
+                      kFile, "config.json: eos_token_id[1]: expected an integer, got \"106\"");
   expect_config_error(e2b_edited([](json& j) { j["image_token_id"] = "258880"; }), kFile,
                       "config.json: image_token_id: expected an integer, got \"258880\"");
   expect_config_error(e2b_edited([](json& j) { j["architectures"] = "Gemma4ForConditionalGeneration"; }), kFile,
@@ -64,8 +67,8 @@ TEST(ConfigErrors, TextOnlyFieldsNameTheTopLevel) {
 
 TEST(ConfigErrors, LongValuesAreCutShort) {
   const std::string text = e2b_edited([](json& j) { j["text_config"]["hidden_size"] = std::string(200, 'x'); });
-  expect_config_error(text, kFile,
-                      "config.json: text_config.hidden_size: expected an integer, got \"" + std::string(44, 'x') + "...");
+  expect_config_error(
+      text, kFile, "config.json: text_config.hidden_size: expected an integer, got \"" + std::string(44, 'x') + "...");
 }
 
 TEST(ConfigErrors, NotJson) {
@@ -86,8 +89,9 @@ TEST(ConfigErrors, ModelType) {
                       "config.json: model_type: missing (expected \"gemma4\" or \"gemma4_text\")");
   expect_config_error(R"({"model_type": "gemma3"})", kUnsup,
                       "config.json: model_type: \"gemma3\" is not supported (expected \"gemma4\" or \"gemma4_text\")");
-  expect_config_error(e2b_edited([](json& j) { j["text_config"]["model_type"] = "gemma3n_text"; }), kUnsup,
-                      "config.json: text_config.model_type: \"gemma3n_text\" is not supported (expected \"gemma4_text\")");
+  expect_config_error(
+      e2b_edited([](json& j) { j["text_config"]["model_type"] = "gemma3n_text"; }), kUnsup,
+      "config.json: text_config.model_type: \"gemma3n_text\" is not supported (expected \"gemma4_text\")");
 }
 
 TEST(ConfigErrors, Refusals) {
@@ -134,8 +138,9 @@ TEST(ConfigErrors, ImpossibleValues) {
                       "config.json: text_config.hidden_size: expected a positive integer, got 0");
   expect_config_error(e2b_edited([](json& j) { j["text_config"]["num_key_value_heads"] = 3; }), kFile,
                       "config.json: text_config.num_attention_heads: 8 is not a multiple of num_key_value_heads = 3");
-  expect_config_error(e2b_edited([](json& j) { j["text_config"]["head_dim"] = 255; }), kFile,
-                      "config.json: text_config.head_dim: 255 is not a multiple of 2 (RoPE rotates pairs of dimensions)");
+  expect_config_error(
+      e2b_edited([](json& j) { j["text_config"]["head_dim"] = 255; }), kFile,
+      "config.json: text_config.head_dim: 255 is not a multiple of 2 (RoPE rotates pairs of dimensions)");
   expect_config_error(e2b_edited([](json& j) { j["text_config"]["num_kv_shared_layers"] = 35; }), kFile,
                       "config.json: text_config.num_kv_shared_layers: 35 is out of range (expected 0 to "
                       "num_hidden_layers - 1 = 34)");
@@ -148,8 +153,23 @@ TEST(ConfigErrors, ImpossibleValues) {
   expect_config_error(e2b_edited([](json& j) { j["vision_config"]["head_dim"] = 66; }), kFile,
                       "config.json: vision_config.head_dim: 66 is not a multiple of 4 (2-D RoPE rotates pairs in an x "
                       "half and a y half)");
-  expect_config_error(e2b_edited([](json& j) { j["vision_config"]["num_key_value_heads"] = 5; }), kFile,
-                      "config.json: vision_config.num_attention_heads: 12 is not a multiple of num_key_value_heads = 5");
+  expect_config_error(
+      e2b_edited([](json& j) { j["vision_config"]["num_key_value_heads"] = 5; }), kFile,
+      "config.json: vision_config.num_attention_heads: 12 is not a multiple of num_key_value_heads = 5");
+}
+
+TEST(ConfigErrors, SizeLimits) {
+  expect_config_error(e2b_edited([](json& j) { j["text_config"]["num_hidden_layers"] = 5000; }), kFile,
+                      "config.json: text_config.num_hidden_layers: 5000 is larger than the 4096 this runtime accepts");
+  expect_config_error(
+      e2b_edited([](json& j) { j["vision_config"]["num_hidden_layers"] = 4097; }), kFile,
+      "config.json: vision_config.num_hidden_layers: 4097 is larger than the 4096 this runtime accepts");
+  expect_config_error(e2b_edited([](json& j) { j["text_config"]["hidden_size"] = 16777217; }), kFile,
+                      "config.json: text_config.hidden_size: 16777217 is larger than the 16777216 this runtime "
+                      "accepts");
+  expect_config_error(e2b_edited([](json& j) { j["text_config"]["hidden_size_per_layer_input"] = 1 << 25; }), kFile,
+                      "config.json: text_config.hidden_size_per_layer_input: 33554432 is larger than the 16777216 this "
+                      "runtime accepts");
 }
 
 TEST(ConfigErrors, LayerTable) {
@@ -170,29 +190,36 @@ TEST(ConfigErrors, LayerTable) {
                       "layer before 15 has that type");
   expect_config_error(
       e2b_edited([](json& j) { j["text_config"]["rope_parameters"]["full_attention"]["partial_rotary_factor"] = 0.0; }),
-      kFile, "config.json: text_config.rope_parameters.full_attention.partial_rotary_factor: expected a number in (0, 1]");
+      kFile,
+      "config.json: text_config.rope_parameters.full_attention.partial_rotary_factor: expected a number in (0, 1]");
   // Default RoPE on 512-wide full layers: upstream would size its table by head_dim 256.
-  expect_config_error(e2b_edited([](json& j) {
-                        j["text_config"]["rope_parameters"]["full_attention"] = {{"rope_type", "default"},
-                                                                                  {"rope_theta", 10000.0}};
-                      }),
-                      kUnsup,
-                      "config.json: text_config.rope_parameters.full_attention: rope_type \"default\" on layer 4 "
-                      "(head_dim 512) is not supported: upstream sizes the default RoPE by head_dim = 256");
+  expect_config_error(
+      e2b_edited([](json& j) {
+        j["text_config"]["rope_parameters"]["full_attention"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}};
+      }),
+      kUnsup,
+      "config.json: text_config.rope_parameters.full_attention: rope_type \"default\" on layer 4 "
+      "(head_dim 512) is not supported: upstream sizes the default RoPE by head_dim = 256");
 }
 
 TEST(ConfigErrors, PerLayerConfig) {
-  expect_config_error(e2b_edited([](json& j) { j["text_config"]["per_layer_config"] = {{"four", {{"head_dim", 512}}}}; }),
+  expect_config_error(e2b_edited([](json& j) {
+                        j["text_config"]["per_layer_config"] = {{"four", {{"head_dim", 512}}}};
+                      }),
                       kFile, "config.json: text_config.per_layer_config: key \"four\" is not a layer index");
-  expect_config_error(e2b_edited([](json& j) { j["text_config"]["per_layer_config"] = {{"35", {{"head_dim", 512}}}}; }),
-                      kFile, "config.json: text_config.per_layer_config: layer 35 is out of range (num_hidden_layers = 35)");
+  expect_config_error(e2b_edited([](json& j) {
+                        j["text_config"]["per_layer_config"] = {{"35", {{"head_dim", 512}}}};
+                      }),
+                      kFile,
+                      "config.json: text_config.per_layer_config: layer 35 is out of range (num_hidden_layers = 35)");
   expect_config_error(e2b_edited([](json& j) {
                         j["text_config"]["per_layer_config"] = {{"4", {{"head_dim", 512}}}, {"004", json::object()}};
                       }),
                       kFile, "config.json: text_config.per_layer_config: layer 4 is listed twice");
-  expect_config_error(
-      e2b_edited([](json& j) { j["text_config"]["per_layer_config"] = {{"4", {{"head_dim", "512"}}}}; }), kFile,
-      "config.json: text_config.per_layer_config.4.head_dim: expected an integer, got \"512\"");
+  expect_config_error(e2b_edited([](json& j) {
+                        j["text_config"]["per_layer_config"] = {{"4", {{"head_dim", "512"}}}};
+                      }),
+                      kFile, "config.json: text_config.per_layer_config.4.head_dim: expected an integer, got \"512\"");
   // Layer 34 (full, shared) reads layer 14's K/V, which would be 256 wide while 34's is 512.
   expect_config_error(e2b_edited([](json& j) {
                         j["text_config"]["per_layer_config"] = {{"34", {{"head_dim", 512}}}};

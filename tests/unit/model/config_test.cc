@@ -1,9 +1,10 @@
 // parse_model_config / parse_generation_config on the E2B fixture (values from spec/gemma4.md
 // section 1, typed into the fixture by hand), the text-only layout, defaults, and the RoPE and
 // per-layer-config forms.
+#include "model/config.h"
+
 #include <gtest/gtest.h>
 
-#include "model/config.h"
 #include "model/layer_table.h"
 #include "model_test_util.h"
 
@@ -162,8 +163,8 @@ TEST(ModelConfig, MultimodalDefaults) {
 }
 
 TEST(ModelConfig, VisionConfigDefaultsWhenFieldsMissing) {
-  const ModelConfig c = parse_model_config(R"({"model_type": "gemma4", "vision_config": {}, "audio_config": null})",
-                                           "config.json");
+  const ModelConfig c =
+      parse_model_config(R"({"model_type": "gemma4", "vision_config": {}, "audio_config": null})", "config.json");
   ASSERT_TRUE(c.vision.has_value());
   EXPECT_FALSE(c.audio.has_value());
   EXPECT_EQ(c.vision->hidden_size, 768);

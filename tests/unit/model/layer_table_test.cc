@@ -1,10 +1,11 @@
 // The derived per-layer table against spec/gemma4.md 1.2 (E2B) and the upstream rules for
 // other shapes (default layer pattern, no sharing, E4B-like sharing, proportional RoPE widths).
+#include "model/layer_table.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "model/layer_table.h"
 #include "model_test_util.h"
 
 namespace staticlm {
@@ -92,7 +93,7 @@ TEST(LayerTable, E4BLikeSharing) {
 TEST(LayerTable, DonorOnlyWhenRead) {
   TextConfig t;
   t.num_hidden_layers = 8;
-  t.num_kv_shared_layers = 1;  // only layer 7 (full) is shared
+  t.num_kv_shared_layers = 1;              // only layer 7 (full) is shared
   t.layer_types = default_layer_types(8);  // s s s s s f s f
   t.rope_parameters = {{"sliding_attention", {"default", 10000.0, 1.0, 1.0}},
                        {"full_attention", {"proportional", 1000000.0, 0.25, 1.0}}};

@@ -59,7 +59,7 @@ TEST(ConfigRoundTrip, NonDefaultValues) {
   t.head_dim = 16;
   t.global_head_dim = 32;
   t.num_global_key_value_heads = 1;
-  t.layer_types = {"sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
+  t.layer_types = {"sliding_attention", "full_attention",    "sliding_attention", "sliding_attention",
                    "full_attention",    "sliding_attention", "full_attention"};
   t.rope_parameters["sliding_attention"].rope_theta = 123.5;
   t.rope_parameters["full_attention"].partial_rotary_factor = 0.5;

@@ -1,11 +1,12 @@
 // expected_weights / count_parameters / check_weights. Names and shapes are checked against
 // spec/gemma4.md 2.6 and 4 (typed in here), counts against sums written out from those shapes.
+#include "model/weights.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
-#include "model/weights.h"
 #include "model_test_util.h"
 
 namespace staticlm {
@@ -77,9 +78,9 @@ TEST(ExpectedWeights, E2BTextSample) {
     ASSERT_NE(it, m.end()) << name;
     EXPECT_EQ(it->second, shape) << name;
   }
-  for (const char* absent : {"layers.15.self_attn.k_proj.weight", "layers.15.self_attn.v_proj.weight",
-                             "layers.15.self_attn.k_norm.weight", "layers.34.self_attn.k_proj.weight",
-                             "layers.0.self_attn.v_norm.weight", "lm_head.weight"})
+  for (const char* absent :
+       {"layers.15.self_attn.k_proj.weight", "layers.15.self_attn.v_proj.weight", "layers.15.self_attn.k_norm.weight",
+        "layers.34.self_attn.k_proj.weight", "layers.0.self_attn.v_norm.weight", "lm_head.weight"})
     EXPECT_EQ(m.count(p + absent), 0u) << absent;
   EXPECT_EQ(m.count("lm_head.weight"), 0u);
 }
@@ -156,8 +157,8 @@ TEST(ExpectedWeights, VisionVariants) {
   EXPECT_EQ(m.count("model.vision_tower.encoder.layers.0.self_attn.q_proj.input_min"), 0u);
 
   // A multimodal config with vision_config null has no vision tensors.
-  const auto no_vision = parse_model_config(
-      test::e2b_edited([](nlohmann::json& j) { j["vision_config"] = nullptr; }), "config.json");
+  const auto no_vision =
+      parse_model_config(test::e2b_edited([](nlohmann::json& j) { j["vision_config"] = nullptr; }), "config.json");
   EXPECT_EQ(expected_weights(no_vision).size(), 540u);
   EXPECT_EQ(count_parameters(no_vision).vision, 0);
 }
@@ -172,8 +173,8 @@ TEST(CountParameters, E2BTextClosedForm) {
   const std::int64_t sliding_shared = 2048 * H + 256 + H * 2048 + 3 * 12288 * H;
   const std::int64_t full_shared = 4096 * H + 512 + H * 4096 + 3 * 12288 * H;
   // Layers 0-14: 12 sliding + 3 full own K/V; 15-34: 16 sliding + 4 full shared.
-  const std::int64_t expected = globals + L * per_layer_common + 12 * sliding_own + 3 * full_own +
-                                16 * sliding_shared + 4 * full_shared;
+  const std::int64_t expected =
+      globals + L * per_layer_common + 12 * sliding_own + 3 * full_own + 16 * sliding_shared + 4 * full_shared;
   const ParameterCount n = count_parameters(test::e2b_config());
   EXPECT_EQ(n.text, expected);
   EXPECT_EQ(n.text, 4628569379);  // the same sum, evaluated once in Python
@@ -186,6 +187,17 @@ TEST(CountParameters, E2BVisionClosedForm) {
   const ParameterCount n = count_parameters(test::e2b_config());
   EXPECT_EQ(n.vision, expected);
   EXPECT_EQ(n.total(), n.text + expected);
+}
+
+TEST(CountParameters, OverflowIsAnError) {
+  // Every extent within the parser's limits, yet q_proj alone would hold 2^72 elements.
+  const ModelConfig c = parse_model_config(
+      R"({"model_type": "gemma4_text", "hidden_size": 16777216, "num_attention_heads": 16777216,
+          "num_key_value_heads": 1, "head_dim": 16777216})",
+      "config.json");
+  test::expect_error([&] { count_parameters(c); }, ErrorKind::kOutOfRange,
+                     "the model config describes more than 2^63 parameters (at "
+                     "model.layers.0.self_attn.q_proj.weight [281474976710656, 16777216])");
 }
 
 // check_weights against an in-memory store built from the expected list, then damaged.
@@ -209,13 +221,14 @@ TEST(CheckWeights, ReportsEveryProblemByName) {
   store["model.language_model.layers.4.self_attn.q_proj.weight"].shape = Shape{2048, 1536};
   store["model.language_model.layers.34.layer_scalar"].shape = Shape{};
   store["model.embed_vision.embedding_projection.weight"].dtype = DType::kI8;
-  test::expect_error([&] { check_weights(c, lookup, "/ckpt/model.safetensors"); }, ErrorKind::kInvalidFile,
-                     "/ckpt/model.safetensors: does not match the model config: 5 problems: "
-                     "missing model.language_model.norm.weight [1536]; "
-                     "model.language_model.layers.4.self_attn.q_proj.weight has shape [2048, 1536], expected [4096, 1536]; "
-                     "model.language_model.layers.34.layer_scalar has shape [], expected [1]; "
-                     "missing model.vision_tower.encoder.layers.3.mlp.up_proj.output_max []; "
-                     "model.embed_vision.embedding_projection.weight has dtype I8, expected a float type");
+  test::expect_error(
+      [&] { check_weights(c, lookup, "/ckpt/model.safetensors"); }, ErrorKind::kInvalidFile,
+      "/ckpt/model.safetensors: does not match the model config: 5 problems: "
+      "missing model.language_model.norm.weight [1536]; "
+      "model.language_model.layers.4.self_attn.q_proj.weight has shape [2048, 1536], expected [4096, 1536]; "
+      "model.language_model.layers.34.layer_scalar has shape [], expected [1]; "
+      "missing model.vision_tower.encoder.layers.3.mlp.up_proj.output_max []; "
+      "model.embed_vision.embedding_projection.weight has dtype I8, expected a float type");
 }
 
 }  // namespace
