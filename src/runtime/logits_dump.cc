@@ -40,9 +40,11 @@ LogitsDump read_logits_dump(const std::string& path) {
     invalid_file(path + ": decode_logits " + dl.shape.to_string() + " does not fit prefill_logits " +
                  p.shape.to_string() + " and tokens " + tk.shape.to_string() + " (expected [n-1, V])");
   }
+  // Copies first: a tensor inside a safetensors file need not be aligned for typed access.
+  const Tensor pc = Tensor::copy_of(p), dc = Tensor::copy_of(dl), tc = Tensor::copy_of(tk);
   LogitsDump d;
-  const auto pf = p.as<float>(), df = dl.as<float>();
-  const auto ti = tk.as<std::int64_t>();
+  const auto pf = pc.as<float>(), df = dc.as<float>();
+  const auto ti = tc.as<std::int64_t>();
   d.prefill_logits.assign(pf.begin(), pf.end());
   d.decode_logits.assign(df.begin(), df.end());
   d.tokens.assign(ti.begin(), ti.end());

@@ -1,5 +1,7 @@
 #include "backends/cpu/text_weights.h"
 
+#include <cstdint>
+
 #include "base/error.h"
 
 namespace staticlm::cpu {
@@ -25,10 +27,16 @@ CpuTextWeights load_text_weights(const ModelConfig& config, const std::vector<La
   const std::string p = config.text_prefix();
   const std::int64_t d = t.hidden_size, ple = t.hidden_size_per_layer_input;
   const std::int64_t n_layers = static_cast<std::int64_t>(layers.size());
-  auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
-    return weight_matrix(get(name), name, rows, cols);
-  };
   CpuTextWeights w;
+  auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
+    TensorView v = get(name);
+    const auto align = static_cast<std::uintptr_t>(dtype_bytes(v.dtype, 1));
+    if (align > 1 && reinterpret_cast<std::uintptr_t>(v.data) % align != 0) {
+      w.aligned_copies.push_back(std::make_unique<Tensor>(Tensor::copy_of(v)));
+      v = w.aligned_copies.back()->view();
+    }
+    return weight_matrix(v, name, rows, cols);
+  };
   w.embed_tokens = matrix(p + "embed_tokens.weight", t.vocab_size, d);
   if (ple > 0) {
     w.embed_tokens_per_layer = matrix(p + "embed_tokens_per_layer.weight", t.vocab_size_per_layer_input, n_layers * ple);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct CpuLayerWeights {
 };
 
 struct CpuTextWeights {
+  std::vector<std::unique_ptr<Tensor>> aligned_copies;  // owns the copies some matrices point into
   WeightMatrix embed_tokens;          // [V, D], also the tied LM head
   WeightMatrix embed_tokens_per_layer;  // [V_ple, L*P]
   WeightMatrix per_layer_model_projection;  // [L*P, D]

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -292,6 +293,33 @@ TEST(CpuBackend, BadCallsAreRefused) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "no tensor model.layers.0.mlp.up_proj.weight");
   }
+}
+
+}  // namespace
+}  // namespace staticlm
+
+namespace staticlm {
+namespace {
+
+// safetensors does not promise alignment: a matrix at an odd address is copied once, with the
+// same values, and used from the copy.
+TEST(CpuTextWeights, MisalignedMatricesAreCopied) {
+  const test::MiniModel m = closed_form_model(false);
+  const std::string name = "model.layers.0.self_attn.o_proj.weight";
+  const TensorView original = m.tensors.at(name).view();
+  std::vector<std::uint8_t> bytes(original.nbytes() + 2);
+  std::memcpy(bytes.data() + 2, original.data, original.nbytes());
+  const TensorView shifted{original.dtype, original.shape, bytes.data() + 2};
+  const auto base = m.getter();
+  const auto w = cpu::load_text_weights(m.config, m.layers, [&](const std::string& n) {
+    return n == name ? shifted : base(n);
+  });
+  const cpu::WeightMatrix& o = w.layers[0].o_proj;
+  EXPECT_NE(o.data, shifted.data);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(o.data) % 4, 0u);
+  EXPECT_EQ(std::memcmp(o.data, original.data, original.nbytes()), 0);
+  EXPECT_EQ(w.aligned_copies.size(), 1u);
+  EXPECT_EQ(w.layers[0].q_proj.data, m.tensors.at("model.layers.0.self_attn.q_proj.weight").view().data);
 }
 
 }  // namespace

@@ -206,7 +206,7 @@ TEST(Runtime, BackendOfAnotherModelIsRefused) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "backend cpu: subgraph decoder_layer_prefill_4 has 4 inputs... placeholder");
+                 "backend cpu: subgraph decoder_layer_prefill_4 has 5 inputs, expected 7");
   }
 }
 
