@@ -70,7 +70,10 @@ def load_model(model_dir):
         cls = getattr(transformers, "Gemma4ForCausalLM", None) or transformers.AutoModelForCausalLM
     else:
         sys.exit(f"error: {model_dir}/config.json: model_type {model_type!r}, expected gemma4 or gemma4_text")
-    model = cls.from_pretrained(model_dir, torch_dtype=torch.float32, attn_implementation="eager")
+    try:
+        model = cls.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager")
+    except TypeError:  # releases that still call it torch_dtype
+        model = cls.from_pretrained(model_dir, torch_dtype=torch.float32, attn_implementation="eager")
     model.eval()
     return model
 
