@@ -236,6 +236,16 @@ for w, h in [(432, 336), (48, 48), (1056, 576)]:
     photo_decoded.resize((w, h), Image.BICUBIC).save(os.path.join(OUT, exp))
     manifest.append(f"resize photo.jpg {w} {h} {exp}")
 
+# A larger photo (1600 x 1200, progressive): checked through decode + resize together, so only
+# the small resized results are stored, not its full decode.
+big = photo_image(1600, 1200, 23)
+save(big, "photo_large.jpg", quality=80, subsampling=2, progressive=True)
+big_decoded = Image.open(os.path.join(OUT, "photo_large.jpg")).convert("RGB")
+for w, h in [(432, 336), (48, 48), (1600, 37)]:
+    exp = f"expected/photo_large_{w}x{h}.png"
+    big_decoded.resize((w, h), Image.BICUBIC).save(os.path.join(OUT, exp))
+    manifest.append(f"resize photo_large.jpg {w} {h} {exp}")
+
 # ---------------- Gemma 4 target sizes (HF get_aspect_ratio_preserving_size, in Python floats) ----------------
 def target_size(h, w, tokens, patch=16, k=3):
     max_patches = tokens * k * k
