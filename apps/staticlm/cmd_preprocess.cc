@@ -44,7 +44,7 @@ void add_preprocess_command(CLI::App& app) {
   struct Args {
     std::string image, out, grid, fit_mode = "strict";
     int max_soft_tokens = kDefaultMaxSoftTokens;
-    std::uint64_t max_pixels = kDefaultMaxImagePixels;
+    std::int64_t max_pixels = static_cast<std::int64_t>(kDefaultMaxImagePixels);  // signed: -5 is an error, not 2^64 - 5
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("preprocess", "decode an image and write the Gemma 4 vision inputs to a safetensors file");
@@ -61,12 +61,14 @@ void add_preprocess_command(CLI::App& app) {
   cmd->callback([args] {
     // Cheap argument checks first, so a bad flag never costs a decode.
     check_max_soft_tokens(args->max_soft_tokens);
+    if (args->max_pixels <= 0)
+      invalid_argument("--max-pixels: " + std::to_string(args->max_pixels) + " is not a positive pixel count");
     const FitMode mode = parse_fit_mode(args->fit_mode);
     const bool with_grid = !args->grid.empty();
     const PatchGrid grid = with_grid ? parse_grid(args->grid) : PatchGrid{};
     if (with_grid) check_patch_grid(grid, args->max_soft_tokens);
 
-    const RgbImage image = decode_image_file(args->image, DecodeOptions{args->max_pixels});
+    const RgbImage image = decode_image_file(args->image, DecodeOptions{static_cast<std::uint64_t>(args->max_pixels)});
     const ProcessedImage p = with_grid ? process_image_for_grid(image, grid, mode, args->max_soft_tokens)
                                        : process_image(image, args->max_soft_tokens);
     Tensor count(DType::kI64, Shape{1});

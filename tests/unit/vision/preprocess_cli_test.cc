@@ -99,6 +99,7 @@ TEST(PreprocessCli, BadInputsAreOneLineErrors) {
       {"--image " + photo + " --max-pixels 1000",
        "error: " + photo + ": image is 512 x 384 = 196608 pixels, over the limit of 1000 (a decompression-bomb guard; "
                            "raise it with --max-pixels if the image is trusted)\n"},
+      {"--image " + photo + " --max-pixels -5", "error: --max-pixels: -5 is not a positive pixel count\n"},
       {"--image " + photo + " --grid 36by66", "error: --grid: \"36by66\" is not a patch grid; expected HxW in patches, e.g. 36x66\n"},
       {"--image " + photo + " --grid 36x66 --fit-mode squash",
        "error: image fit mode 'squash' is not known; expected 'strict' or 'fit'\n"},
