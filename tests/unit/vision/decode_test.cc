@@ -25,17 +25,26 @@ TEST(Decode, RgbPngEqualsRawBytes) {
   EXPECT_EQ(img.pixels, test::read_bytes(image_fixture(c[1])));
 }
 
-TEST(Decode, EveryFixtureMatchesPillow) {
-  const auto cases = manifest_cases("decode");
-  ASSERT_GE(cases.size(), 25u);  // PNG layouts, JPEG subsamplings, CMYK, grey, the photo
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c[0]);
-    const RgbImage got = decode_image_file(image_fixture(c[0]));
-    const RgbImage want = decode_image_file(image_fixture(c[1]));
-    ASSERT_EQ(want.width, std::stoi(c[2]));
-    ASSERT_EQ(want.height, std::stoi(c[3]));
-    EXPECT_TRUE(test::same_pixels(got, want));
-  }
+using Case = std::vector<std::string>;
+
+// One test per fixture: FILE EXPECTED.png W H.
+class DecodeMatchesPillow : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DecodeMatchesPillow, SamePixels) {
+  const Case& c = GetParam();
+  const RgbImage got = decode_image_file(image_fixture(c[0]));
+  const RgbImage want = decode_image_file(image_fixture(c[1]));
+  ASSERT_EQ(want.width, std::stoi(c[2]));
+  ASSERT_EQ(want.height, std::stoi(c[3]));
+  EXPECT_TRUE(test::same_pixels(got, want));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, DecodeMatchesPillow, ::testing::ValuesIn(manifest_cases("decode")),
+                         [](const auto& info) { return test::case_name(info.param, 1); });
+
+TEST(Decode, FixtureSetIsComplete) {
+  EXPECT_GE(manifest_cases("decode").size(), 25u);  // PNG layouts, JPEG subsamplings, CMYK, grey, the photo
+  EXPECT_GE(manifest_cases("bad").size(), 13u);
 }
 
 TEST(Decode, Grey16ClampsLikePillow) {
@@ -56,26 +65,29 @@ ErrorKind kind_named(const std::string& s) {
   return ErrorKind::kInternal;
 }
 
-TEST(Decode, BadFilesAreClearErrors) {
-  const auto cases = manifest_cases("bad");
-  ASSERT_GE(cases.size(), 13u);
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c[0]);
-    std::string text;
-    for (std::size_t i = 2; i < c.size(); ++i) text += (i > 2 ? " " : "") + c[i];
-    const std::string path = image_fixture(c[0]);
-    try {
-      decode_image_file(path);
-      ADD_FAILURE() << "no error";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), kind_named(c[1])) << e.what();
-      const std::string msg = e.what();
-      EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;  // starts with the file
-      EXPECT_NE(msg.find(text), std::string::npos) << msg;
-      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;  // one line
-    }
+// One test per bad file: FILE KIND TEXT...; the message is one line, starts with the path and
+// contains TEXT.
+class BadImage : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BadImage, IsAClearError) {
+  const Case& c = GetParam();
+  std::string text;
+  for (std::size_t i = 2; i < c.size(); ++i) text += (i > 2 ? " " : "") + c[i];
+  const std::string path = image_fixture(c[0]);
+  try {
+    decode_image_file(path);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind_named(c[1])) << e.what();
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(text), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, BadImage, ::testing::ValuesIn(manifest_cases("bad")),
+                         [](const auto& info) { return test::case_name(info.param, 1); });
 
 TEST(Decode, MessagesSayWhatWasExpected) {
   auto message = [](const std::string& name) {

@@ -14,17 +14,20 @@ namespace {
 
 using test::image_fixture;
 
-TEST(Resize, BitExactWithPillow) {
-  const auto cases = test::manifest_cases("resize");
-  ASSERT_GE(cases.size(), 30u);
-  for (const auto& c : cases) {
-    const int w = std::stoi(c[1]), h = std::stoi(c[2]);
-    SCOPED_TRACE(c[0] + " -> " + c[1] + "x" + c[2]);
-    const RgbImage in = decode_image_file(image_fixture(c[0]));
-    const RgbImage want = decode_image_file(image_fixture(c[3]));
-    EXPECT_TRUE(test::same_pixels(resize_bicubic(in, w, h), want));
-  }
+// One test per case: INPUT W H EXPECTED.png.
+class ResizeMatchesPillow : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(ResizeMatchesPillow, BitExact) {
+  const auto& c = GetParam();
+  const RgbImage in = decode_image_file(image_fixture(c[0]));
+  const RgbImage want = decode_image_file(image_fixture(c[3]));
+  EXPECT_TRUE(test::same_pixels(resize_bicubic(in, std::stoi(c[1]), std::stoi(c[2])), want));
 }
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ResizeMatchesPillow, ::testing::ValuesIn(test::manifest_cases("resize")),
+                         [](const auto& info) { return test::case_name(info.param, 3); });
+
+TEST(Resize, FixtureSetIsComplete) { EXPECT_GE(test::manifest_cases("resize").size(), 30u); }
 
 TEST(Resize, UpscaleByTwoUsesKeysWeights) {
   // Output 4 of 4 -> 8 has its centre at input coordinate 2.25, so inputs 0..3 sit at distances

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -32,6 +33,17 @@ inline std::vector<std::vector<std::string>> manifest_cases(const std::string& k
     cases.push_back(c);
   }
   return cases;
+}
+
+// A gtest-safe name for a case: its words joined by '_', other characters dropped.
+inline std::string case_name(const std::vector<std::string>& words, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n && i < words.size(); ++i) {
+    if (i) out += '_';
+    for (char ch : words[i])
+      if (std::isalnum(static_cast<unsigned char>(ch))) out += ch;
+  }
+  return out;
 }
 
 inline std::vector<std::uint8_t> read_bytes(const std::string& path) {
