@@ -1,6 +1,7 @@
 // staticlm run -m DIR [--config runtime.yaml] [--set k=v]... (-p PROMPT | --prompt-ids 2,105,...
 // | --messages F) [--chat] [--image F]... [-n N] [--max-seq S] [--temp T] [--top-k K] [--top-p P]
-// [--min-p P] [--repetition-penalty R] [--seed S] [--stop STR]... [--dump-logits OUT.safetensors]
+// [--min-p P] [--repetition-penalty R] [--seed S] [--threads N] [--stop STR]...
+// [--dump-logits OUT.safetensors]
 //
 // Generates with the CPU backend: streams the generated text to stdout (token ids, space
 // separated, when the checkpoint has no tokenizer) and prints statistics to stderr. `--temp 0`
@@ -13,10 +14,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "base/error.h"
+#include "base/thread_pool.h"
 #include "commands.h"
 #include "model/checkpoint.h"
 #include "runtime/generation_defaults.h"
@@ -38,6 +41,7 @@ struct RunArgs {
   std::optional<std::int64_t> max_new_tokens, max_seq, top_k;
   std::optional<double> temperature, top_p, min_p, repetition_penalty;
   std::uint64_t seed = 0;
+  int threads = 0;  // 0: one per hardware thread
   std::vector<std::string> stops;
   std::optional<std::string> dump_logits;
 };
@@ -132,10 +136,15 @@ void run_command(const RunArgs& a) {
   g.record_logits = a.dump_logits.has_value();
   if (!g.stop_strings.empty()) unsupported("--stop: stop strings need the tokenizer, which this build does not have yet");
 
+  if (a.threads < 0) invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1 (0: all cores)");
+  const int threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  ThreadPool pool(threads);
   SubgraphProfile profile;
   profile.max_seq = settings.max_seq;
   profile.rope_sine = settings.rope_sine;
-  auto backend = CpuBackend::create(*ck, profile);
+  CpuBackendOptions bo;
+  bo.pool = &pool;
+  auto backend = CpuBackend::create(*ck, profile, bo);
   RuntimeOptions ro;
   ro.mask_fill_value = settings.mask_fill_value;
   auto runtime = Runtime::create(*backend, config, ck->layers(), ro);
@@ -182,6 +191,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--min-p", a->min_p, "drop tokens below min_p times the best one (0: off)");
   cmd->add_option("--repetition-penalty", a->repetition_penalty, "penalty for tokens already seen (1: off)");
   cmd->add_option("--seed", a->seed, "random seed for sampling (default 0)");
+  cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   cmd->add_option("--stop", a->stops, "stop when the text contains this string (repeatable)");
   cmd->add_option("--dump-logits", a->dump_logits, "write prefill/decode logits and tokens (safetensors)");
   cmd->callback([a] { run_command(*a); });

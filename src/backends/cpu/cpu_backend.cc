@@ -71,7 +71,7 @@ void CpuBackend::run(const std::string& name, std::span<const TensorView> in, st
       return;
     case Kind::kPleProjection:
       cpu::run_ple_projection(weights_, t.hidden_size_per_layer_input, eps, dynamic, f32_in(in[0]), f32_in(in[1]),
-                              f32_out(out[0]), workspace_);
+                              f32_out(out[0]), workspace_, options_.pool);
       return;
     case Kind::kVision:
       cpu::run_vision_prefill(in, out);
@@ -85,7 +85,7 @@ void CpuBackend::run(const std::string& name, std::span<const TensorView> in, st
       run_layer(e, in, out);
       return;
     case Kind::kLmHead:
-      cpu::run_lm_head(weights_, eps, f32_in(in[0]), f32_out(out[0]), workspace_);
+      cpu::run_lm_head(weights_, eps, f32_in(in[0]), f32_out(out[0]), workspace_, options_.pool);
       return;
   }
 }
@@ -116,6 +116,7 @@ void CpuBackend::run_layer(const Entry& e, std::span<const TensorView> in, std::
   o.rope_sine = profile_.rope_sine;
   o.rms_norm_eps = static_cast<float>(config_.text.rms_norm_eps);
   o.skip_padded_rows = options_.skip_padded_rows;
+  o.pool = options_.pool;
   cpu::run_decoder_layer(l, weights_.layers[static_cast<std::size_t>(e.layer)], config_.text.hidden_size, ple, o,
                          call, workspace_);
 }

@@ -3,7 +3,7 @@
 // backend and the numerical reference the others are compared with.
 //
 // Ownership: the backend borrows the weights (the TensorStore, or whatever the WeightGetter
-// reads); they must outlive it. It owns its scratch activations. Not thread-safe: one run() at
+// reads) and the optional thread pool; they must outlive it. It owns its scratch activations. Not thread-safe: one run() at
 // a time.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include "backends/cpu/decoder_layer.h"
 #include "backends/cpu/text_weights.h"
 #include "backends/cpu/workspace.h"
+#include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/layer_table.h"
 #include "staticlm/backend.h"
@@ -27,6 +28,9 @@ struct CpuBackendOptions {
   // Prefill layers skip trailing padding rows when that cannot change a valid output
   // (cpu::active_prefill_rows). false runs the full fixed-shape computation.
   bool skip_padded_rows = true;
+  // Splits matmuls and attention across these threads; borrowed, must outlive the backend.
+  // Null runs everything on the calling thread. Results are the same either way.
+  ThreadPool* pool = nullptr;
 };
 
 class CpuBackend : public Backend {

@@ -58,7 +58,7 @@ void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::in
   float* normed = Workspace::get(ws.normed, static_cast<std::size_t>(n * d));
   rms_norm(call.hidden, n, d, w.input_norm.data(), eps, normed);
   float* q = Workspace::get(ws.q, static_cast<std::size_t>(n * heads * hd));
-  matmul(normed, n, w.q_proj, q);
+  matmul(normed, n, w.q_proj, q, options.pool);
   rms_norm(q, n * heads, hd, w.q_norm.data(), eps, q);
   apply_rope(q, n, heads, hd, call.cos, call.sin, options.rope_sine);
 
@@ -67,10 +67,10 @@ void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::in
   if (layer.owns_kv) {
     float* k = Workspace::get(ws.k, static_cast<std::size_t>(n * kv_heads * hd));
     float* v = Workspace::get(ws.v, static_cast<std::size_t>(n * kv_heads * hd));
-    matmul(normed, n, w.k_proj, k);
+    matmul(normed, n, w.k_proj, k, options.pool);
     rms_norm(k, n * kv_heads, hd, w.k_norm.data(), eps, k);
     apply_rope(k, n, kv_heads, hd, call.cos, call.sin, options.rope_sine);
-    matmul(normed, n, w.v_proj, v);
+    matmul(normed, n, w.v_proj, v, options.pool);
     rms_norm(v, n * kv_heads, hd, nullptr, eps, v);  // v_norm has no weight
     to_head_major(k, n, kv_heads, hd, rows, call.new_k);
     to_head_major(v, n, kv_heads, hd, rows, call.new_v);
@@ -87,11 +87,12 @@ void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::in
     segments[0] = {call.kv_k, call.kv_v, call.decode ? s : n, s * hd};
   }
   float* attn = Workspace::get(ws.attn, static_cast<std::size_t>(n * heads * hd));
-  attention(q, {n, heads, kv_heads, hd}, std::span(segments, n_segments), call.mask, s, 1.0f, attn, ws.scores);
+  attention(q, {n, heads, kv_heads, hd}, std::span(segments, n_segments), call.mask, s, 1.0f, attn, ws.scores,
+            options.pool);
 
   float* out = call.hidden_out;
   float* proj = Workspace::get(ws.proj, static_cast<std::size_t>(n * d));
-  matmul(attn, n, w.o_proj, proj);
+  matmul(attn, n, w.o_proj, proj, options.pool);
   rms_norm(proj, n, d, w.post_attention_norm.data(), eps, proj);
   for (std::int64_t i = 0; i < n * d; ++i) out[i] = call.hidden[i] + proj[i];
 
@@ -100,19 +101,19 @@ void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::in
   rms_norm(out, n, d, w.pre_feedforward_norm.data(), eps, normed);
   float* gate = Workspace::get(ws.gate, static_cast<std::size_t>(n * f));
   float* up = Workspace::get(ws.up, static_cast<std::size_t>(n * f));
-  matmul(normed, n, w.gate_proj, gate);
-  matmul(normed, n, w.up_proj, up);
+  matmul(normed, n, w.gate_proj, gate, options.pool);
+  matmul(normed, n, w.up_proj, up, options.pool);
   gelu_tanh_mul(gate, up, n * f);
-  matmul(gate, n, w.down_proj, proj);
+  matmul(gate, n, w.down_proj, proj, options.pool);
   rms_norm(proj, n, d, w.post_feedforward_norm.data(), eps, proj);
   add_into(out, proj, n * d);
 
   // Per-layer input injection.
   if (ple_width > 0) {
     float* g = Workspace::get(ws.gate, static_cast<std::size_t>(n * ple_width));
-    matmul(out, n, w.ple_gate, g);
+    matmul(out, n, w.ple_gate, g, options.pool);
     gelu_tanh_mul(g, call.per_layer_input, n * ple_width);
-    matmul(g, n, w.ple_projection, proj);
+    matmul(g, n, w.ple_projection, proj, options.pool);
     rms_norm(proj, n, d, w.post_ple_norm.data(), eps, proj);
     add_into(out, proj, n * d);
   }

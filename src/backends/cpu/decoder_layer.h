@@ -6,6 +6,7 @@
 
 #include "backends/cpu/text_weights.h"
 #include "backends/cpu/workspace.h"
+#include "base/thread_pool.h"
 #include "staticlm/backend.h"
 
 namespace staticlm::cpu {
@@ -35,6 +36,7 @@ struct DecoderLayerOptions {
   // Prefill only: run only the leading rows the mask leaves valid (see active_prefill_rows);
   // outputs of the skipped rows are zero.
   bool skip_padded_rows = true;
+  ThreadPool* pool = nullptr;  // borrowed; null runs on the calling thread
 };
 
 // Number of leading query rows of a prefill mask [S, S] that a valid output can depend on: the

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/text_weights.h"
 #include "backends/cpu/workspace.h"
+#include "base/thread_pool.h"
 
 namespace staticlm::cpu {
 
@@ -20,13 +21,14 @@ void run_ple_embedding(const CpuTextWeights& w, std::int64_t ple_width, std::spa
 // out [n, L, P] = (RMSNorm_P(embeds . W^T * D^-0.5) + token_inputs) * 2^-0.5, the norm weight
 // shared by all L slots. embeds [n, D], token_inputs [n, L, P].
 void run_ple_projection(const CpuTextWeights& w, std::int64_t ple_width, float eps, std::int64_t n,
-                        const float* embeds, const float* token_inputs, float* out, Workspace& ws);
+                        const float* embeds, const float* token_inputs, float* out, Workspace& ws, ThreadPool* pool);
 
 // out [S, D] = text with rows [start, start + count) replaced by visual [count, D].
 void run_multimodal_fusion(std::int64_t s, std::int64_t d, std::int64_t start, std::int64_t count,
                            const float* text, const float* visual, float* out);
 
 // logits [V] = RMSNorm(hidden [D]; norm) . embed_tokens^T (tied head, no soft-capping).
-void run_lm_head(const CpuTextWeights& w, float eps, const float* hidden, float* logits, Workspace& ws);
+void run_lm_head(const CpuTextWeights& w, float eps, const float* hidden, float* logits, Workspace& ws,
+                 ThreadPool* pool);
 
 }  // namespace staticlm::cpu

@@ -99,3 +99,23 @@ TEST(Attention, ClosedForms) {
 
 }  // namespace
 }  // namespace staticlm::cpu
+
+namespace staticlm::cpu {
+namespace {
+
+// Splitting (query, head) pairs across threads changes nothing: each is computed the same way.
+TEST(Attention, ThreadPoolGivesIdenticalResults) {
+  const int nq = 7, heads = 4, kvh = 1, hd = 16, nk = 300;
+  std::vector<float> q(nq * heads * hd), k(kvh * nk * hd), v(k.size()), mask(nq * nk, 0.0f);
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = val(static_cast<int>(i), 7);
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = val(static_cast<int>(i), 8), v[i] = val(static_cast<int>(i), 9);
+  const KvSegment seg{k.data(), v.data(), nk, nk * hd};
+  std::vector<float> a(q.size()), b(q.size()), scratch;
+  attention(q.data(), {nq, heads, kvh, hd}, std::span(&seg, 1), mask.data(), nk, 1.0f, a.data(), scratch);
+  ThreadPool pool(3);
+  attention(q.data(), {nq, heads, kvh, hd}, std::span(&seg, 1), mask.data(), nk, 1.0f, b.data(), scratch, &pool);
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
+}  // namespace staticlm::cpu

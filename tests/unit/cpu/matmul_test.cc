@@ -92,3 +92,23 @@ TEST(Embedding, IdOutsideVocabularyIsRefused) {
 
 }  // namespace
 }  // namespace staticlm::cpu
+
+namespace staticlm::cpu {
+namespace {
+
+TEST(Matmul, ThreadPoolGivesIdenticalResults) {
+  const std::int64_t n = 5, in = 300, out = 517;
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    const Tensor w = make_weight(dt, out, in);
+    std::vector<float> x(n * in);
+    for (std::int64_t i = 0; i < n * in; ++i) x[i] = static_cast<float>(std::sin(0.3 * i));
+    std::vector<float> a(n * out), b(n * out, -1.0f);
+    matmul(x.data(), n, weight_matrix(w.view(), "w"), a.data());
+    ThreadPool pool(3);
+    matmul(x.data(), n, weight_matrix(w.view(), "w"), b.data(), &pool);
+    EXPECT_EQ(a, b);
+  }
+}
+
+}  // namespace
+}  // namespace staticlm::cpu

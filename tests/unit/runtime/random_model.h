@@ -53,12 +53,13 @@ class RandomModel {
   }
 
   std::unique_ptr<CpuBackend> backend(std::int64_t max_seq, RopeSine sine = RopeSine::kPreNegatedSin,
-                                      bool skip_padded_rows = true) const {
+                                      bool skip_padded_rows = true, ThreadPool* pool = nullptr) const {
     SubgraphProfile p;
     p.max_seq = max_seq;
     p.rope_sine = sine;
     CpuBackendOptions o;
     o.skip_padded_rows = skip_padded_rows;
+    o.pool = pool;
     return CpuBackend::create(config, layers, getter(), p, o);
   }
 

@@ -111,6 +111,23 @@ TEST(Runtime, SkippingPaddedRowsMatchesTheFullComputation) {
   EXPECT_LT(max_abs_diff(runs[0], runs[1]), 1e-6f);
 }
 
+// A thread pool splits the work but computes every value the same way.
+TEST(Runtime, ThreadPoolGivesIdenticalLogits) {
+  const RandomModel m(12);
+  const auto prompt = random_prompt(18, m.config.text.vocab_size, 3);
+  ThreadPool pool(3);
+  std::vector<std::vector<float>> runs;
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    auto b = m.backend(32, RopeSine::kPreNegatedSin, true, p);
+    auto rt = Runtime::create(*b, m.config, m.layers);
+    std::vector<float> all = copy(rt->prefill_tokens(prompt));
+    const auto l = rt->decode(42);
+    all.insert(all.end(), l.begin(), l.end());
+    runs.push_back(std::move(all));
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+}
+
 TEST(Runtime, LogitsAreSoftCapped) {
   const RandomModel m(7, [](ModelConfig& c) { c.text.final_logit_softcapping = 0.5; });
   auto b = m.backend(16);

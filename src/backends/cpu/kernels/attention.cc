@@ -21,16 +21,19 @@ inline float dot(const float* a, const float* b, std::int64_t n) {
 }  // namespace
 
 void attention(const float* q, const AttentionShape& shape, std::span<const KvSegment> keys, const float* mask,
-               std::int64_t mask_stride, float scale, float* out, std::vector<float>& scratch) {
+               std::int64_t mask_stride, float scale, float* out, std::vector<float>& scratch, ThreadPool* pool) {
   const std::int64_t hd = shape.head_dim, group = shape.heads / shape.kv_heads;
   std::int64_t total = 0;
   for (const KvSegment& s : keys) total += s.rows;
-  scratch.resize(static_cast<std::size_t>(total));
-  float* p = scratch.data();
-  for (std::int64_t i = 0; i < shape.queries; ++i) {
-    const float* m = mask + i * mask_stride;
-    for (std::int64_t h = 0; h < shape.heads; ++h) {
-      const std::int64_t kvh = h / group;
+  const int participants = pool ? pool->size() : 1;
+  scratch.resize(static_cast<std::size_t>(total * participants));
+  // One item per (query row, head); each participant keeps its scores in its own scratch row.
+  const std::int64_t items = shape.queries * shape.heads;
+  parallel_for(pool, items, 1, static_cast<double>(2 * total * hd), [&](std::int64_t b, std::int64_t e, int worker) {
+    float* p = scratch.data() + static_cast<std::int64_t>(worker) * total;
+    for (std::int64_t item = b; item < e; ++item) {
+      const std::int64_t i = item / shape.heads, h = item % shape.heads, kvh = h / group;
+      const float* m = mask + i * mask_stride;
       const float* qv = q + (i * shape.heads + h) * hd;
       // Scores, then a max-subtracted softmax.
       std::int64_t col = 0;
@@ -60,7 +63,7 @@ void attention(const float* q, const AttentionShape& shape, std::span<const KvSe
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace staticlm::cpu

@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "base/thread_pool.h"
+
 namespace staticlm::cpu {
 
 // `rows` keys and values of every KV head: element (h, r, d) at h * head_stride + r * hd + d.
@@ -26,8 +28,10 @@ struct AttentionShape {
 };
 
 // q [queries, heads, hd]; mask row i at mask + i * mask_stride, one value per key in segment
-// order; out [queries, heads, hd]. `scratch` is resized as needed (reused across calls).
+// order; out [queries, heads, hd]. `scratch` is resized as needed (reused across calls). With
+// a pool, (query, head) pairs are split across its threads.
 void attention(const float* q, const AttentionShape& shape, std::span<const KvSegment> keys, const float* mask,
-               std::int64_t mask_stride, float scale, float* out, std::vector<float>& scratch);
+               std::int64_t mask_stride, float scale, float* out, std::vector<float>& scratch,
+               ThreadPool* pool = nullptr);
 
 }  // namespace staticlm::cpu

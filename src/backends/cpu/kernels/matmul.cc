@@ -62,23 +62,26 @@ void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out) {
   }
 }
 
-void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y) {
+void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool) {
   const std::int64_t in = w.cols, out = w.rows;
-  if (w.dtype == DType::kF32) {
-    const auto* wf = static_cast<const float*>(w.data);
-    for (std::int64_t r = 0; r < n; ++r) {
-      for (std::int64_t o = 0; o < out; ++o) y[r * out + o] = dot(x + r * in, wf + o * in, in);
+  // Parallel over blocks of output rows; each block's weights are widened once and reused for
+  // every input row.
+  const std::int64_t blocks = (out + kRowBlock - 1) / kRowBlock;
+  parallel_for(pool, blocks, 1, static_cast<double>(kRowBlock * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
+    std::vector<float> block;
+    if (w.dtype != DType::kF32) block.resize(static_cast<std::size_t>(kRowBlock * in));
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const std::int64_t o0 = b * kRowBlock, rows = std::min(kRowBlock, out - o0);
+      const float* wb = static_cast<const float*>(w.data) + o0 * in;
+      if (w.dtype != DType::kF32) {
+        for (std::int64_t j = 0; j < rows; ++j) weight_row_f32(w, o0 + j, block.data() + j * in);
+        wb = block.data();
+      }
+      for (std::int64_t r = 0; r < n; ++r) {
+        for (std::int64_t j = 0; j < rows; ++j) y[r * out + o0 + j] = dot(x + r * in, wb + j * in, in);
+      }
     }
-    return;
-  }
-  std::vector<float> block(static_cast<std::size_t>(kRowBlock * in));
-  for (std::int64_t o0 = 0; o0 < out; o0 += kRowBlock) {
-    const std::int64_t rows = std::min(kRowBlock, out - o0);
-    for (std::int64_t j = 0; j < rows; ++j) weight_row_f32(w, o0 + j, block.data() + j * in);
-    for (std::int64_t r = 0; r < n; ++r) {
-      for (std::int64_t j = 0; j < rows; ++j) y[r * out + o0 + j] = dot(x + r * in, block.data() + j * in, in);
-    }
-  }
+  });
 }
 
 }  // namespace staticlm::cpu

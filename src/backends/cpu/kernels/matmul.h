@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/thread_pool.h"
 #include "tensor/tensor.h"
 
 namespace staticlm::cpu {
@@ -25,7 +26,8 @@ WeightMatrix weight_matrix(const TensorView& view, const std::string& name, std:
 // Row r of w converted to f32: out[cols].
 void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out);
 
-// y [n, w.rows] = x [n, w.cols] . w^T. y must not alias x.
-void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y);
+// y [n, w.rows] = x [n, w.cols] . w^T. y must not alias x. With a pool, output rows are split
+// across its threads in blocks; every output is computed the same way either way.
+void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool = nullptr);
 
 }  // namespace staticlm::cpu
