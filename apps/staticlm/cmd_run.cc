@@ -129,7 +129,8 @@ void run_command(const RunArgs& a) {
   if (a.repetition_penalty) g.sampling.repetition_penalty = *a.repetition_penalty;
   g.sampling.seed = a.seed;
   validate_sampling_options(g.sampling);
-  g.max_new_tokens = a.max_new_tokens.value_or(256);
+  const auto& gen = ck->generation_config();
+  g.max_new_tokens = a.max_new_tokens.value_or(gen && gen->max_new_tokens ? *gen->max_new_tokens : 256);
   if (g.max_new_tokens < 1) invalid_argument("-n " + std::to_string(g.max_new_tokens) + ": must be at least 1");
   g.eos_token_ids = resolve_eos_ids(config, ck->generation_config());
   g.stop_strings = a.stops;
@@ -183,7 +184,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--messages", a->messages, "chat messages (JSON file)");
   cmd->add_flag("--chat", a->chat, "wrap the prompt in the chat format");
   cmd->add_option("--image", a->images, "image file (repeatable)");
-  cmd->add_option("-n,--max-new-tokens", a->max_new_tokens, "tokens to generate at most (default 256)");
+  cmd->add_option("-n,--max-new-tokens", a->max_new_tokens,
+                  "tokens to generate at most (default: generation_config.json's max_new_tokens, else 256)");
   cmd->add_option("--max-seq", a->max_seq, "static sequence length: prompt + generated tokens + 1");
   cmd->add_option("--temp,--temperature", a->temperature, "sampling temperature; 0 is greedy");
   cmd->add_option("--top-k", a->top_k, "keep the k most likely tokens (0: off)");

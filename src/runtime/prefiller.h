@@ -34,7 +34,10 @@ class Prefiller {
  private:
   std::vector<float> hidden_, hidden_next_, ple_tokens_, ple_all_, ple_layer_, visual_, logits_;
   std::vector<float> mask_full_, mask_sliding_;
-  std::vector<std::vector<float>> cos_, sin_;        // per layer [S, hd] (layers share by type)
+  // RoPE tables [S, hd], one pair per distinct inverse-frequency list (E2B: 2), not per layer.
+  std::vector<std::vector<float>> cos_, sin_;
+  std::vector<std::size_t> rope_of_;      // per layer: its table
+  std::vector<int> rope_first_layer_;     // per table: a layer whose inv_freq it holds
   // New K/V [Hkv, S, hd]: donor layers keep their own pair (consumers read it later); the other
   // owning layers share slot 0, which only lives until its write-back.
   std::vector<std::vector<float>> new_k_, new_v_;
