@@ -1,6 +1,7 @@
 #include "runtime/runtime.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "backends/subgraph_contract.h"
 #include "base/error.h"
@@ -57,6 +58,13 @@ class RuntimeSource : public TokenSource {
 
 std::unique_ptr<Runtime> Runtime::create(Backend& backend, const ModelConfig& config,
                                          const std::vector<LayerInfo>& layers, const RuntimeOptions& options) {
+  if (config.text.use_bidirectional_attention) {
+    unsupported("config.json: text_config.use_bidirectional_attention \"" + *config.text.use_bidirectional_attention +
+                "\" is not supported: the runtime builds causal masks only (E2B has null)");
+  }
+  if (!(options.mask_fill_value < 0) || !std::isfinite(options.mask_fill_value)) {
+    invalid_argument("mask_fill_value " + std::to_string(options.mask_fill_value) + ": expected a finite negative number");
+  }
   check_backend(backend, config, layers);
   std::unique_ptr<Runtime> rt(new Runtime());
   rt->state_ = std::make_unique<RuntimeState>(backend, config, layers, options.mask_fill_value);

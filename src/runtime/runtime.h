@@ -30,7 +30,9 @@ struct RuntimeOptions {
 class Runtime {
  public:
   // Checks that the backend implements every text subgraph of the contract for this model at
-  // its profile (same tensors, dtypes and shapes; kInvalidArgument naming the first mismatch).
+  // its profile (same tensors, dtypes and shapes; kInvalidArgument naming the first mismatch),
+  // that the mask fill value is finite and negative, and refuses (kUnsupported) a model with
+  // bidirectional attention (the runtime builds causal masks only).
   static std::unique_ptr<Runtime> create(Backend& backend, const ModelConfig& config,
                                          const std::vector<LayerInfo>& layers, const RuntimeOptions& options = {});
 

@@ -214,6 +214,25 @@ TEST(Runtime, GreedyGenerationFollowsTheLogits) {
   EXPECT_EQ(l, std::vector<float>(r.decode_logits.begin(), r.decode_logits.begin() + v));
 }
 
+TEST(Runtime, UnsupportedModelsAndOptionsAreRefused) {
+  const RandomModel m(13, [](ModelConfig& c) { c.text.use_bidirectional_attention = "vision"; });
+  auto b = m.backend(16);
+  try {
+    Runtime::create(*b, m.config, m.layers);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_STREQ(e.what(),
+                 "config.json: text_config.use_bidirectional_attention \"vision\" is not supported: the runtime builds "
+                 "causal masks only (E2B has null)");
+  }
+  const RandomModel ok(14);
+  auto b2 = ok.backend(16);
+  RuntimeOptions o;
+  o.mask_fill_value = 0.0f;
+  EXPECT_THROW(Runtime::create(*b2, ok.config, ok.layers, o), Error);
+}
+
 TEST(Runtime, BackendOfAnotherModelIsRefused) {
   const RandomModel m(11);
   const RandomModel other(12, [](ModelConfig& c) { c.text.num_kv_shared_layers = 0; });
