@@ -60,7 +60,7 @@ void Decoder::add(const DecoderSpec& spec, const std::string& where) {
   step.spec.children.clear();
   if (spec.type == T::kReplace) {
     step.regex = spec.pattern.is_regex ? Regex::compile(spec.pattern.text, where + ".pattern")
-                                       : Regex::literal(spec.pattern.text, where + ".pattern");
+                                       : Regex::literal(spec.pattern.text);
   } else if (spec.type == T::kStrip) {
     std::size_t p = 0;
     step.strip_char = utf8_decode(spec.content, p);

@@ -11,17 +11,23 @@
 
 namespace staticlm {
 
+// Tracking costs four bytes per byte, so a tokenizer that never asks for origins does not keep
+// them: `origin` is then empty whatever the text (tracked() is false).
 struct NormalizedText {
   std::string text;
-  std::vector<std::uint32_t> origin;  // origin.size() == text.size()
+  std::vector<std::uint32_t> origin;  // origin.size() == text.size() when tracked
   std::uint32_t base = 0;             // original offset where this piece started when it was cut
 
+  bool tracked() const { return !origin.empty(); }
+
   // An unnormalized piece of the input that starts at original offset `start`.
-  static NormalizedText original(std::string_view s, std::uint32_t start) {
+  static NormalizedText original(std::string_view s, std::uint32_t start, bool track = true) {
     NormalizedText t;
     t.text.assign(s);
-    t.origin.resize(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) t.origin[i] = start + static_cast<std::uint32_t>(i);
+    if (track) {
+      t.origin.resize(s.size());
+      for (std::size_t i = 0; i < s.size(); ++i) t.origin[i] = start + static_cast<std::uint32_t>(i);
+    }
     t.base = start;
     return t;
   }
@@ -30,8 +36,12 @@ struct NormalizedText {
   NormalizedText slice(std::size_t b, std::size_t e) const {
     NormalizedText t;
     t.text.assign(text, b, e - b);
-    t.origin.assign(origin.begin() + static_cast<std::ptrdiff_t>(b), origin.begin() + static_cast<std::ptrdiff_t>(e));
-    t.base = origin[b];
+    if (tracked()) {
+      t.origin.assign(origin.begin() + static_cast<std::ptrdiff_t>(b), origin.begin() + static_cast<std::ptrdiff_t>(e));
+      t.base = origin[b];
+    } else {
+      t.base = base;
+    }
     return t;
   }
 

@@ -24,7 +24,7 @@ void Normalizer::add(const NormalizerSpec& spec, const std::string& where) {
   switch (spec.type) {
     case T::kReplace:
       step.regex = spec.pattern.is_regex ? Regex::compile(spec.pattern.text, where + ".pattern")
-                                         : Regex::literal(spec.pattern.text, where + ".pattern");
+                                         : Regex::literal(spec.pattern.text);
       break;
     case T::kNfc: step.form = UnicodeForm::kNfc; break;
     case T::kNfd: step.form = UnicodeForm::kNfd; break;
@@ -61,6 +61,18 @@ void replace_matches(NormalizedText& t, const Regex& regex, const std::string& c
 void replace_ranges(NormalizedText& t, const std::vector<std::pair<std::size_t, std::size_t>>& matches,
                     const std::string& content) {
   if (t.text.empty() || matches.empty()) return;
+  if (!t.tracked()) {
+    std::string r;
+    r.reserve(t.text.size() + matches.size() * content.size());
+    std::size_t prev = 0;
+    for (const auto& [s, e] : matches) {
+      r.append(t.text, prev, s - prev).append(content);
+      prev = e;
+    }
+    r.append(t.text, prev, std::string::npos);
+    t.text = std::move(r);
+    return;
+  }
   NormalizedText r;
   r.base = t.base;
   r.text.reserve(t.text.size() + matches.size() * content.size());
@@ -82,9 +94,8 @@ void replace_ranges(NormalizedText& t, const std::vector<std::pair<std::size_t, 
 
 void prepend_text(NormalizedText& t, const std::string& prefix) {
   if (t.text.empty() || prefix.empty()) return;
-  const std::uint32_t o = t.origin[0];
+  if (t.tracked()) t.origin.insert(t.origin.begin(), prefix.size(), t.origin[0]);
   t.text.insert(0, prefix);
-  t.origin.insert(t.origin.begin(), prefix.size(), o);
 }
 
 }  // namespace staticlm

@@ -28,11 +28,18 @@ void PreTokenizer::add(const PreTokenizerSpec& spec, const std::string& where) {
   if (spec.type == T::kSplit) {
     // Upstream compiles a {"String": s} pattern as the escaped regex, so both go through Oniguruma.
     step.regex = spec.pattern.is_regex ? Regex::compile(spec.pattern.text, where + ".pattern")
-                                       : Regex::literal(spec.pattern.text, where + ".pattern");
+                                       : Regex::literal(spec.pattern.text);
   } else {
     utf8_append(step.replacement, spec.replacement);
   }
   steps_.push_back(std::move(step));
+}
+
+bool PreTokenizer::needs_origins() const {
+  for (const Step& s : steps_) {
+    if (s.spec.type == PreTokenizerSpec::Type::kMetaspace && s.spec.prepend_scheme == PrependScheme::kFirst) return true;
+  }
+  return false;
 }
 
 void PreTokenizer::pre_tokenize(std::vector<NormalizedText>& pieces) const {

@@ -19,6 +19,9 @@ class PreTokenizer {
  public:
   static std::unique_ptr<PreTokenizer> create(const PreTokenizerSpec& spec, const std::string& where);
 
+  // Whether some step looks at where a piece starts in the input (Metaspace, prepend "first").
+  bool needs_origins() const;
+
   // Replaces `pieces` by their pre-tokenized parts, in order; empty parts are dropped.
   void pre_tokenize(std::vector<NormalizedText>& pieces) const;
 

@@ -39,22 +39,32 @@ std::unique_ptr<Regex> Regex::compile(std::string_view pattern, const std::strin
   return std::unique_ptr<Regex>(new Regex(reg));
 }
 
-std::unique_ptr<Regex> Regex::literal(std::string_view text, const std::string& what) {
-  // The characters Rust's regex::escape escapes; Oniguruma reads "\x" as a literal x for each.
-  static constexpr std::string_view kMeta = "\\.+*?()|[]{}^$#&-~";
-  std::string escaped;
-  escaped.reserve(text.size() * 2);
-  for (char c : text) {
-    if (kMeta.find(c) != std::string_view::npos) escaped.push_back('\\');
-    escaped.push_back(c);
-  }
-  return compile(escaped, what);
+std::unique_ptr<Regex> Regex::literal(std::string_view text) {
+  auto r = std::unique_ptr<Regex>(new Regex(nullptr));
+  r->literal_.assign(text);
+  return r;
 }
 
-Regex::~Regex() { onig_free(static_cast<regex_t*>(reg_)); }
+Regex::~Regex() {
+  if (reg_ != nullptr) onig_free(static_cast<regex_t*>(reg_));
+}
 
 void Regex::find_all(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) const {
   out.clear();
+  if (reg_ == nullptr) {
+    if (literal_.empty()) {
+      // The empty pattern matches at every character boundary, the end included.
+      for (std::size_t p = 0; p < text.size(); p += utf8_sequence_length(static_cast<unsigned char>(text[p]))) {
+        out.emplace_back(p, p);
+      }
+      out.emplace_back(text.size(), text.size());
+      return;
+    }
+    for (std::size_t p = text.find(literal_); p != std::string_view::npos; p = text.find(literal_, p + literal_.size())) {
+      out.emplace_back(p, p + literal_.size());
+    }
+    return;
+  }
   auto* reg = static_cast<regex_t*>(reg_);
   const auto* begin = reinterpret_cast<const OnigUChar*>(text.data());
   const auto* end = begin + text.size();

@@ -17,8 +17,9 @@ class Regex {
   // Compiles a pattern with Oniguruma's default syntax and UTF-8. A bad pattern throws
   // kInvalidFile with a message that starts with `what` (for example "tokenizer.json: normalizer").
   static std::unique_ptr<Regex> compile(std::string_view pattern, const std::string& what);
-  // A pattern that matches `text` literally (what `tokenizers` does with {"String": ...}).
-  static std::unique_ptr<Regex> literal(std::string_view text, const std::string& what);
+  // A pattern that matches `text` literally (what `tokenizers` does with {"String": ...}, by
+  // escaping it). Searched without the regex engine, with the same results.
+  static std::unique_ptr<Regex> literal(std::string_view text);
   ~Regex();
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;
@@ -30,7 +31,8 @@ class Regex {
 
  private:
   explicit Regex(void* reg) : reg_(reg) {}
-  void* reg_;  // regex_t*, owned
+  void* reg_ = nullptr;  // regex_t*, owned; null for a literal
+  std::string literal_;
 };
 
 // Rust regex `\w` (Unicode): Alphabetic, Mark, Decimal_Number, Connector_Punctuation,

@@ -3,15 +3,16 @@
 #include <algorithm>
 
 #include "base/error.h"
-#include "base/file.h"
+#include "base/mmap.h"
 #include "text/tokenizer_json.h"
 #include "text/utf8.h"
 
 namespace staticlm {
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
-  const std::string json = read_file(path);
-  return from_json(json, path);
+  const auto file = MappedFile::open(path);
+  if (file->size() == 0) invalid_file(path + ": the file is empty (expected a tokenizer.json)");
+  return from_json(std::string_view(reinterpret_cast<const char*>(file->data()), file->size()), path);
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::from_json(std::string_view json, const std::string& name) {
@@ -23,6 +24,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spec(TokenizerSpec spec, const std::s
   t->name_ = name;
   if (spec.normalizer) t->normalizer_ = Normalizer::create(*spec.normalizer, name + ": normalizer");
   if (spec.pre_tokenizer) t->pre_tokenizer_ = PreTokenizer::create(*spec.pre_tokenizer, name + ": pre_tokenizer");
+  t->track_origins_ = t->pre_tokenizer_ && t->pre_tokenizer_->needs_origins();
   if (spec.decoder) t->decoder_ = Decoder::create(*spec.decoder, name + ": decoder");
   t->model_ = BpeModel::create(std::move(spec.model), name);
 
@@ -37,10 +39,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spec(TokenizerSpec spec, const std::s
       invalid_file(at + ": \"" + a.content + "\" has id " + std::to_string(a.id) + " but the model vocabulary gives it id " +
                    std::to_string(model_id));
     }
-    const std::string* other = t->model_->id_to_token(a.id);
-    if (model_id < 0 && other != nullptr) {
-      invalid_file(at + ": id " + std::to_string(a.id) + " of \"" + a.content + "\" belongs to \"" + *other +
-                   "\" in the model vocabulary");
+    if (model_id < 0 && t->model_->has_id(a.id)) {
+      invalid_file(at + ": id " + std::to_string(a.id) + " of \"" + a.content + "\" belongs to \"" +
+                   std::string(t->model_->token(a.id)) + "\" in the model vocabulary");
     }
     limit = std::max(limit, a.id + 1);
   }
@@ -77,10 +78,11 @@ int Tokenizer::token_to_id(std::string_view token) const {
   return a >= 0 ? a : model_->token_to_id(token);
 }
 
-const std::string* Tokenizer::id_to_token(int id) const {
-  if (id < 0 || id >= id_limit_) return nullptr;
-  if (is_added_[id]) return &added_content_[id];
-  return model_->id_to_token(id);
+std::optional<std::string_view> Tokenizer::id_to_token(int id) const {
+  if (id < 0 || id >= id_limit_) return std::nullopt;
+  if (is_added_[id]) return added_content_[id];
+  if (!model_->has_id(id)) return std::nullopt;
+  return model_->token(id);
 }
 
 bool Tokenizer::is_special(int id) const { return id >= 0 && id < id_limit_ && added_special_[id]; }
@@ -109,7 +111,7 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool add_special_token
 }
 
 void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch) const {
-  NormalizedText section = NormalizedText::original(text, offset);
+  NormalizedText section = NormalizedText::original(text, offset, track_origins_);
   if (normalizer_) normalizer_->normalize(section);
   std::vector<NormalizedText> pieces;
   if (added_->has_normalized_tokens()) {
@@ -143,13 +145,13 @@ std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int id : ids) {
-    const std::string* t = id_to_token(id);
-    if (t == nullptr) {
+    const std::optional<std::string_view> t = id_to_token(id);
+    if (!t) {
       out_of_range("token id " + std::to_string(id) + " is not in the vocabulary of " + name_ + " (ids 0.." +
                    std::to_string(id_limit_ - 1) + ")");
     }
     if (skip_special_tokens && is_special(id)) continue;
-    tokens.push_back(*t);
+    tokens.emplace_back(*t);
   }
   if (decoder_) return decoder_->decode(std::move(tokens));
   std::string joined;

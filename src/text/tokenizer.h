@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,8 +38,8 @@ class Tokenizer {
   std::string decode(std::span<const int> ids, bool skip_special_tokens = false) const;
 
   int token_to_id(std::string_view token) const;  // -1 when absent
-  // Token string of an id (an added token's content wins), or nullptr.
-  const std::string* id_to_token(int id) const;
+  // Token string of an id (an added token's content wins), or nullopt.
+  std::optional<std::string_view> id_to_token(int id) const;
   bool is_special(int id) const;
   // One past the largest id.
   int id_limit() const { return id_limit_; }
@@ -57,7 +58,12 @@ class Tokenizer {
   std::vector<std::string> added_content_;  // by id, "" when the id is not an added token
   std::vector<bool> added_special_;         // by id
   std::vector<bool> is_added_;              // by id
-  StringIdMap added_ids_;                   // content -> id; keys point into added_content_
+  struct AddedKeyOf {
+    const Tokenizer* t;
+    std::string_view operator()(int id) const { return t->added_content_[id]; }
+  };
+  StringIdMap<AddedKeyOf> added_ids_{AddedKeyOf{this}};  // content -> id
+  bool track_origins_ = false;  // only Metaspace with prepend_scheme "first" needs them
   bool has_template_ = false;
   TemplateSpec template_;
   int id_limit_ = 0;

@@ -229,15 +229,16 @@ BpeSpec read_model(const Reader& r, element e) {
   }
   BpeSpec m;
   const object vocab = r.obj(r.required(o, "vocab", field), "model.vocab");
+  const array merges = r.arr(r.required(o, "merges", field), "model.merges");
+  m.strings.reserve(16 * (vocab.size() + merges.size()));
   m.vocab.reserve(vocab.size());
   for (auto [key, value] : vocab) {
     std::int64_t id = 0;
     if (value.get_int64().get(id) || id < 0 || id > 0x7FFFFFFF) {
       r.fail("model.vocab[\"" + std::string(key) + "\"]", "expected a non-negative integer id");
     }
-    m.vocab.emplace_back(std::string(key), static_cast<int>(id));
+    m.vocab.emplace_back(m.add(key), static_cast<int>(id));
   }
-  const array merges = r.arr(r.required(o, "merges", field), "model.merges");
   m.merges.reserve(merges.size());
   std::size_t i = 0;
   for (element item : merges) {
@@ -249,13 +250,15 @@ BpeSpec read_model(const Reader& r, element e) {
       if (sp == std::string_view::npos || s.find(' ', sp + 1) != std::string_view::npos) {
         r.fail("model.merges[" + std::to_string(i) + "]", "expected \"left right\" with exactly one space, got \"" + std::string(s) + "\"");
       }
-      m.merges.emplace_back(std::string(s.substr(0, sp)), std::string(s.substr(sp + 1)));
+      const BpeSpec::Str a = m.add(s.substr(0, sp));
+      m.merges.emplace_back(a, m.add(s.substr(sp + 1)));
     } else if (!item.get_array().get(pair) && pair.size() == 2) {
       std::string_view a, b;
       if (pair.at(0).get_string().get(a) || pair.at(1).get_string().get(b)) {
         r.fail("model.merges[" + std::to_string(i) + "]", "expected a pair of strings");
       }
-      m.merges.emplace_back(std::string(a), std::string(b));
+      const BpeSpec::Str sa = m.add(a);
+      m.merges.emplace_back(sa, m.add(b));
     } else {
       r.fail("model.merges[" + std::to_string(i) + "]", "expected \"left right\" or [\"left\", \"right\"]");
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,13 +51,26 @@ struct PreTokenizerSpec {
   std::vector<PreTokenizerSpec> children;  // kSequence
 };
 
+// The vocabulary and merges are large (262144 tokens, 514906 merges for Gemma), so their strings
+// live in one arena and are referred to by offset and size.
 struct BpeSpec {
-  std::vector<std::pair<std::string, int>> vocab;        // token -> id
-  std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+  struct Str {
+    std::uint32_t offset = 0, size = 0;
+  };
+  std::string strings;                        // arena for vocab and merges
+  std::vector<std::pair<Str, int>> vocab;     // token -> id
+  std::vector<std::pair<Str, Str>> merges;    // in rank order
   std::optional<std::string> unk_token;
   bool fuse_unk = false;
   bool byte_fallback = false;
   bool ignore_merges = false;
+
+  Str add(std::string_view s) {
+    const Str r{static_cast<std::uint32_t>(strings.size()), static_cast<std::uint32_t>(s.size())};
+    strings.append(s);
+    return r;
+  }
+  std::string_view view(Str s) const { return std::string_view(strings).substr(s.offset, s.size); }
 };
 
 struct DecoderSpec {

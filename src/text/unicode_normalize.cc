@@ -17,6 +17,8 @@ int combining_class(utf8proc_int32_t c) { return utf8proc_get_property(c)->combi
 
 void unicode_normalize(NormalizedText& t, UnicodeForm form) {
   if (t.text.empty()) return;
+  const bool tracked = t.tracked();
+  if (!tracked) t.origin.assign(t.text.size(), t.base);
   const bool compat = form == UnicodeForm::kNfkc || form == UnicodeForm::kNfkd;
   const bool compose = form == UnicodeForm::kNfc || form == UnicodeForm::kNfkc;
   const utf8proc_option_t decompose_opts = static_cast<utf8proc_option_t>(
@@ -92,6 +94,7 @@ void unicode_normalize(NormalizedText& t, UnicodeForm form) {
     utf8_append(r.text, static_cast<char32_t>(out[k]));
     r.origin.resize(r.text.size(), out_origins[k]);
   }
+  if (!tracked) r.origin.clear();
   t = std::move(r);
 }
 
