@@ -49,9 +49,15 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spec(TokenizerSpec spec, const std::s
   t->added_content_.assign(static_cast<std::size_t>(limit), std::string());
   t->added_special_.assign(static_cast<std::size_t>(limit), false);
   t->is_added_.assign(static_cast<std::size_t>(limit), false);
+  t->added_decoded_.assign(static_cast<std::size_t>(limit), std::string());
   for (const AddedTokenSpec& a : spec.added_tokens) {
     if (a.content.empty()) continue;
     t->added_content_[a.id] = a.content;
+    // Upstream decodes a normalized added token through its normalized form, so that the decoder
+    // undoes the normalizer (e.g. "Day" is matched and decoded as "▁Day" under Prepend("▁")).
+    NormalizedText n = NormalizedText::original(a.content, 0, false);
+    if (a.normalized && t->normalizer_) t->normalizer_->normalize(n);
+    t->added_decoded_[a.id] = n.text;
     t->added_special_[a.id] = a.special;
     t->is_added_[a.id] = true;
   }
@@ -151,7 +157,7 @@ std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens
                    std::to_string(id_limit_ - 1) + ")");
     }
     if (skip_special_tokens && is_special(id)) continue;
-    tokens.emplace_back(*t);
+    tokens.emplace_back(is_added_[id] ? std::string_view(added_decoded_[id]) : *t);
   }
   if (decoder_) return decoder_->decode(std::move(tokens));
   std::string joined;

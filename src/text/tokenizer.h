@@ -56,6 +56,7 @@ class Tokenizer {
   std::unique_ptr<Decoder> decoder_;            // may be null: tokens joined by spaces
   std::unique_ptr<AddedVocabulary> added_;
   std::vector<std::string> added_content_;  // by id, "" when the id is not an added token
+  std::vector<std::string> added_decoded_;  // by id: what decode() uses (normalized form if normalized)
   std::vector<bool> added_special_;         // by id
   std::vector<bool> is_added_;              // by id
   struct AddedKeyOf {
