@@ -58,16 +58,19 @@ ChatPrompt render_gemma4_chat(std::span<const ChatMessage> messages, const ChatO
   const bool has_system = messages[0].role == ChatRole::kSystem;
   if (has_system || options.enable_thinking) {
     out += "<|turn>system\n";
-    if (options.enable_thinking) out += "<|think|>\n";
+    if (options.enable_thinking) out += "<|think|>";
     if (has_system) {
+      // Each text trimmed and followed by a space when the content is a list; then all trimmed.
       const ChatMessage& m = messages[0];
+      std::string system;
       for (std::size_t i = 0; i < m.parts.size(); ++i) {
         if (m.parts[i].type != ChatPart::Type::kText) {
           invalid_argument("messages[0].content[" + std::to_string(i) + "]: a system message holds text only");
         }
-        out += python_strip(m.parts[i].text);
-        if (!m.content_is_string) out += ' ';
+        system += python_strip(m.parts[i].text);
+        if (!m.content_is_string) system += ' ';
       }
+      out += python_strip(system);
       first = 1;
     }
     out += "<turn|>\n";

@@ -1,11 +1,12 @@
-// The Gemma 4 chat format (spec/gemma4.md §5.5, the E2B/E4B template): builds the prompt string
-// the instruction-tuned checkpoint expects from a list of messages, and reads such a list from
-// the OpenAI-style JSON messages format. Plain value types; nothing is borrowed.
+// The Gemma 4 chat format (spec/gemma4.md §5.5, the E2B/E4B template, as the chat_template.jinja
+// that make-model ships renders it): builds the prompt string the instruction-tuned checkpoint
+// expects from a list of messages, and reads such a list from the OpenAI-style JSON messages
+// format. Plain value types; nothing is borrowed.
 //
-//   <bos>[<|turn>system\n[<|think|>\n]SYSTEM<turn|>\n]
+//   <bos>[<|turn>system\n[<|think|>]SYSTEM<turn|>\n]
 //   <|turn>user\nCONTENT<turn|>\n<|turn>model\nCONTENT<turn|>\n ... [<|turn>model\n]
 // CONTENT: text parts trimmed, an image part as <|image|> (audio <|audio|>, video <|video|>);
-// model turns drop <|channel>...<channel|> thinking.
+// model turns drop <|channel>...<channel|> thinking (as the checkpoint's template does).
 #pragma once
 
 #include <span>
@@ -27,8 +28,8 @@ struct ChatPart {
 struct ChatMessage {
   ChatRole role = ChatRole::kUser;
   std::vector<ChatPart> parts;
-  // The content was a plain string, not a list of parts (the template renders a system message
-  // of parts with a space after each text, but a string without).
+  // The content was a plain string, not a list of parts (the template joins a system message's
+  // text parts with spaces).
   bool content_is_string = true;
 };
 

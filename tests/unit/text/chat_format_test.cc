@@ -31,14 +31,27 @@ TEST(ChatFormat, SpecExampleByteForByte) {
   EXPECT_EQ(render_gemma4_chat(chat_from_prompt("Write a poem about Machine Learning.", {}, "")).text, want);
 }
 
+TEST(ChatFormat, MatchesTheShippedJinjaTemplate) {
+  // Prompts that Jinja2 rendered from the chat_template.jinja make-model ships, with Hugging
+  // Face's settings (tools/chat_format_reference.py).
+  const nlohmann::json cases = nlohmann::json::parse(read_file(test::fixture("text/chat_format_cases.json")));
+  ASSERT_GE(cases.size(), 10u);
+  for (const auto& c : cases) {
+    ChatOptions options;
+    options.add_generation_prompt = c["add_generation_prompt"].get<bool>();
+    options.enable_thinking = c["enable_thinking"].get<bool>();
+    EXPECT_EQ(render(c["messages"].dump(), options), c["prompt"].get<std::string>()) << c["messages"].dump();
+  }
+}
+
 TEST(ChatFormat, SystemPromptAndTrimming) {
   EXPECT_EQ(render(R"([{"role": "system", "content": "  You are a helpful assistant.\n"},
                        {"role": "user", "content": "\tHi!  "}])"),
             "<bos><|turn>system\nYou are a helpful assistant.<turn|>\n<|turn>user\nHi!<turn|>\n<|turn>model\n");
-  // "developer" is a system turn too; a system turn given as parts puts a space after each text.
+  // "developer" is a system turn too; a system turn given as parts joins its texts with spaces.
   EXPECT_EQ(render(R"([{"role": "developer", "content": [{"type": "text", "text": " Be brief. "}, {"type": "text", "text": "Be kind."}]},
                        {"role": "user", "content": "Hi"}])"),
-            "<bos><|turn>system\nBe brief. Be kind. <turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n");
+            "<bos><|turn>system\nBe brief. Be kind.<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n");
 }
 
 TEST(ChatFormat, MultiTurnDropsThinkingFromModelTurns) {
@@ -80,9 +93,9 @@ TEST(ChatFormat, Thinking) {
   thinking.enable_thinking = true;
   // <|think|> opens the system turn, which exists even without a system message.
   EXPECT_EQ(render(R"([{"role": "user", "content": "Why?"}])", thinking),
-            "<bos><|turn>system\n<|think|>\n<turn|>\n<|turn>user\nWhy?<turn|>\n<|turn>model\n");
+            "<bos><|turn>system\n<|think|><turn|>\n<|turn>user\nWhy?<turn|>\n<|turn>model\n");
   EXPECT_EQ(render(R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Why?"}])", thinking),
-            "<bos><|turn>system\n<|think|>\nBe brief.<turn|>\n<|turn>user\nWhy?<turn|>\n<|turn>model\n");
+            "<bos><|turn>system\n<|think|>Be brief.<turn|>\n<|turn>user\nWhy?<turn|>\n<|turn>model\n");
 }
 
 TEST(ChatFormat, WrongRoleOrderAndBadMessages) {

@@ -60,7 +60,7 @@ TEST(TextCli, ChatFormatPrintsThePromptExactly) {
   std::ofstream(dir.file("m.json")) << R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
                                           {"role": "user", "content": "Bye"}])";
   r = run_staticlm("chat-format --messages " + quoted(dir.file("m.json")) + " --thinking");
-  EXPECT_EQ(r.out, "<bos><|turn>system\n<|think|>\n<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\nHello<turn|>\n<|turn>user\nBye<turn|>\n<|turn>model\n");
+  EXPECT_EQ(r.out, "<bos><|turn>system\n<|think|><turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\nHello<turn|>\n<|turn>user\nBye<turn|>\n<|turn>model\n");
 }
 
 TEST(TextCli, ChatFormatChecksTheVocabulary) {

@@ -113,7 +113,7 @@ TEST(TokenizerReference, Gemma4IdsMatchTheTokenizersLibrary) {
 #else
   const std::string path = test::gemma3_tokenizer_path();
   if (path.empty()) GTEST_SKIP() << "the Gemma tokenizer.json is missing (run scripts/setup.sh)";
-  const auto tok = Tokenizer::from_json(gemma4_tokenizer_json(read_file(path)), "gemma4 tokenizer.json");
+  const auto tok = Tokenizer::from_json(gemma4_tokenizer_json(read_file(path), path), "gemma4 tokenizer.json");
   // The JavaScript side renamed the vocabulary on its own (spec §6.1): both must agree exactly.
   const nlohmann::json digest = nlohmann::json::parse(read_file(fixture("text/gemma4_vocab_digest.json")));
   EXPECT_EQ(tok->id_limit(), digest["id_limit"].get<int>());
