@@ -8,6 +8,9 @@ namespace staticlm::cli {
 void add_info_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_detokenize_command(CLI::App& app);
+void add_chat_format_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 
 }  // namespace staticlm::cli
