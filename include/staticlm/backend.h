@@ -74,6 +74,10 @@ struct SubgraphProfile {
   std::int64_t num_visual_tokens = 0;
   std::int64_t num_patches = 0;         // 2520 for E2B
   std::int64_t patch_vector_size = 0;   // 3 * patch_size^2 = 768
+  // The canonical patch grid (in patches) baked into vision_prefill: patch i < H*W sits at
+  // (x, y) = (i % W, i / W), the rest are padding; pixel_values is the graph's only input.
+  std::int64_t patch_grid_height = 0;
+  std::int64_t patch_grid_width = 0;
 };
 
 class Backend {

@@ -23,7 +23,10 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
     if (n == kTokenEmbedding) e.kind = Kind::kTokenEmbedding;
     else if (n == kPleEmbedding) e.kind = Kind::kPleEmbedding;
     else if (n == kPleProjection) e.kind = Kind::kPleProjection;
-    else if (n == kVisionPrefill) e.kind = Kind::kVision;
+    else if (n == kVisionPrefill) {
+      e.kind = Kind::kVision;
+      b->vision_ = cpu::VisionPrefill::create(config, weights, profile);
+    }
     else if (n == kMultimodalFusion) e.kind = Kind::kFusion;
     else if (n == kLmHead) e.kind = Kind::kLmHead;
     else {
@@ -74,7 +77,7 @@ void CpuBackend::run(const std::string& name, std::span<const TensorView> in, st
                               f32_out(out[0]), workspace_, options_.pool);
       return;
     case Kind::kVision:
-      cpu::run_vision_prefill(in, out);
+      vision_->run(f32_in(in[0]), f32_out(out[0]), options_.pool);
       return;
     case Kind::kFusion:
       cpu::run_multimodal_fusion(profile_.max_seq, t.hidden_size, *profile_.visual_start_idx,

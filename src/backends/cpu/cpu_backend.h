@@ -1,4 +1,4 @@
-// CpuBackend: every text subgraph of the contract computed by this project's own kernels, in
+// CpuBackend: every subgraph of the contract (text and vision) computed by this project's own kernels, in
 // f32, from bf16 / f16 / f32 weights borrowed from the checkpoint. It is the embedded default
 // backend and the numerical reference the others are compared with.
 //
@@ -8,12 +8,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/decoder_layer.h"
 #include "backends/cpu/text_weights.h"
+#include "backends/cpu/vision_prefill.h"
 #include "backends/cpu/workspace.h"
 #include "base/thread_pool.h"
 #include "model/config.h"
@@ -68,11 +70,8 @@ class CpuBackend : public Backend {
   std::vector<SubgraphSignature> signatures_;
   std::map<std::string, Entry> entries_;
   cpu::Workspace workspace_;
+  std::unique_ptr<cpu::VisionPrefill> vision_;  // when the signatures include vision_prefill
 };
 
-namespace cpu {
-// vision_prefill on the CPU (the vision issue implements it); until then it throws kUnsupported.
-void run_vision_prefill(std::span<const TensorView> inputs, std::span<const TensorBuffer> outputs);
-}  // namespace cpu
 
 }  // namespace staticlm
