@@ -30,8 +30,6 @@ struct BpeScratch {
     int left, right;  // ids the pair had when queued; a changed pair is stale
   };
   std::vector<Symbol> symbols;
-  std::vector<std::size_t> cuts;        // symbol indices where a new independent segment starts
-  std::vector<std::size_t> cut_bytes;   // and where in the piece's bytes
   std::vector<Candidate> heap;
   std::vector<std::uint32_t> ranks;     // of the initial adjacent pairs
 
@@ -76,6 +74,7 @@ class BpeModel {
   void build_merges(const BpeSpec& spec, const std::string& where);
   int char_id(char32_t c, std::string_view utf8) const;
   static constexpr std::size_t kShortSegment = 32;
+  void encode_segment(std::string_view text, std::vector<int>& out, BpeScratch& s) const;
   void merge_segment(BpeScratch& s, std::size_t lo, std::size_t hi) const;
   void merge_short(BpeScratch& s, std::size_t lo, std::size_t hi) const;
 
