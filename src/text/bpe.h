@@ -3,6 +3,12 @@
 // its <0xXX> byte tokens with byte_fallback, else the unk token, fused when fuse_unk), then the
 // adjacent pair with the lowest merge rank is merged, leftmost first, until no pair merges.
 // Owns the vocabulary and merge table; encode() is const and thread-safe given its own scratch.
+//
+// Speed without changing a result: a merge can only join two symbols if some merge's left part
+// ends, and right part starts, with the two characters at the join. The loader records which
+// characters some merge joins to a following U+2581 (crossing_); before any other U+2581 that
+// follows a known character nothing ever merges, so the piece is cut there and the parts are
+// merged on their own (short ones by a linear scan, long ones with a heap; repeats from a cache).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +28,7 @@ namespace staticlm {
 struct BpeScratch {
   struct Symbol {
     int id;
-    int prev, next;  // neighbours within the segment, -1 at the ends
+    int prev, next;  // neighbours, -1 at the ends
     bool alive;
   };
   struct Candidate {
@@ -89,8 +95,7 @@ class BpeModel {
   bool fuse_unk_ = false;
   bool byte_fallback_ = false;
   bool ignore_merges_ = false;
-  // Segmenting: no merge result contains "c▁" (c != ▁) for a c outside crossing_, so a piece can be
-  // cut before each run of ▁ that follows such a c, and the parts merged independently.
+  // No merge joins a character outside crossing_ (other than U+2581) to a following U+2581.
   bool can_cut_ = false;
   std::vector<char32_t> crossing_;  // sorted
 };
