@@ -11,7 +11,6 @@ if [ ! -f "$model/model.safetensors" ]; then
   build/staticlm make-model --preset tiny --seed 1 --out "$model"
 fi
 if [ $# -eq 0 ]; then
-  # "<bos><|turn>user\nWrite a poem about Machine Learning.<turn|>\n<|turn>model\n" as token ids.
-  set -- --prompt-ids 2,105,2364,107,6974,496,27355,1003,15313,19180,236761,106,107,105,4368,107 -n 32 --max-seq 256
+  set -- -p "Write a poem about Machine Learning." --chat -n 32 --max-seq 256
 fi
 build/staticlm run -m "$model" "$@"

@@ -3,8 +3,10 @@
 // [--min-p P] [--repetition-penalty R] [--seed S] [--threads N] [--stop STR]...
 // [--dump-logits OUT.safetensors]
 //
-// Generates with the CPU backend: streams the generated text to stdout (token ids, space
-// separated, when the checkpoint has no tokenizer) and prints statistics to stderr. `--temp 0`
+// Generates with the CPU backend: streams the generated text to stdout (control tokens left
+// out; token ids, space separated, when the checkpoint has no tokenizer.json) and prints
+// statistics to stderr. -p is tokenized as given, or in the chat format with --chat;
+// --messages (OpenAI-style JSON) always uses the chat format. `--temp 0`
 // is greedy; sampling defaults come from generation_config.json (greedy without one). Stops on
 // any EOS id of the checkpoint, a stop string, -n tokens, or when the KV cache is full (a clean
 // stop with a message, exit 0).
@@ -19,6 +21,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "base/error.h"
+#include "base/file.h"
 #include "base/thread_pool.h"
 #include "commands.h"
 #include "model/checkpoint.h"
@@ -26,6 +29,9 @@
 #include "runtime/logits_dump.h"
 #include "runtime/rope.h"
 #include "runtime/runtime.h"
+#include "text/chat_format.h"
+#include "text/detokenizer.h"
+#include "text/tokenizer.h"
 
 namespace staticlm::cli {
 
@@ -96,29 +102,48 @@ std::string rate(double r) {
   return buf;
 }
 
+// The checkpoint's tokenizer.json, or null when it has none.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir) {
+  const std::string path = path_join(model_dir, "tokenizer.json");
+  return file_exists(path) ? Tokenizer::load(path) : nullptr;
+}
+
+// The prompt as token ids: --prompt-ids as given; -p as given, or wrapped in the chat format
+// with --chat; --messages always in the chat format (whose text starts with <bos>).
+std::vector<std::int64_t> prompt_ids(const RunArgs& a, const ModelConfig& config, const Tokenizer* tok) {
+  if (a.prompt_ids) {
+    if (a.chat) invalid_argument("run: --chat goes with -p, not --prompt-ids");
+    return parse_token_ids(*a.prompt_ids, config.text.vocab_size, "--prompt-ids");
+  }
+  if (tok == nullptr) {
+    invalid_argument("run: " + std::string(a.prompt ? "-p" : "--messages") + " needs the checkpoint's tokenizer.json, " +
+                     "which " + a.model + " does not have; give --prompt-ids instead");
+  }
+  std::string text;
+  if (a.messages) {
+    const auto messages = parse_chat_messages_json(read_file(*a.messages), *a.messages);
+    try {
+      text = render_gemma4_chat(messages).text;
+    } catch (const Error& e) {
+      throw Error(e.kind(), *a.messages + ": " + e.what());
+    }
+  } else {
+    text = a.chat ? render_gemma4_chat(chat_from_prompt(*a.prompt, {}, "")).text : *a.prompt;
+  }
+  const std::vector<int> ids = tok->encode(text);
+  if (ids.empty()) invalid_argument("run: the prompt is empty");
+  return {ids.begin(), ids.end()};
+}
+
 void run_command(const RunArgs& a) {
   const int sources = (a.prompt ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
   if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, --prompt-ids, --messages");
-  if (a.prompt || a.messages || a.chat) {
-    unsupported("run: text prompts (-p, --messages, --chat) need the tokenizer, which this build does not have yet; "
-                "use --prompt-ids");
-  }
   if (!a.images.empty()) {
     unsupported("run: --image needs the vision tower, which the cpu backend does not implement yet");
   }
   const RunSettings settings = settings_from(a);
   auto ck = Checkpoint::open(a.model);
   const ModelConfig& config = ck->config();
-  const std::vector<std::int64_t> prompt = parse_token_ids(*a.prompt_ids, config.text.vocab_size, "--prompt-ids");
-  if (static_cast<std::int64_t>(prompt.size()) > settings.max_seq - 1) {
-    invalid_argument("run: the prompt has " + std::to_string(prompt.size()) + " tokens but max_seq " +
-                     std::to_string(settings.max_seq) + " leaves room for " + std::to_string(settings.max_seq - 1) +
-                     " (one slot is kept for decoding); raise --max-seq");
-  }
-  if (settings.max_seq > config.text.max_position_embeddings) {
-    invalid_argument("--max-seq " + std::to_string(settings.max_seq) + " exceeds the model's max_position_embeddings " +
-                     std::to_string(config.text.max_position_embeddings));
-  }
 
   GenerateOptions g;
   g.sampling = sampling_defaults(ck->generation_config());
@@ -135,9 +160,30 @@ void run_command(const RunArgs& a) {
   g.eos_token_ids = resolve_eos_ids(config, ck->generation_config());
   g.stop_strings = a.stops;
   g.record_logits = a.dump_logits.has_value();
-  if (!g.stop_strings.empty()) unsupported("--stop: stop strings need the tokenizer, which this build does not have yet");
-
+  if (settings.max_seq > config.text.max_position_embeddings) {
+    invalid_argument("--max-seq " + std::to_string(settings.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(config.text.max_position_embeddings));
+  }
   if (a.threads < 0) invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1 (0: all cores)");
+  auto check_fits = [&](const std::vector<std::int64_t>& ids) {
+    if (static_cast<std::int64_t>(ids.size()) > settings.max_seq - 1) {
+      invalid_argument("run: the prompt has " + std::to_string(ids.size()) + " tokens but max_seq " +
+                       std::to_string(settings.max_seq) + " leaves room for " + std::to_string(settings.max_seq - 1) +
+                       " (one slot is kept for decoding); raise --max-seq");
+    }
+  };
+  // Ids given on the command line are checked before the (slower) tokenizer load.
+  std::vector<std::int64_t> prompt;
+  if (a.prompt_ids) check_fits(prompt = prompt_ids(a, config, nullptr));
+  const std::unique_ptr<Tokenizer> tok = load_tokenizer(a.model);
+  if (!a.prompt_ids) check_fits(prompt = prompt_ids(a, config, tok.get()));
+  std::unique_ptr<IncrementalDetokenizer> stop_text;  // its own stream: stop strings see every piece
+  if (!g.stop_strings.empty()) {
+    if (!tok) invalid_argument("--stop needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
+    stop_text = std::make_unique<IncrementalDetokenizer>(*tok);
+    g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
+  }
+
   const int threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   ThreadPool pool(threads);
   SubgraphProfile profile;
@@ -150,12 +196,21 @@ void run_command(const RunArgs& a) {
   ro.mask_fill_value = settings.mask_fill_value;
   auto runtime = Runtime::create(*backend, config, ck->layers(), ro);
 
+  // Text when the checkpoint has a tokenizer (control tokens left out), else token ids.
+  std::unique_ptr<IncrementalDetokenizer> out_text;
+  if (tok) out_text = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/true);
   bool first = true;
   const GenerationResult r = runtime->generate_tokens(prompt, g, [&](std::int64_t token) {
-    std::cout << (first ? "" : " ") << token << std::flush;
+    if (out_text) {
+      std::cout << out_text->push(static_cast<int>(token));
+    } else {
+      std::cout << (first ? "" : " ") << token;
+    }
+    std::cout << std::flush;
     first = false;
     return true;
   });
+  if (out_text) std::cout << out_text->finish();
   std::cout << "\n" << std::flush;
 
   if (a.dump_logits) {

@@ -12,6 +12,7 @@
 
 #include "base/file.h"
 #include "runtime/logits_dump.h"
+#include "text/tokenizer.h"
 #include "tensor/safetensors.h"
 #include "test_util.h"
 
@@ -68,12 +69,18 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
+// The text a checkpoint's tokens decode to (control tokens left out), as `run` prints it.
+std::string decoded(const std::string& model_dir, const std::vector<std::int64_t>& tokens) {
+  const auto tok = Tokenizer::load(model_dir + "/tokenizer.json");
+  const std::vector<int> ids(tokens.begin(), tokens.end());
+  return tok->decode(ids, /*skip_special_tokens=*/true);
+}
+
 TEST_F(Generate, GreedyTokensFollowTheDumpedLogits) {
   test::CommandResult r;
   const LogitsDump d = run_dump("--prompt-ids " + kPrompt + " -n 6 --max-seq 64 --temp 0", "greedy", &r);
-  const auto streamed = parse_stdout_ids(r.out);
-  EXPECT_EQ(streamed, d.tokens);
   ASSERT_FALSE(d.tokens.empty());
+  EXPECT_EQ(r.out, decoded(model(), d.tokens) + "\n");  // the streamed text
   ASSERT_EQ(d.prefill_logits.size(), 262144u);
   EXPECT_EQ(argmax(d.prefill_logits), d.tokens[0]);
   for (std::size_t j = 0; j + 1 < d.tokens.size(); ++j) {
@@ -108,7 +115,7 @@ TEST_F(Generate, FullCacheStopsCleanly) {
   test::CommandResult r;
   const LogitsDump d = run_dump("--prompt-ids 2,105,2364,107,818 -n 50 --max-seq 8 --temp 0", "full", &r);
   EXPECT_EQ(d.tokens.size(), 3u);
-  EXPECT_EQ(parse_stdout_ids(r.out).size(), 3u);
+  EXPECT_EQ(r.out, decoded(model(), d.tokens) + "\n");
   EXPECT_NE(r.err.find("stopped: cache full (the KV cache is full: max_seq 8 holds 7 tokens (prompt 5 + 2 fed "
                        "back); raise max_seq to generate more)"),
             std::string::npos)
@@ -130,23 +137,66 @@ TEST_F(Generate, SamplingRespectsTopKAndSeed) {
   }
 }
 
-// A text-only checkpoint with neither generation_config.json nor tokenizer files runs from
-// --prompt-ids, greedy by default, with the EOS ids of config.json.
-TEST_F(Generate, BareTextOnlyCheckpointRuns) {
-  const std::string bare = file("bare");
-  const auto made = test::run_staticlm("make-model --preset tiny --seed 2 --text-only --dtype f16 --out " + bare);
-  ASSERT_EQ(made.exit_code, 0) << made.err;
-  for (const auto& entry : fs::directory_iterator(bare)) {
-    const std::string n = entry.path().filename().string();
-    if (n != "config.json" && n != "model.safetensors") fs::remove(entry.path());
+// -p with --chat tokenizes exactly what `chat-format --ids` gives; --messages the same.
+TEST_F(Generate, TextPromptsUseTheChatFormat) {
+  const auto ids = test::run_staticlm("chat-format -m " + model() + " --prompt 'Hello there' --ids");
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  std::string csv = ids.out.substr(0, ids.out.find('\n'));
+  std::replace(csv.begin(), csv.end(), ' ', ',');
+  test::CommandResult r;
+  const LogitsDump chat = run_dump("-p 'Hello there' --chat -n 3 --max-seq 32 --temp 0", "chat", &r);
+  const LogitsDump by_ids = run_dump("--prompt-ids " + csv + " -n 3 --max-seq 32 --temp 0", "chat_ids");
+  EXPECT_EQ(chat.tokens, by_ids.tokens);
+  EXPECT_EQ(chat.prefill_logits, by_ids.prefill_logits);
+  const std::size_t n = static_cast<std::size_t>(std::count(csv.begin(), csv.end(), ',') + 1);
+  EXPECT_NE(r.err.find("prefill: " + std::to_string(n) + " tokens"), std::string::npos) << r.err;
+  write_text_atomic(file("messages.json"), R"([{"role": "user", "content": "Hello there"}])");
+  const LogitsDump messages = run_dump("--messages " + file("messages.json") + " -n 3 --max-seq 32 --temp 0", "msg");
+  EXPECT_EQ(messages.prefill_logits, by_ids.prefill_logits);
+  // Without --chat the prompt is tokenized as given: no <bos>, no turn markers.
+  const LogitsDump plain = run_dump("-p 'Hello there' -n 1 --max-seq 32 --temp 0", "plain", &r);
+  EXPECT_NE(r.err.find("prefill: 2 tokens"), std::string::npos) << r.err;
+}
+
+// A stop string ends generation at the token that completes it (that token is kept).
+TEST_F(Generate, StopStringEndsGeneration) {
+  const LogitsDump full = run_dump("--prompt-ids " + kPrompt + " -n 8 --max-seq 64 --temp 0", "nostop");
+  const auto tok = Tokenizer::load(model() + "/tokenizer.json");
+  // The first token (after the first) whose text is new: stopping on it must end there.
+  std::size_t j = 1;
+  std::string before = tok->decode(std::vector<int>{static_cast<int>(full.tokens[0])});
+  std::string piece;
+  for (; j < full.tokens.size(); ++j) {
+    piece = tok->decode(std::vector<int>{static_cast<int>(full.tokens[j])});
+    if (!piece.empty() && piece.find('\'') == std::string::npos && before.find(piece) == std::string::npos) break;
+    before += piece;
   }
+  if (j == full.tokens.size()) GTEST_SKIP() << "no usable stop piece in this output";
+  test::CommandResult r;
+  const LogitsDump d =
+      run_dump("--prompt-ids " + kPrompt + " -n 8 --max-seq 64 --temp 0 --stop '" + piece + "'", "stop", &r);
+  EXPECT_EQ(d.tokens, std::vector<std::int64_t>(full.tokens.begin(), full.tokens.begin() + j + 1));
+  EXPECT_NE(r.err.find("stopped: stop string"), std::string::npos) << r.err;
+}
+
+// A checkpoint with neither generation_config.json nor tokenizer files (the tiny model's
+// config.json and weights, linked) runs from --prompt-ids, greedy by default, with the EOS ids
+// of config.json, printing token ids.
+TEST_F(Generate, BareCheckpointRuns) {
+  const std::string bare = file("bare");
+  fs::create_directories(bare);
+  for (const char* f : {"config.json", "model.safetensors"}) fs::create_hard_link(model() + "/" + f, bare + "/" + f);
   const auto r = test::run_staticlm("run -m " + bare + " --prompt-ids 2,105,2364 -n 3 --max-seq 16 --dump-logits " +
                                     file("bare.safetensors"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const LogitsDump d = read_logits_dump(file("bare.safetensors"));
-  EXPECT_EQ(parse_stdout_ids(r.out), d.tokens);
+  EXPECT_EQ(parse_stdout_ids(r.out), d.tokens);  // no tokenizer: ids
   ASSERT_FALSE(d.tokens.empty());
   EXPECT_EQ(argmax(d.prefill_logits), d.tokens[0]);  // no generation_config.json: greedy
+  const auto p = test::run_staticlm("run -m " + bare + " -p hello");
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_EQ(p.err, "error: run: -p needs the checkpoint's tokenizer.json, which " + bare +
+                       " does not have; give --prompt-ids instead\n");
   const bool eos = r.err.find("stopped: eos") != std::string::npos;
   EXPECT_TRUE(eos || (d.tokens.size() == 3 && r.err.find("stopped: max new tokens") != std::string::npos)) << r.err;
   fs::remove_all(bare);
@@ -171,6 +221,7 @@ TEST_F(Generate, BadInputGetsOneLineErrors) {
        "error: --set colour: unknown key for run; expected max_seq, mask_fill_value or rope_sine\n"},
       {"--prompt-ids 2 -n 0", "error: -n 0: must be at least 1\n"},
       {"", "error: run: give exactly one of -p/--prompt, --prompt-ids, --messages\n"},
+      {"--prompt-ids 2 --chat", "error: run: --chat goes with -p, not --prompt-ids\n"},
   };
   for (const Case& c : cases) {
     const auto r = test::run_staticlm("run -m " + model() + " " + c.args);
