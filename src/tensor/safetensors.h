@@ -22,6 +22,8 @@ namespace staticlm {
 // Headers above this size are refused as absurd (the format's own limit is 100 MB).
 inline constexpr std::uint64_t kMaxSafetensorsHeader = 100ull << 20;
 
+// Owns the mapping of one file; the TensorViews that get() returns point into it and stay valid
+// while this object lives.
 class SafetensorsFile {
  public:
   // Maps and validates the file. Throws kInvalidFile with a message that starts with the path
@@ -36,6 +38,8 @@ class SafetensorsFile {
   // Throws kInvalidArgument naming the tensor and the file when absent.
   TensorView get(const std::string& name) const;
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // The whole file as mapped; every TensorView from get() points inside it.
+  const MappedFile& mapping() const { return *file_; }
 
  private:
   SafetensorsFile() = default;
@@ -48,7 +52,8 @@ class SafetensorsFile {
 
 // All tensors of a checkpoint directory: model.safetensors, or the shards that
 // model.safetensors.index.json names (an index naming a missing shard, or a tensor that its
-// shard does not hold, is a kInvalidFile error naming both).
+// shard does not hold, is a kInvalidFile error naming both). Owns the open files; views from
+// get() stay valid while the store lives.
 class TensorStore {
  public:
   static std::unique_ptr<TensorStore> open_dir(const std::string& dir);
@@ -74,6 +79,7 @@ class ByteSink {
   virtual void write(const void* data, std::size_t size) = 0;
 };
 
+// Holds the tensor list and producers (and the bytes of tensors added by view) until write().
 class SafetensorsWriter {
  public:
   using Producer = std::function<void(ByteSink&)>;

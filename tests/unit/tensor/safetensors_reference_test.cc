@@ -1,0 +1,107 @@
+// Cross-check against files written by tools/make_safetensors_fixture.py (Python struct + json):
+// the reader must see exactly what the script wrote, and the writer must produce the same bytes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file.h"
+#include "base/half.h"
+#include "safetensors_test_util.h"
+#include "tensor/safetensors.h"
+#include "test_util.h"
+
+namespace staticlm {
+namespace {
+
+std::string hex(std::span<const std::uint8_t> bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (auto b : bytes) {
+    s += digits[b >> 4];
+    s += digits[b & 15];
+  }
+  return s;
+}
+
+class SafetensorsReference : public ::testing::Test {
+ protected:
+  void SetUp() override { expected_ = nlohmann::json::parse(read_file(test::fixture("safetensors/reference.json"))); }
+
+  // Checks every tensor of the file against reference.json.
+  void check_file(const SafetensorsFile& f) {
+    const auto& tensors = expected_["tensors"];
+    ASSERT_EQ(f.names().size(), tensors.size());
+    for (const auto& [name, e] : tensors.items()) {
+      SCOPED_TRACE(name);
+      ASSERT_TRUE(f.contains(name));
+      const TensorView v = f.get(name);
+      EXPECT_STREQ(dtype_name(v.dtype), e["dtype"].get<std::string>().c_str());
+      EXPECT_EQ(v.shape, Shape(e["shape"].get<std::vector<std::int64_t>>()));
+      EXPECT_EQ(hex(v.bytes()), e["hex"].get<std::string>());
+      const auto& values = e["values"];
+      if (v.dtype == DType::kI4) continue;  // bytes checked above; get_f32 does not unpack nibbles
+      ASSERT_EQ(static_cast<std::size_t>(v.numel()), values.size());
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        if (v.dtype == DType::kI64) {
+          EXPECT_EQ(v.as<std::int64_t>()[i], values[i].get<std::int64_t>()) << i;
+        } else if (dtype_is_float(v.dtype)) {
+          // Bit-exact, so -0.0 and the rounded f32/bf16/f16 values are checked exactly.
+          EXPECT_EQ(f32_bits(v.get_f32(static_cast<std::int64_t>(i))), f32_bits(values[i].get<float>())) << i;
+        } else {
+          EXPECT_EQ(v.get_f32(static_cast<std::int64_t>(i)), values[i].get<float>()) << i;
+        }
+      }
+    }
+    std::map<std::string, std::string> meta = expected_["metadata"];
+    EXPECT_EQ(f.metadata(), meta);
+  }
+
+  nlohmann::json expected_;
+};
+
+TEST_F(SafetensorsReference, ReaderSeesWhatPythonWrote) {
+  auto f = SafetensorsFile::open(test::fixture("safetensors/reference.safetensors"));
+  check_file(*f);
+  std::vector<std::string> sorted;
+  for (const auto& [name, e] : expected_["tensors"].items()) sorted.push_back(name);
+  EXPECT_EQ(f->names(), sorted);
+}
+
+TEST_F(SafetensorsReference, ReaderHandlesAnyDataOrderAndHeaderStyle) {
+  auto f = SafetensorsFile::open(test::fixture("safetensors/reference_shuffled.safetensors"));
+  check_file(*f);
+  // names() is file order, which the script made reverse name order (the empty "j.empty" shares
+  // its offset with "i.scalar" and, ending first, still comes first).
+  std::vector<std::string> order;
+  for (const auto& [name, e] : expected_["tensors"].items()) order.push_back(name);
+  std::reverse(order.begin(), order.end());
+  EXPECT_EQ(f->names(), order);
+}
+
+TEST_F(SafetensorsReference, FromF32RoundsLikeThePythonScript) {
+  // The script rounds f32 -> bf16 on integer bits and f32 -> f16 with struct 'e'.
+  for (const char* name : {"b.bf16", "c.f16"}) {
+    SCOPED_TRACE(name);
+    const auto& e = expected_["tensors"][name];
+    const auto source = e["source_f32"].get<std::vector<float>>();
+    const Tensor t = Tensor::from_f32(*dtype_from_name(e["dtype"].get<std::string>()),
+                                      Shape(e["shape"].get<std::vector<std::int64_t>>()), source);
+    EXPECT_EQ(hex(t.view().bytes()), e["hex"].get<std::string>());
+  }
+}
+
+TEST_F(SafetensorsReference, WriterReproducesThePythonFileByteForByte) {
+  // The script writes the canonical layout: name order, compact sorted-key JSON, space padding.
+  const std::string ref = test::fixture("safetensors/reference.safetensors");
+  auto f = SafetensorsFile::open(ref);
+  SafetensorsWriter w;
+  for (const auto& name : f->names()) w.add(name, f->get(name));
+  for (const auto& [k, v] : f->metadata()) w.add_metadata(k, v);
+  test::TempDir dir;
+  const std::string out = dir.file("copy.safetensors");
+  w.write(out);
+  EXPECT_EQ(test::read_bytes(out), test::read_bytes(ref));
+}
+
+}  // namespace
+}  // namespace staticlm
