@@ -126,7 +126,7 @@ void SafetensorsParser::parse(SafetensorsFile& f) {
   const std::uint8_t* data = base + 8 + n;
   const std::uint64_t data_size = size - 8 - n;
   std::vector<Span> spans;
-  std::optional<std::string> foreign;  // first tensor with a dtype we do not support: "name (F64)"
+  std::optional<std::string> foreign;  // the first unsupported tensor, as: "a" has dtype F64
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       parse_metadata(f, entry);

@@ -21,6 +21,11 @@ bool dtype_matches(DType t) {
 template <typename T>
 std::span<const T> TensorView::as() const {
   if (!dtype_matches<T>(dtype)) invalid_argument(std::string("tensor of dtype ") + dtype_name(dtype) + " read as another type");
+  // A safetensors file only aligns its data start: a tensor after one of odd size can sit at any
+  // address, and reading it through a T* would be undefined behaviour.
+  if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) != 0)
+    invalid_argument(std::string("tensor of dtype ") + dtype_name(dtype) + " is not " + std::to_string(alignof(T)) +
+                     "-byte aligned for typed access; read it with get_f32() or Tensor::copy_of()");
   const std::size_t n = dtype == DType::kI4 ? nbytes() : static_cast<std::size_t>(numel());
   return {static_cast<const T*>(data), n};
 }

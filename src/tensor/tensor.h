@@ -22,7 +22,8 @@ struct TensorView {
   std::size_t nbytes() const { return dtype_bytes(dtype, static_cast<std::size_t>(numel())); }
   std::span<const std::uint8_t> bytes() const { return {static_cast<const std::uint8_t*>(data), nbytes()}; }
 
-  // Typed access; throws kInvalidArgument when T does not match dtype.
+  // Typed access; throws kInvalidArgument when T does not match dtype, or when data is not
+  // aligned for T (possible for a view into a safetensors file).
   template <typename T>
   std::span<const T> as() const;
 

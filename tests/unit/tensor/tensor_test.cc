@@ -130,5 +130,21 @@ TEST(TensorTest, AsChecksTheType) {
   EXPECT_TRUE(fails_with([&] { i.as<std::int32_t>(); }, ErrorKind::kInvalidArgument, "tensor of dtype I64", {}));
 }
 
+TEST(TensorTest, AsRefusesMisalignedData) {
+  alignas(8) std::uint8_t buf[16] = {};
+  EXPECT_EQ((TensorView{DType::kF32, {2}, buf + 4}.as<float>().size()), 2u);
+  EXPECT_TRUE(fails_with([&] { TensorView{DType::kF32, {2}, buf + 2}.as<float>(); }, ErrorKind::kInvalidArgument,
+                         "tensor of dtype F32", {"4-byte aligned"}));
+  EXPECT_TRUE(fails_with([&] { TensorView{DType::kBF16, {2}, buf + 1}.as<std::uint16_t>(); }, ErrorKind::kInvalidArgument,
+                         "tensor of dtype BF16", {"2-byte aligned"}));
+  EXPECT_EQ((TensorView{DType::kU8, {2}, buf + 1}.as<std::uint8_t>().size()), 2u);  // bytes are always aligned
+  // get_f32 and copy_of work whatever the alignment.
+  const float v = -3.5f;
+  std::memcpy(buf + 1, &v, 4);
+  const TensorView odd{DType::kF32, {1}, buf + 1};
+  EXPECT_EQ(odd.get_f32(0), -3.5f);
+  EXPECT_EQ(Tensor::copy_of(odd).as<float>()[0], -3.5f);
+}
+
 }  // namespace
 }  // namespace staticlm
