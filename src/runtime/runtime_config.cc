@@ -107,7 +107,7 @@ class Reader {
 YAML::Node config_block(const YAML::Node& root, const std::string& source) {
   if (!root.IsDefined() || root.IsNull()) return YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) invalid_file(source + ": a runtime config must be a mapping of keys to values");
-  if (root["debug"].IsDefined() && !contains(runtime_config_keys(), "debug")) {
+  if (root["debug"].IsDefined()) {
     const YAML::Node debug = root["debug"];
     if (root.size() != 1 || !debug.IsMap() || !debug["static_gemma4_runtime"].IsDefined() || debug.size() != 1) {
       invalid_file(source + ": a nested config must hold exactly debug.static_gemma4_runtime (as TICO's " +
@@ -183,12 +183,10 @@ ProfileSource read_profile_source(const Reader& r, const std::string& base_dir) 
       src.kind = ProfileSource::Kind::kManifest;
       src.name = (base_dir.empty() || std::filesystem::path(v).is_absolute()) ? v : path_join(base_dir, v);
     } else {
-      if (!is_registered_vision_profile(v)) {
-        try {
-          registered_vision_profile(v);
-        } catch (const Error& e) {
-          invalid_argument(r.where("vision_profile") + ": " + e.what());
-        }
+      try {
+        registered_vision_profile(v);  // refuses an unknown name, listing the registered ones
+      } catch (const Error& e) {
+        invalid_argument(r.where("vision_profile") + ": " + e.what());
       }
       src.name = v;
     }
