@@ -3,7 +3,7 @@
 independent reference for staticlm's reader and writer.
 
 Outputs (in tests/fixtures/safetensors/ unless a directory is given):
-  reference.safetensors          canonical layout: tensors in name order, compact header with
+  reference.safetensors          canonical layout: data ordered by element width, then name, compact header with
                                  sorted keys, padded with spaces to a multiple of 8 bytes
   reference_shuffled.safetensors the same tensors with the data in reverse name order and an
                                  indented header in another key order (still valid)
@@ -106,8 +106,11 @@ def main():
         if dtype in ("BF16", "F16"):
             expected[name]["source_f32"] = [f32(v) for v in values]
     names = sorted(entries)
+    # Data order of the official writer (and staticlm's): wider elements first, then by name.
+    bits = {"F64": 64, "I64": 64, "F32": 32, "I32": 32, "F16": 16, "BF16": 16, "I8": 8, "U8": 8, "BOOL": 8, "I4": 4}
+    aligned = sorted(names, key=lambda n: (-bits[entries[n][0]], n))
 
-    header, blobs = layout(entries, names)
+    header, blobs = layout(entries, aligned)
     header["__metadata__"] = METADATA
     canonical = pack(json.dumps(header, sort_keys=True, separators=(",", ":")), blobs)
 

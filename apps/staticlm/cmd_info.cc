@@ -81,9 +81,12 @@ void print_text(const Checkpoint& ck) {
               (long long)t.hidden_size, (long long)t.num_hidden_layers, (long long)t.num_attention_heads,
               (long long)t.num_key_value_heads, (long long)t.head_dim, (long long)t.global_head_dim,
               (long long)t.intermediate_size, (long long)t.vocab_size);
+  char softcap_buf[32] = "none";
+  if (t.final_logit_softcapping) std::snprintf(softcap_buf, sizeof softcap_buf, "%g", *t.final_logit_softcapping);
+  const std::string softcap = softcap_buf;
   std::printf("         sliding window %lld, PLE width %lld, %lld KV-shared layers, logit softcap %s\n",
               (long long)t.sliding_window, (long long)t.hidden_size_per_layer_input, (long long)t.num_kv_shared_layers,
-              t.final_logit_softcapping ? std::to_string(*t.final_logit_softcapping).c_str() : "none");
+              softcap.c_str());
   if (c.vision) {
     const VisionConfig& v = *c.vision;
     std::printf("vision   hidden %lld, %lld layers, %lld heads, head_dim %lld, patch %lld, pooling %lld, %lld soft tokens\n",

@@ -7,5 +7,6 @@ namespace staticlm::cli {
 
 void add_info_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
+void add_preprocess_command(CLI::App& app);
 
 }  // namespace staticlm::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "staticlm 0.1.0");
   staticlm::cli::add_info_command(app);
   staticlm::cli::add_make_model_command(app);
+  staticlm::cli::add_preprocess_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

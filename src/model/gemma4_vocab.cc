@@ -12,7 +12,7 @@ constexpr std::int64_t kGemma4VocabSize = 262144;
 
 bool is_unused_name(const std::string& s) {
   // "<unusedN>" with N decimal digits.
-  if (s.size() < 10 || s.rfind("<unused", 0) != 0 || s.back() != '>') return false;
+  if (s.size() < 9 || s.rfind("<unused", 0) != 0 || s.back() != '>') return false;
   for (std::size_t i = 7; i + 1 < s.size(); ++i)
     if (s[i] < '0' || s[i] > '9') return false;
   return true;

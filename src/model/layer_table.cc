@@ -8,14 +8,17 @@
 
 namespace staticlm {
 
-std::vector<std::string> default_layer_types(std::int64_t num_layers) {
-  // configuration_gemma4.py: sliding unless (i + 1) % 6 == 0; the last layer is forced full.
+std::vector<std::string> periodic_layer_types(std::int64_t num_layers, int period) {
+  if (period <= 0) invalid_argument("periodic_layer_types: period must be positive, got " + std::to_string(period));
   std::vector<std::string> types;
   for (std::int64_t i = 0; i < num_layers; ++i)
-    types.emplace_back((i + 1) % 6 != 0 ? kSlidingAttention : kFullAttention);
+    types.emplace_back((i + 1) % period != 0 ? kSlidingAttention : kFullAttention);
   if (!types.empty()) types.back() = kFullAttention;
   return types;
 }
+
+// configuration_gemma4.py: sliding unless (i + 1) % 6 == 0; the last layer is forced full.
+std::vector<std::string> default_layer_types(std::int64_t num_layers) { return periodic_layer_types(num_layers, 6); }
 
 int first_kv_shared_layer(const TextConfig& text) {
   return static_cast<int>(text.num_hidden_layers - text.num_kv_shared_layers);

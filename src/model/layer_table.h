@@ -41,8 +41,12 @@ std::vector<LayerInfo> build_layer_table(const TextConfig& text);
 std::vector<LayerInfo> build_layer_table(const TextConfig& text, const std::string& context);
 
 // Default layer_types for n layers, as upstream: 5 sliding then 1 full, repeated (full at
-// 5, 11, 17, ...), and the last layer full.
+// 5, 11, 17, ...), and the last layer full. Same as periodic_layer_types(n, 6).
 std::vector<std::string> default_layer_types(std::int64_t num_layers);
+
+// Every `period`-th layer full (period - 1 sliding, then 1 full), and the last layer full.
+// E2B is periodic_layer_types(35, 5): full at 4, 9, ..., 34.
+std::vector<std::string> periodic_layer_types(std::int64_t num_layers, int period);
 
 // Index of the first KV-shared layer: num_hidden_layers - num_kv_shared_layers (E2B: 15).
 int first_kv_shared_layer(const TextConfig& text);

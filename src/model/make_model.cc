@@ -73,7 +73,7 @@ ModelConfig preset_config(const std::string& preset, bool text_only) {
     t.sliding_window = 512;
     t.hidden_size_per_layer_input = 256;
     t.num_kv_shared_layers = 20;
-    t.layer_types = default_layer_types(35);
+    t.layer_types = periodic_layer_types(35, 5);
   } else if (preset == "tiny") {
     // Small widths, same rules: 2 heads of 16 (sliding) / 32 (full), 6 layers with a full
     // layer every 3rd, the last 2 layers reading K/V from layers 3 (sliding) and 2 (full),

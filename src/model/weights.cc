@@ -164,4 +164,15 @@ void check_weights(const ModelConfig& config, const TensorLookup& lookup, const 
   invalid_file(msg.str());
 }
 
+void validate_weights(const ModelConfig& config, const TensorStore& store) {
+  check_weights(
+      config,
+      [&store](const std::string& name) -> std::optional<TensorInfo> {
+        if (!store.contains(name)) return std::nullopt;
+        const TensorView view = store.get(name);
+        return TensorInfo{view.dtype, view.shape};
+      },
+      store.source());
+}
+
 }  // namespace staticlm

@@ -45,7 +45,6 @@ void check_weights(const ModelConfig& config, const TensorLookup& lookup, const 
 
 // Throws kInvalidFile listing every missing tensor and every shape mismatch by name (and the
 // store's source) when the store does not match the config; floats of any dtype are accepted.
-// (Defined in validate_weights.cc, apart, because it needs the safetensors reader.)
 void validate_weights(const ModelConfig& config, const TensorStore& store);
 
 // Elements of every tensor expected_weights lists (buffers such as layer_scalar and the

@@ -64,7 +64,12 @@ void SafetensorsWriter::add(const std::string& name, const TensorView& view) {
 void SafetensorsWriter::write(const std::string& path) const {
   std::vector<const Entry*> order;
   for (const Entry& e : entries_) order.push_back(&e);
-  std::sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) { return a->name < b->name; });
+  // Wider elements first, then by name (the official writer's order): every tensor then starts
+  // at a multiple of its element size, since the header is padded to 8 bytes.
+  std::sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) {
+    const int wa = dtype_bits(a->dtype), wb = dtype_bits(b->dtype);
+    return wa != wb ? wa > wb : a->name < b->name;
+  });
 
   // nlohmann::json keeps object keys sorted, so the header lists tensors in name order too.
   nlohmann::json header = nlohmann::json::object();

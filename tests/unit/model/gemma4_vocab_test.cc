@@ -100,7 +100,9 @@ TEST_F(Gemma4VocabTest, AddedTokensFollowTheVocabulary) {
   }
   EXPECT_EQ(specials, 17);
   for (const auto& t : (*gemma4_)["added_tokens"]) {
-    if (t["id"] == 48 || t["id"] == 100) EXPECT_FALSE(t["special"].get<bool>());
+    if (t["id"] == 48 || t["id"] == 100) {
+      EXPECT_FALSE(t["special"].get<bool>());
+    }
   }
 }
 

@@ -50,6 +50,20 @@ TEST(LayerTable, DefaultLayerTypes) {
   EXPECT_EQ(default_layer_types(13), (std::vector<std::string>{s, s, s, s, s, f, s, s, s, s, s, f, f}));
 }
 
+TEST(LayerTable, PeriodicLayerTypes) {
+  // E2B (spec 1.1): (["sliding_attention"] * 4 + ["full_attention"]) * 7.
+  std::vector<std::string> e2b;
+  for (int k = 0; k < 7; ++k) {
+    for (int s = 0; s < 4; ++s) e2b.emplace_back("sliding_attention");
+    e2b.emplace_back("full_attention");
+  }
+  EXPECT_EQ(periodic_layer_types(35, 5), e2b);
+  EXPECT_EQ(periodic_layer_types(3, 1), (std::vector<std::string>(3, "full_attention")));
+  EXPECT_EQ(periodic_layer_types(13, 6), default_layer_types(13));
+  test::expect_error([] { periodic_layer_types(4, 0); }, ErrorKind::kInvalidArgument,
+                     "periodic_layer_types: period must be positive, got 0");
+}
+
 TEST(LayerTable, NoSharing) {
   TextConfig t;  // class defaults: 30 layers, no KV sharing, 4 KV heads
   t.layer_types = default_layer_types(t.num_hidden_layers);

@@ -74,8 +74,14 @@ TEST_F(SafetensorsRoundTrip, TensorsAndMetadataComeBack) {
   auto f = SafetensorsFile::open(path);
   std::vector<std::string> sorted;
   for (const auto& s : kSpecs) sorted.push_back(s.name);
-  std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(f->names(), sorted);  // written in name order, so file order is name order
+  // Written wider elements first, then by name.
+  std::stable_sort(sorted.begin(), sorted.end());
+  std::vector<std::string> by_width;
+  for (int bits : {64, 32, 16, 8, 4})
+    for (const auto& name : sorted)
+      for (const auto& s : kSpecs)
+        if (s.name == name && dtype_bits(s.dtype) == bits) by_width.push_back(name);
+  EXPECT_EQ(f->names(), by_width);
   for (const auto& s : kSpecs) {
     ASSERT_TRUE(f->contains(s.name));
     const TensorView v = f->get(s.name);
@@ -89,7 +95,7 @@ TEST_F(SafetensorsRoundTrip, TensorsAndMetadataComeBack) {
   EXPECT_EQ(f->metadata(), meta);
 }
 
-TEST_F(SafetensorsRoundTrip, LayoutIsContiguousInNameOrderAndViewsPointIntoTheMap) {
+TEST_F(SafetensorsRoundTrip, LayoutIsContiguousAlignedAndViewsPointIntoTheMap) {
   SafetensorsWriter w;
   for (const auto& s : kSpecs) {
     auto bytes = pattern(dtype_bytes(s.dtype, static_cast<std::size_t>(s.shape.numel())), 9);
@@ -102,15 +108,24 @@ TEST_F(SafetensorsRoundTrip, LayoutIsContiguousInNameOrderAndViewsPointIntoTheMa
   const nlohmann::json h = header_json(bytes);
   EXPECT_FALSE(h.contains("__metadata__"));  // none added, none written
 
-  // Offsets tile [0, data size) in name order.
-  std::uint64_t offset = 0;
+  // Offsets tile [0, data size), and each tensor starts at a multiple of its element size
+  // (the header length is a multiple of 8, so the views are aligned).
+  std::vector<std::pair<std::uint64_t, std::string>> by_offset;
   std::vector<std::string> names;
   for (const auto& [name, e] : h.items()) {
     names.push_back(name);
-    EXPECT_EQ(e["data_offsets"][0].get<std::uint64_t>(), offset) << name;
-    offset = e["data_offsets"][1].get<std::uint64_t>();
+    by_offset.emplace_back(e["data_offsets"][0].get<std::uint64_t>(), name);
   }
-  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  std::sort(by_offset.begin(), by_offset.end());
+  EXPECT_EQ(n % 8, 0u);
+  std::uint64_t offset = 0;
+  for (const auto& [begin, name] : by_offset) {
+    EXPECT_EQ(begin, offset) << name;
+    const auto dt = dtype_from_name(h[name]["dtype"].get<std::string>());
+    ASSERT_TRUE(dt.has_value());
+    EXPECT_EQ(begin % std::max<std::uint64_t>(1, dtype_bits(*dt) / 8), 0u) << name << " is not aligned";
+    offset = h[name]["data_offsets"][1].get<std::uint64_t>();
+  }
   EXPECT_EQ(8 + n + offset, bytes.size());
 
   // No copy: every view lies inside the mapping, exactly where the header says.
