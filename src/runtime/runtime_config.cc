@@ -164,12 +164,30 @@ void apply_override(YAML::Node& block, std::map<std::string, std::string>& origi
   if (!contains(kInlineProfileKeys, sub)) {
     invalid_argument(where + ": unknown vision_profile field '" + sub + "'; inline profile fields: " + join(kInlineProfileKeys));
   }
-  YAML::Node profile = block["vision_profile"];
-  if (profile.IsDefined() && !profile.IsNull() && !profile.IsMap()) {
-    invalid_argument(where + ": vision_profile is " + show(profile) + ", not an inline profile; set vision_profile to a " +
-                     "mapping first or give every field");
+  const YAML::Node current = block["vision_profile"];
+  if (!current.IsDefined() || current.IsNull() || current.IsScalar()) {
+    // A field of a registered profile (the default when none is set): start an inline profile
+    // from all of that profile's fields, then change the one given.
+    const std::string name = current.IsDefined() && current.IsScalar() ? current.Scalar() : kDefaultVisionProfile;
+    if (!is_registered_vision_profile(name)) {
+      invalid_argument(where + ": vision_profile is " + show(current) + "; a field can be set on a registered or an " +
+                       "inline profile only");
+    }
+    const VisionProfile& p = registered_vision_profile(name);
+    YAML::Node fields(YAML::NodeType::Map);
+    fields["name"] = "custom";
+    fields["visual_start_idx"] = p.visual_start_idx;
+    fields["num_visual_tokens"] = p.num_visual_tokens;
+    fields["max_soft_tokens"] = p.max_soft_tokens;
+    fields["patch_grid_height"] = p.patch_grid_height;
+    fields["patch_grid_width"] = p.patch_grid_width;
+    fields["patch_size"] = p.patch_size;
+    fields["pooling_kernel_size"] = p.pooling_kernel_size;
+    fields["tokenizer_add_bos_token"] = p.tokenizer_add_bos_token;
+    block["vision_profile"] = fields;
+  } else if (!current.IsMap()) {
+    invalid_argument(where + ": vision_profile is " + show(current) + ", not a profile name or an inline profile");
   }
-  if (!profile.IsDefined() || profile.IsNull()) block["vision_profile"] = YAML::Node(YAML::NodeType::Map);
   block["vision_profile"][sub] = value;
 }
 

@@ -153,8 +153,28 @@ TEST(RuntimeConfigOverrides, Malformed) {
   EXPECT_ERROR_WITH(parse_runtime_config("", "c", {"max_seq.x=5"}), "--set max_seq.x=5: key 'max_seq' has no fields");
   EXPECT_ERROR_WITH(parse_runtime_config("", "c", {"vision_profile.grid=5"}),
                     "--set vision_profile.grid=5: unknown vision_profile field 'grid'");
-  EXPECT_ERROR_WITH(parse_runtime_config("vision_profile: e2b_66x36_264\n", "c", {"vision_profile.patch_grid_height=42"}),
-                    "vision_profile is 'e2b_66x36_264', not an inline profile");
+  EXPECT_ERROR_WITH(parse_runtime_config("vision_profile: exported.json\n", "c", {"vision_profile.patch_grid_height=42"}),
+                    "vision_profile is 'exported.json'; a field can be set on a registered or an inline profile only");
+  EXPECT_ERROR_WITH(parse_runtime_config("vision_profile: [1]\n", "c", {"vision_profile.patch_grid_height=42"}),
+                    "vision_profile is [1], not a profile name or an inline profile");
+}
+
+// One field of a registered profile: the others stay the registered profile's.
+TEST(RuntimeConfigOverrides, FieldOfRegisteredProfile) {
+  for (const std::string& yaml : {std::string(""), std::string("vision_profile: e2b_57x42_266\n")}) {
+    const RuntimeConfig c = parse_runtime_config(yaml, "c", {"vision_profile.visual_start_idx=5"});
+    ASSERT_EQ(c.vision_profile.kind, ProfileSource::Kind::kInline);
+    VisionConfig v;
+    const StaticSetup s = resolve_static_setup(c, &v);
+    const VisionProfile& base = registered_vision_profile(yaml.empty() ? "e2b_66x36_264" : "e2b_57x42_266");
+    EXPECT_EQ(s.profile.name, "custom");
+    EXPECT_EQ(s.profile.visual_start_idx, 5);
+    EXPECT_EQ(s.profile.num_visual_tokens, base.num_visual_tokens);
+    EXPECT_EQ(s.profile.patch_grid_height, base.patch_grid_height);
+    EXPECT_EQ(s.profile.patch_grid_width, base.patch_grid_width);
+    EXPECT_EQ(s.profile.position_ids_sha256(), base.position_ids_sha256());
+    EXPECT_EQ(s.layout.visual_end_idx(), 5 + base.num_visual_tokens);
+  }
 }
 
 TEST(RuntimeConfig, RopeAliasMustAgree) {
