@@ -8,5 +8,8 @@ namespace staticlm::cli {
 void add_info_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_detokenize_command(CLI::App& app);
+void add_chat_format_command(CLI::App& app);
 
 }  // namespace staticlm::cli

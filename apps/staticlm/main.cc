@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   staticlm::cli::add_info_command(app);
   staticlm::cli::add_make_model_command(app);
   staticlm::cli::add_preprocess_command(app);
+  staticlm::cli::add_tokenize_command(app);
+  staticlm::cli::add_detokenize_command(app);
+  staticlm::cli::add_chat_format_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -1,0 +1,316 @@
+#include "text/bpe.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iterator>
+
+#include "base/error.h"
+#include "text/utf8.h"
+
+namespace staticlm {
+namespace {
+
+constexpr char32_t kMetaspace = U'\u2581';
+
+std::string quote(std::string_view s) {
+  std::string q;
+  q.reserve(s.size() + 2);
+  q.push_back('\'');
+  q.append(s);
+  q.push_back('\'');
+  return q;
+}
+
+// Min-heap order on (rank, position), the order upstream pops merges in.
+struct CandidateAfter {
+  bool operator()(const BpeScratch::Candidate& a, const BpeScratch::Candidate& b) const {
+    return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<BpeModel> BpeModel::create(BpeSpec&& spec, const std::string& where) {
+  auto m = std::unique_ptr<BpeModel>(new BpeModel());
+  int max_id = -1;
+  std::size_t bytes = 0;
+  for (const auto& [str, id] : spec.vocab) {
+    if (id < 0) invalid_file(where + ": model.vocab: token " + quote(spec.view(str)) + " has a negative id");
+    max_id = std::max(max_id, id);
+    bytes += str.size;
+  }
+  m->id_str_.assign(static_cast<std::size_t>(max_id + 1), BpeSpec::Str{kNoId, 0});
+  for (const auto& [str, id] : spec.vocab) {
+    if (m->id_str_[id].offset != kNoId) {
+      invalid_file(where + ": model.vocab: id " + std::to_string(id) + " is given to both " +
+                   quote(spec.view(m->id_str_[id])) + " and " + quote(spec.view(str)));
+    }
+    m->id_str_[id] = str;  // offsets into spec.strings for now
+  }
+  // Copy the strings into an arena ordered by id (the merges' strings are not kept).
+  m->arena_.reserve(bytes);
+  for (auto& str : m->id_str_) {
+    if (str.offset == kNoId) continue;
+    const std::string_view t = spec.view(str);
+    str.offset = static_cast<std::uint32_t>(m->arena_.size());
+    m->arena_.append(t);
+  }
+  m->vocab_.reserve(spec.vocab.size());
+  m->bmp_ids_.assign(0x10000, -1);
+  std::fill(std::begin(m->byte_ids_), std::end(m->byte_ids_), -1);
+  for (int id = 0; id < m->id_limit(); ++id) {
+    if (!m->has_id(id)) continue;
+    const std::string_view t = m->token(id);
+    m->vocab_.set(t, id);
+    if (!t.empty() && static_cast<unsigned char>(t[0]) < 0xF0 && t.size() <= 3 && is_valid_utf8(t)) {
+      std::size_t p = 0;
+      const char32_t c = utf8_decode(t, p);
+      if (p == t.size()) m->bmp_ids_[c] = id;
+    }
+  }
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    m->byte_ids_[b] = m->vocab_.get(name);
+  }
+  if (m->id_limit() > static_cast<int>(PairMap::kMaxId) || spec.merges.size() > PairMap::kMaxRank) {
+    unsupported(where + ": model: " + std::to_string(m->id_limit()) + " ids and " + std::to_string(spec.merges.size()) +
+                " merges is more than this tokenizer handles (" + std::to_string(PairMap::kMaxId) + " ids, " +
+                std::to_string(PairMap::kMaxRank) + " merges)");
+  }
+  m->build_merges(spec, where);
+  m->unk_token_ = std::move(spec.unk_token);
+  m->fuse_unk_ = spec.fuse_unk;
+  m->byte_fallback_ = spec.byte_fallback;
+  m->ignore_merges_ = spec.ignore_merges;
+  return m;
+}
+
+void BpeModel::build_merges(const BpeSpec& spec, const std::string& where) {
+  merges_.reserve(spec.merges.size());
+  merged_.resize(spec.merges.size());
+  static constexpr std::string_view kMarker = "\xE2\x96\x81";  // U+2581
+  const bool has_marker = vocab_.get(kMarker) >= 0;
+  // The lookups miss the cache; hashing a batch ahead and prefetching hides most of that.
+  constexpr std::size_t kBatch = 32;
+  std::uint64_t ha[kBatch], hb[kBatch], hj[kBatch];
+  int ia[kBatch], ib[kBatch], im[kBatch];
+  std::string joined[kBatch];
+  const std::size_t n = spec.merges.size();
+  for (std::size_t base = 0; base < n; base += kBatch) {
+    const std::size_t count = std::min(kBatch, n - base);
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto& [a, b] = spec.merges[base + k];
+      ha[k] = vocab_.hash(spec.view(a));
+      hb[k] = vocab_.hash(spec.view(b));
+      joined[k].assign(spec.view(a)).append(spec.view(b));
+      hj[k] = vocab_.hash(joined[k]);
+      vocab_.prefetch(ha[k]);
+      vocab_.prefetch(hb[k]);
+      vocab_.prefetch(hj[k]);
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto& [a, b] = spec.merges[base + k];
+      ia[k] = vocab_.get_hashed(spec.view(a), ha[k]);
+      ib[k] = vocab_.get_hashed(spec.view(b), hb[k]);
+      im[k] = vocab_.get_hashed(joined[k], hj[k]);
+      if (ia[k] >= 0 && ib[k] >= 0) merges_.prefetch(static_cast<std::uint32_t>(ia[k]), static_cast<std::uint32_t>(ib[k]));
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t rank = base + k;
+      const std::string at = ia[k] < 0 || ib[k] < 0 ? where + ": model.merges[" + std::to_string(rank) + "]" : "";
+      if (ia[k] < 0) invalid_file(at + ": token " + quote(spec.view(spec.merges[rank].first)) + " is not in the vocabulary");
+      if (ib[k] < 0) invalid_file(at + ": token " + quote(spec.view(spec.merges[rank].second)) + " is not in the vocabulary");
+      const int merged = im[k];
+      if (merged < 0) {
+        invalid_file(where + ": model.merges[" + std::to_string(rank) + "]: the merged token " + quote(joined[k]) +
+                     " is not in the vocabulary");
+      }
+      merges_.set(static_cast<std::uint32_t>(ia[k]), static_cast<std::uint32_t>(ib[k]), static_cast<std::uint32_t>(rank));
+      merged_[rank] = merged;
+      // Which characters does some merge join to a following U+2581? (see can_cut_)
+      const std::string& j = joined[k];
+      if (!has_marker) continue;
+      for (std::size_t p = j.find(kMarker, 1); p != std::string::npos; p = j.find(kMarker, p + 1)) {
+        std::size_t q = p - 1;
+        while (q > 0 && (static_cast<unsigned char>(j[q]) & 0xC0) == 0x80) --q;
+        std::size_t r = q;
+        const char32_t prev = is_valid_utf8(std::string_view(j).substr(q, p - q)) ? utf8_decode(j, r) : 0xFFFFFFFF;
+        if (prev != kMetaspace) crossing_.push_back(prev);
+      }
+    }
+  }
+  std::sort(crossing_.begin(), crossing_.end());
+  crossing_.erase(std::unique(crossing_.begin(), crossing_.end()), crossing_.end());
+  can_cut_ = has_marker;
+}
+
+int BpeModel::char_id(char32_t c, std::string_view utf8) const {
+  if (c < 0x10000) return bmp_ids_[c];
+  return vocab_.get(utf8);
+}
+
+void BpeModel::encode(std::string_view piece, std::vector<int>& out, BpeScratch& s) const {
+  if (piece.empty()) return;
+  if (ignore_merges_) {
+    const int id = vocab_.get(piece);
+    if (id >= 0) {
+      out.push_back(id);
+      return;
+    }
+  }
+  // Initial symbols, as upstream's merge_word builds them.
+  s.symbols.clear();
+  s.cuts.clear();
+  s.cut_bytes.clear();
+  s.cuts.push_back(0);
+  s.cut_bytes.push_back(0);
+  auto add = [&](int id) { s.symbols.push_back({id, -1, -1, true}); };
+  int unk_id = -1;  // a pending (maybe fused) unk symbol
+  bool prev_known = false;
+  char32_t prev_char = 0;
+  std::size_t pos = 0;
+  while (pos < piece.size()) {
+    const std::size_t start = pos;
+    const char32_t c = utf8_decode(piece, pos);
+    const std::string_view text = piece.substr(start, pos - start);
+    const int id = char_id(c, text);
+    if (id >= 0) {
+      if (unk_id >= 0) {
+        add(unk_id);
+        unk_id = -1;
+      }
+      if (can_cut_ && c == kMetaspace && prev_known && prev_char != kMetaspace &&
+          !std::binary_search(crossing_.begin(), crossing_.end(), prev_char) && s.symbols.size() > s.cuts.back()) {
+        s.cuts.push_back(s.symbols.size());
+        s.cut_bytes.push_back(start);
+      }
+      add(id);
+      prev_known = true;
+      prev_char = c;
+      continue;
+    }
+    prev_known = false;
+    if (byte_fallback_) {
+      bool all = true;
+      for (char b : text) all = all && byte_ids_[static_cast<unsigned char>(b)] >= 0;
+      if (all) {
+        // Upstream adds these without first flushing a pending unk; so do we.
+        for (char b : text) add(byte_ids_[static_cast<unsigned char>(b)]);
+        continue;
+      }
+    }
+    if (unk_token_) {
+      const int u = vocab_.get(*unk_token_);
+      if (u < 0) invalid_file("the unk_token " + quote(*unk_token_) + " is not in the vocabulary");
+      if (unk_id >= 0 && !fuse_unk_) add(unk_id);
+      unk_id = u;
+    }
+    // Without an unk_token the character is dropped, as upstream does.
+  }
+  if (unk_id >= 0) add(unk_id);
+  s.cuts.push_back(s.symbols.size());
+  s.cut_bytes.push_back(piece.size());
+  s.bytes_seen += piece.size();
+  if (s.cache.empty() && s.bytes_seen > 8192) s.cache.resize(BpeScratch::kCacheSlots);
+  for (std::size_t k = 0; k + 1 < s.cuts.size(); ++k) {
+    const std::size_t lo = s.cuts[k], hi = s.cuts[k + 1];
+    const std::string_view text = piece.substr(s.cut_bytes[k], s.cut_bytes[k + 1] - s.cut_bytes[k]);
+    BpeScratch::CacheSlot* slot = nullptr;
+    if (!s.cache.empty() && text.size() <= sizeof(slot->key)) {
+      slot = &s.cache[std::hash<std::string_view>{}(text) & (BpeScratch::kCacheSlots - 1)];
+      if (slot->key_size == text.size() && std::memcmp(slot->key, text.data(), text.size()) == 0) {
+        out.insert(out.end(), slot->ids, slot->ids + slot->id_count);
+        continue;
+      }
+    }
+    merge_segment(s, lo, hi);
+    const std::size_t before = out.size();
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (s.symbols[i].alive) out.push_back(s.symbols[i].id);
+    }
+    const std::size_t count = out.size() - before;
+    if (slot != nullptr && count <= std::size(slot->ids)) {
+      slot->key_size = static_cast<std::uint8_t>(text.size());
+      std::memcpy(slot->key, text.data(), text.size());
+      slot->id_count = static_cast<std::uint8_t>(count);
+      std::copy(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(), slot->ids);
+    }
+  }
+}
+
+// Short segments (most words): keep the symbols packed and scan for the lowest rank, leftmost
+// first, which is the same order the heap gives, without its bookkeeping.
+void BpeModel::merge_short(BpeScratch& s, std::size_t lo, std::size_t hi) const {
+  std::uint32_t ids[kShortSegment], ranks[kShortSegment];
+  std::size_t m = hi - lo;
+  for (std::size_t i = 0; i < m; ++i) ids[i] = static_cast<std::uint32_t>(s.symbols[lo + i].id);
+  for (std::size_t i = 0; i + 1 < m; ++i) merges_.prefetch(ids[i], ids[i + 1]);
+  for (std::size_t i = 0; i + 1 < m; ++i) ranks[i] = merges_.get(ids[i], ids[i + 1]);
+  while (m > 1) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i + 1 < m; ++i) {
+      if (ranks[i] < ranks[best]) best = i;
+    }
+    if (ranks[best] == PairMap::kNone) break;
+    ids[best] = static_cast<std::uint32_t>(merged_[ranks[best]]);
+    for (std::size_t i = best + 1; i + 1 < m; ++i) ids[i] = ids[i + 1];
+    for (std::size_t i = best; i + 2 < m; ++i) ranks[i] = ranks[i + 1];
+    --m;
+    if (best > 0) merges_.prefetch(ids[best - 1], ids[best]);
+    if (best + 1 < m) merges_.prefetch(ids[best], ids[best + 1]);
+    if (best > 0) ranks[best - 1] = merges_.get(ids[best - 1], ids[best]);
+    if (best + 1 < m) ranks[best] = merges_.get(ids[best], ids[best + 1]);
+  }
+  for (std::size_t i = 0; i < hi - lo; ++i) {
+    s.symbols[lo + i].id = i < m ? static_cast<int>(ids[i]) : -1;
+    s.symbols[lo + i].alive = i < m;
+  }
+}
+
+void BpeModel::merge_segment(BpeScratch& s, std::size_t lo, std::size_t hi) const {
+  if (hi - lo < 2) return;
+  if (hi - lo <= kShortSegment) {
+    merge_short(s, lo, hi);
+    return;
+  }
+  auto* sym = s.symbols.data();
+  for (std::size_t i = lo; i < hi; ++i) {
+    sym[i].prev = i > lo ? static_cast<int>(i - 1) : -1;
+    sym[i].next = i + 1 < hi ? static_cast<int>(i + 1) : -1;
+  }
+  auto& heap = s.heap;
+  heap.clear();
+  auto id = [&](int i) { return static_cast<std::uint32_t>(sym[i].id); };
+  auto queue = [&](int left, std::uint32_t rank) {
+    if (rank == PairMap::kNone) return;
+    heap.push_back({rank, static_cast<std::uint32_t>(left), sym[left].id, sym[sym[left].next].id});
+    std::push_heap(heap.begin(), heap.end(), CandidateAfter{});
+  };
+  // The table misses the cache: ask for every pair before looking any up.
+  for (std::size_t i = lo; i + 1 < hi; ++i) merges_.prefetch(id(static_cast<int>(i)), id(static_cast<int>(i + 1)));
+  for (std::size_t i = lo; i + 1 < hi; ++i) {
+    queue(static_cast<int>(i), merges_.get(id(static_cast<int>(i)), id(static_cast<int>(i + 1))));
+  }
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), CandidateAfter{});
+    const BpeScratch::Candidate top = heap.back();
+    heap.pop_back();
+    auto& left = sym[top.pos];
+    if (!left.alive || left.id != top.left || left.next < 0 || sym[left.next].id != top.right) continue;
+    auto& right = sym[left.next];
+    left.id = merged_[top.rank];
+    right.alive = false;
+    left.next = right.next;
+    if (right.next >= 0) sym[right.next].prev = static_cast<int>(top.pos);
+    const int p = left.prev, pos = static_cast<int>(top.pos), n = left.next;
+    if (p >= 0) merges_.prefetch(id(p), id(pos));
+    if (n >= 0) merges_.prefetch(id(pos), id(n));
+    if (p >= 0) queue(p, merges_.get(id(p), id(pos)));
+    if (n >= 0) queue(pos, merges_.get(id(pos), id(n)));
+  }
+}
+
+}  // namespace staticlm

@@ -1,0 +1,171 @@
+#include "text/tokenizer.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "base/mmap.h"
+#include "text/tokenizer_json.h"
+#include "text/utf8.h"
+
+namespace staticlm {
+
+std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
+  const auto file = MappedFile::open(path);
+  if (file->size() == 0) invalid_file(path + ": the file is empty (expected a tokenizer.json)");
+  return from_json(std::string_view(reinterpret_cast<const char*>(file->data()), file->size()), path);
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_json(std::string_view json, const std::string& name) {
+  return from_spec(parse_tokenizer_json(json, name), name);
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_spec(TokenizerSpec spec, const std::string& name) {
+  auto t = std::unique_ptr<Tokenizer>(new Tokenizer());
+  t->name_ = name;
+  if (spec.normalizer) t->normalizer_ = Normalizer::create(*spec.normalizer, name + ": normalizer");
+  if (spec.pre_tokenizer) t->pre_tokenizer_ = PreTokenizer::create(*spec.pre_tokenizer, name + ": pre_tokenizer");
+  t->track_origins_ = t->pre_tokenizer_ && t->pre_tokenizer_->needs_origins();
+  if (spec.decoder) t->decoder_ = Decoder::create(*spec.decoder, name + ": decoder");
+  t->model_ = BpeModel::create(std::move(spec.model), name);
+
+  // Added tokens keep the model's id when the model has their string (as upstream); a file that
+  // says otherwise is refused rather than silently renumbered.
+  int limit = t->model_->id_limit();
+  for (std::size_t i = 0; i < spec.added_tokens.size(); ++i) {
+    AddedTokenSpec& a = spec.added_tokens[i];
+    const std::string at = name + ": added_tokens[" + std::to_string(i) + "]";
+    const int model_id = t->model_->token_to_id(a.content);
+    if (model_id >= 0 && model_id != a.id) {
+      invalid_file(at + ": \"" + a.content + "\" has id " + std::to_string(a.id) + " but the model vocabulary gives it id " +
+                   std::to_string(model_id));
+    }
+    if (model_id < 0 && t->model_->has_id(a.id)) {
+      invalid_file(at + ": id " + std::to_string(a.id) + " of \"" + a.content + "\" belongs to \"" +
+                   std::string(t->model_->token(a.id)) + "\" in the model vocabulary");
+    }
+    limit = std::max(limit, a.id + 1);
+  }
+  t->id_limit_ = limit;
+  t->added_content_.assign(static_cast<std::size_t>(limit), std::string());
+  t->added_special_.assign(static_cast<std::size_t>(limit), false);
+  t->is_added_.assign(static_cast<std::size_t>(limit), false);
+  t->added_decoded_.assign(static_cast<std::size_t>(limit), std::string());
+  for (const AddedTokenSpec& a : spec.added_tokens) {
+    if (a.content.empty()) continue;
+    t->added_content_[a.id] = a.content;
+    // Upstream decodes a normalized added token through its normalized form, so that the decoder
+    // undoes the normalizer (e.g. "Day" is matched and decoded as "▁Day" under Prepend("▁")).
+    NormalizedText n = NormalizedText::original(a.content, 0, false);
+    if (a.normalized && t->normalizer_) t->normalizer_->normalize(n);
+    t->added_decoded_[a.id] = n.text;
+    t->added_special_[a.id] = a.special;
+    t->is_added_[a.id] = true;
+  }
+  t->added_ids_.reserve(spec.added_tokens.size());
+  for (int id = 0; id < limit; ++id) {
+    if (t->is_added_[id]) t->added_ids_.set(t->added_content_[id], id);
+  }
+  t->added_ = std::make_unique<AddedVocabulary>(spec.added_tokens, t->normalizer_.get());
+  if (spec.post_processor) {
+    for (int id : spec.post_processor->before) {
+      if (id >= limit) invalid_file(name + ": post_processor: special token id " + std::to_string(id) + " is past the vocabulary");
+    }
+    for (int id : spec.post_processor->after) {
+      if (id >= limit) invalid_file(name + ": post_processor: special token id " + std::to_string(id) + " is past the vocabulary");
+    }
+    t->has_template_ = true;
+    t->template_ = *spec.post_processor;
+  }
+  return t;
+}
+
+int Tokenizer::token_to_id(std::string_view token) const {
+  const int a = added_ids_.get(token);
+  return a >= 0 ? a : model_->token_to_id(token);
+}
+
+std::optional<std::string_view> Tokenizer::id_to_token(int id) const {
+  if (id < 0 || id >= id_limit_) return std::nullopt;
+  if (is_added_[id]) return added_content_[id];
+  if (!model_->has_id(id)) return std::nullopt;
+  return model_->token(id);
+}
+
+bool Tokenizer::is_special(int id) const { return id >= 0 && id < id_limit_ && added_special_[id]; }
+
+std::vector<int> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  const std::size_t bad = utf8_first_invalid(text);
+  if (bad != std::string_view::npos) {
+    invalid_argument("text to encode is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
+  }
+  if (text.size() > 0xFFFFFFF0u) out_of_range("text to encode is longer than 4 GiB");
+  std::vector<int> out;
+  if (add_special_tokens && has_template_) out = template_.before;
+  BpeScratch scratch;
+  std::vector<AddedVocabulary::Segment> segments;
+  added_->find(text, /*normalized_pass=*/false, segments);
+  for (const auto& seg : segments) {
+    if (seg.end == seg.begin) continue;
+    if (seg.id >= 0) {
+      out.push_back(seg.id);
+    } else {
+      encode_text(text.substr(seg.begin, seg.end - seg.begin), static_cast<std::uint32_t>(seg.begin), out, scratch);
+    }
+  }
+  if (add_special_tokens && has_template_) out.insert(out.end(), template_.after.begin(), template_.after.end());
+  return out;
+}
+
+void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch) const {
+  NormalizedText section = NormalizedText::original(text, offset, track_origins_);
+  if (normalizer_) normalizer_->normalize(section);
+  std::vector<NormalizedText> pieces;
+  if (added_->has_normalized_tokens()) {
+    std::vector<AddedVocabulary::Segment> segments;
+    added_->find(section.text, /*normalized_pass=*/true, segments);
+    std::vector<NormalizedText> run;
+    auto flush = [&] {
+      if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(run);
+      for (const NormalizedText& p : run) model_->encode(p.text, out, scratch);
+      run.clear();
+    };
+    for (const auto& seg : segments) {
+      if (seg.end == seg.begin) continue;
+      if (seg.id >= 0) {
+        flush();
+        out.push_back(seg.id);
+      } else {
+        run.push_back(section.slice(seg.begin, seg.end));
+      }
+    }
+    flush();
+    return;
+  }
+  if (section.text.empty()) return;
+  pieces.push_back(std::move(section));
+  if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pieces);
+  for (const NormalizedText& p : pieces) model_->encode(p.text, out, scratch);
+}
+
+std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (int id : ids) {
+    const std::optional<std::string_view> t = id_to_token(id);
+    if (!t) {
+      out_of_range("token id " + std::to_string(id) + " is not in the vocabulary of " + name_ + " (ids 0.." +
+                   std::to_string(id_limit_ - 1) + ")");
+    }
+    if (skip_special_tokens && is_special(id)) continue;
+    tokens.emplace_back(is_added_[id] ? std::string_view(added_decoded_[id]) : *t);
+  }
+  if (decoder_) return decoder_->decode(std::move(tokens));
+  std::string joined;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (i) joined += ' ';
+    joined += tokens[i];
+  }
+  return joined;
+}
+
+}  // namespace staticlm

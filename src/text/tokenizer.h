@@ -1,0 +1,73 @@
+// Tokenizer: a Hugging Face tokenizer.json (BPE model) run with the `tokenizers` library's
+// semantics: added tokens first, then normalizer, pre-tokenizer, BPE, and the TemplateProcessing
+// post-processor; decode runs the decoder chain. A Tokenizer owns all its parts; encode() and
+// decode() are const and may be called from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "text/added_vocabulary.h"
+#include "text/bpe.h"
+#include "text/decoder.h"
+#include "text/normalizer.h"
+#include "text/pre_tokenizer.h"
+#include "text/tokenizer_spec.h"
+
+namespace staticlm {
+
+class Tokenizer {
+ public:
+  // Reads tokenizer.json at `path`. Bad files throw kInvalidFile, unsupported components
+  // kUnsupported; the message names the file and the field.
+  static std::unique_ptr<Tokenizer> load(const std::string& path);
+  // Same from the file's text; `name` stands for the file in messages.
+  static std::unique_ptr<Tokenizer> from_json(std::string_view json, const std::string& name);
+  static std::unique_ptr<Tokenizer> from_spec(TokenizerSpec spec, const std::string& name);
+
+  // ids[n] of `text` (valid UTF-8; anything else throws kInvalidArgument). With
+  // add_special_tokens the post-processor's tokens (e.g. <bos>) are added.
+  std::vector<int> encode(std::string_view text, bool add_special_tokens = false) const;
+
+  // Text of ids[n]. Ids outside the vocabulary throw kOutOfRange.
+  std::string decode(std::span<const int> ids, bool skip_special_tokens = false) const;
+
+  int token_to_id(std::string_view token) const;  // -1 when absent
+  // Token string of an id (an added token's content wins), or nullopt.
+  std::optional<std::string_view> id_to_token(int id) const;
+  bool is_special(int id) const;
+  // One past the largest id.
+  int id_limit() const { return id_limit_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  Tokenizer() = default;
+  void encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch) const;
+
+  std::string name_;
+  std::unique_ptr<BpeModel> model_;
+  std::unique_ptr<Normalizer> normalizer_;      // may be null
+  std::unique_ptr<PreTokenizer> pre_tokenizer_;  // may be null
+  std::unique_ptr<Decoder> decoder_;            // may be null: tokens joined by spaces
+  std::unique_ptr<AddedVocabulary> added_;
+  std::vector<std::string> added_content_;  // by id, "" when the id is not an added token
+  std::vector<std::string> added_decoded_;  // by id: what decode() uses (normalized form if normalized)
+  std::vector<bool> added_special_;         // by id
+  std::vector<bool> is_added_;              // by id
+  struct AddedKeyOf {
+    const Tokenizer* t;
+    std::string_view operator()(int id) const { return t->added_content_[id]; }
+  };
+  StringIdMap<AddedKeyOf> added_ids_{AddedKeyOf{this}};  // content -> id
+  bool track_origins_ = false;  // only Metaspace with prepend_scheme "first" needs them
+  bool has_template_ = false;
+  TemplateSpec template_;
+  int id_limit_ = 0;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,36 @@
+// UTF-8 helpers for the text side: validation, decoding one code point, encoding one.
+// Everything works on std::string / std::string_view holding bytes; nothing here owns memory
+// beyond the strings it returns.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace staticlm {
+
+// Byte offset of the first byte that does not start a well-formed UTF-8 sequence (overlong
+// forms, surrogates and code points past U+10FFFF are ill-formed), or npos when all is valid.
+std::size_t utf8_first_invalid(std::string_view s);
+
+inline bool is_valid_utf8(std::string_view s) { return utf8_first_invalid(s) == std::string_view::npos; }
+
+// Length of the sequence that starts with this lead byte (1 for bytes that cannot lead).
+inline int utf8_sequence_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xF0) return 4;
+  if (lead >= 0xE0) return 3;
+  if (lead >= 0xC0) return 2;
+  return 1;
+}
+
+// Decodes the code point at s[pos] and advances pos past it. The input must be valid UTF-8.
+char32_t utf8_decode(std::string_view s, std::size_t& pos);
+
+// Appends the UTF-8 encoding of c.
+void utf8_append(std::string& out, char32_t c);
+
+// Number of code points in valid UTF-8.
+std::size_t utf8_length(std::string_view s);
+
+}  // namespace staticlm

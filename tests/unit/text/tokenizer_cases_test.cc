@@ -1,0 +1,52 @@
+// Every supported component on small tokenizer.json files: added tokens (special, lstrip, rstrip,
+// single_word, normalized), Replace / Prepend / NFC / NFD / NFKC normalizers, Split in each
+// behaviour (and inverted), Metaspace (always, first, split or not), BPE (merge order, byte
+// fallback, unk with and without fuse, ignore_merges, both merge forms), TemplateProcessing and
+// the decoders. Expected ids and text come from the `tokenizers` library (tools/tokenizer_cases.mjs).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "text_test_util.h"
+
+namespace staticlm {
+namespace {
+
+std::vector<std::string> case_files() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(test::fixture("text/cases"))) {
+    if (e.path().extension() == ".json") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(TokenizerCases, AllComponentsMatchTheTokenizersLibrary) {
+  const std::vector<std::string> files = case_files();
+  ASSERT_GE(files.size(), 17u);
+  std::size_t rows = 0;
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    const nlohmann::json doc = nlohmann::json::parse(read_file(file));
+    const auto tok = Tokenizer::from_json(doc["tokenizer"].dump(), file);
+    for (const auto& row : doc["cases"]) {
+      const std::string text = row["text"].get<std::string>();
+      SCOPED_TRACE(nlohmann::json(text).dump());
+      const auto ids = row["ids"].get<std::vector<int>>();
+      const auto ids_bos = row["ids_bos"].get<std::vector<int>>();
+      EXPECT_EQ(tok->encode(text), ids);
+      EXPECT_EQ(tok->encode(text, true), ids_bos);
+      if (!row["decoded"].is_null()) {
+        EXPECT_EQ(tok->decode(ids), row["decoded"].get<std::string>());
+      }
+      if (!row["decoded_skip"].is_null()) {
+        EXPECT_EQ(tok->decode(ids_bos, true), row["decoded_skip"].get<std::string>());
+      }
+      ++rows;
+    }
+  }
+  EXPECT_GE(rows, 1000u);
+}
+
+}  // namespace
+}  // namespace staticlm

@@ -1,0 +1,135 @@
+// Bad tokenizer.json files and bad input: each is refused with one clear message that names the
+// file, the field or the value, and the right error kind; nothing crashes.
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "text_test_util.h"
+
+namespace staticlm {
+namespace {
+
+// A small valid tokenizer.json, with markers to replace.
+std::string make_json(const std::string& normalizer = "null", const std::string& pre = "null",
+                      const std::string& model_extra = "", const std::string& merges = R"([["a", "b"]])",
+                      const std::string& vocab = R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3, "<s>": 4})",
+                      const std::string& added = "[]", const std::string& post = "null", const std::string& decoder = "null",
+                      const std::string& top_extra = "") {
+  return R"({"version": "1.0", "truncation": null, "padding": null)" + top_extra + R"(, "added_tokens": )" + added +
+         R"(, "normalizer": )" + normalizer + R"(, "pre_tokenizer": )" + pre + R"(, "post_processor": )" + post +
+         R"(, "decoder": )" + decoder + R"(, "model": {"type": "BPE", "unk_token": "<unk>", "vocab": )" + vocab +
+         R"(, "merges": )" + merges + model_extra + "}}";
+}
+
+void expect_error(const std::string& json, ErrorKind kind, const std::string& message) {
+  try {
+    Tokenizer::from_json(json, "tok.json");
+    ADD_FAILURE() << "no error; expected: " << message;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << "message: " << e.what() << "\nexpected: " << message;
+    EXPECT_EQ(std::string(e.what()).rfind("tok.json", 0), 0u) << e.what();
+  }
+}
+
+TEST(TokenizerErrors, ValidBaseFileLoads) {
+  const auto tok = Tokenizer::from_json(make_json(), "tok.json");
+  EXPECT_EQ(tok->encode("ab"), std::vector<int>{2});
+  EXPECT_EQ(tok->encode("aab"), (std::vector<int>{0, 2}));
+}
+
+TEST(TokenizerErrors, FileStructure) {
+  expect_error("{\"model\": ", ErrorKind::kInvalidFile, "tok.json: not valid JSON");
+  expect_error("[1, 2]", ErrorKind::kInvalidFile, "top level: expected an object");
+  expect_error("{\"added_tokens\": []}", ErrorKind::kInvalidFile, "missing field \"model\"");
+  expect_error(make_json("null", "null", "", "[]", "[1]"), ErrorKind::kInvalidFile, "model.vocab: expected an object");
+  expect_error(make_json("null", "null", "", "[]", R"({"a": "zero"})"), ErrorKind::kInvalidFile,
+               "model.vocab[\"a\"]: expected a non-negative integer id");
+  expect_error(make_json("null", "null", "", "[]", R"({"a": 0, "b": 0})"), ErrorKind::kInvalidFile, "id 0 is given to both 'a' and 'b'");
+  expect_error(make_json("null", "null", "", "[\"a b c\"]"), ErrorKind::kInvalidFile,
+               "model.merges[0]: expected \"left right\" with exactly one space, got \"a b c\"");
+  expect_error(make_json("null", "null", "", "[[\"a\"]]"), ErrorKind::kInvalidFile, "model.merges[0]: expected \"left right\" or");
+  expect_error(make_json("null", "null", "", "[[\"a\", \"q\"]]"), ErrorKind::kInvalidFile,
+               "model.merges[0]: token 'q' is not in the vocabulary");
+  expect_error(make_json("null", "null", "", "[[\"b\", \"a\"]]"), ErrorKind::kInvalidFile,
+               "model.merges[0]: the merged token 'ba' is not in the vocabulary");
+  expect_error(make_json("null", "null", ", \"fuse_unk\": \"yes\""), ErrorKind::kInvalidFile, "model.fuse_unk: expected true or false");
+}
+
+TEST(TokenizerErrors, UnsupportedComponentsAreNamed) {
+  expect_error(make_json(R"({"type": "BertNormalizer"})"), ErrorKind::kUnsupported, "normalizer type \"BertNormalizer\" is not supported");
+  expect_error(make_json(R"({"type": "Sequence", "normalizers": [{"type": "Lowercase"}]})"), ErrorKind::kUnsupported,
+               "normalizer.normalizers[0]: normalizer type \"Lowercase\" is not supported");
+  expect_error(make_json("null", R"({"type": "ByteLevel"})"), ErrorKind::kUnsupported, "pre-tokenizer type \"ByteLevel\" is not supported");
+  expect_error(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3})", "[]", "null",
+                         R"({"type": "WordPiece"})"),
+               ErrorKind::kUnsupported, "decoder type \"WordPiece\" is not supported");
+  expect_error(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3})", "[]",
+                         R"({"type": "RobertaProcessing"})"),
+               ErrorKind::kUnsupported, "post-processor type \"RobertaProcessing\" is not supported");
+  expect_error(R"({"model": {"type": "WordPiece", "vocab": {}}})", ErrorKind::kUnsupported, "model type \"WordPiece\" is not supported");
+  expect_error(make_json("null", "null", ", \"dropout\": 0.1"), ErrorKind::kUnsupported, "model.dropout: BPE dropout is not supported");
+  expect_error(make_json("null", "null", ", \"continuing_subword_prefix\": \"##\""), ErrorKind::kUnsupported,
+               "model.continuing_subword_prefix: is not supported");
+  std::string truncated = make_json();
+  truncated.replace(truncated.find("\"truncation\": null"), 18, "\"truncation\": {\"max_length\": 8}");
+  expect_error(truncated, ErrorKind::kUnsupported, "truncation: is set; truncation and padding are not supported");
+}
+
+TEST(TokenizerErrors, BadComponentFields) {
+  expect_error(make_json(R"({"type": "Replace", "pattern": {"Regex": "(a"}, "content": "x"})"), ErrorKind::kInvalidFile,
+               "normalizer.pattern: bad regular expression \"(a\"");
+  expect_error(make_json(R"({"type": "Replace", "pattern": {"Glob": "*"}, "content": "x"})"), ErrorKind::kInvalidFile,
+               "normalizer.pattern: expected {\"String\": ...} or {\"Regex\": ...}");
+  expect_error(make_json("null", R"({"type": "Split", "pattern": {"String": " "}, "behavior": "Sideways", "invert": false})"),
+               ErrorKind::kInvalidFile, "pre_tokenizer.behavior: expected Removed, Isolated, MergedWithPrevious, MergedWithNext or Contiguous, got \"Sideways\"");
+  expect_error(make_json("null", R"({"type": "Metaspace", "replacement": "ab"})"), ErrorKind::kInvalidFile,
+               "pre_tokenizer.replacement: expected a single character, got \"ab\"");
+  expect_error(make_json("null", R"({"type": "Metaspace", "replacement": "_", "prepend_scheme": "sometimes"})"), ErrorKind::kInvalidFile,
+               "pre_tokenizer.prepend_scheme: expected \"always\", \"never\" or \"first\", got \"sometimes\"");
+  expect_error(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3})", "[]",
+                         R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<x>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "pair": [], "special_tokens": {}})"),
+               ErrorKind::kInvalidFile, "post_processor.single[0]: special token \"<x>\" is not listed in post_processor.special_tokens");
+  expect_error(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3})",
+                         R"([{"id": 7, "content": "a", "special": true}])"),
+               ErrorKind::kInvalidFile, "added_tokens[0]: \"a\" has id 7 but the model vocabulary gives it id 0");
+  expect_error(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3})",
+                         R"([{"id": 1, "content": "<new>", "special": true}])"),
+               ErrorKind::kInvalidFile, "added_tokens[0]: id 1 of \"<new>\" belongs to \"b\" in the model vocabulary");
+}
+
+TEST(TokenizerErrors, BadInput) {
+  const auto tok = Tokenizer::from_json(make_json(), "tok.json");
+  try {
+    tok->encode(std::string("a\xC3(", 3));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_STREQ(e.what(), "text to encode is not valid UTF-8 (bad byte at offset 1)");
+  }
+  try {
+    tok->decode(std::vector<int>{0, 99});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kOutOfRange);
+    EXPECT_STREQ(e.what(), "token id 99 is not in the vocabulary of tok.json (ids 0..4)");
+  }
+  // A character outside the vocabulary needs the unk token, which this vocabulary lacks.
+  const auto no_unk = Tokenizer::from_json(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2})"), "t2.json");
+  try {
+    no_unk->encode("abc");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile);
+    EXPECT_STREQ(e.what(), "the unk_token '<unk>' is not in the vocabulary");
+  }
+  try {
+    Tokenizer::load("/nonexistent/tokenizer.json");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/tokenizer.json"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace staticlm
