@@ -11,5 +11,6 @@ void add_preprocess_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_detokenize_command(CLI::App& app);
 void add_chat_format_command(CLI::App& app);
+void add_inputs_command(CLI::App& app);
 
 }  // namespace staticlm::cli
