@@ -38,7 +38,10 @@ class StaticInputsCli : public ::testing::Test {
   }
   // Runs a command that must fail: exit 2, the message on stderr, and no output file.
   void expect_failure(const std::string& args, const std::string& message) const {
-    const auto r = inputs(args);
+    expect_failure_in(model(), args, message);
+  }
+  void expect_failure_in(const std::string& model_dir, const std::string& args, const std::string& message) const {
+    const auto r = test::run_staticlm("inputs -m " + model_dir + " --out " + out() + " " + args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("error: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(message), std::string::npos) << "missing '" << message << "' in: " << r.err;
@@ -240,6 +243,50 @@ TEST_F(StaticInputsCli, ChatFormatMovesTheSpan) {
   expect_failure("--messages " + msg_dir.file("messages.json") + chat_profile,
                  "an image part names no file and no --image is left for it");
   expect_failure("--messages " + msg_dir.file("messages.json") + " --prompt hi", "give --prompt or --messages, not both");
+}
+
+
+// A directory holding the tiny model's config and tokenizer (linked), with its own
+// tokenizer_config.json.
+std::string model_with_tokenizer_config(const test::TempDir& dir, const std::string& model, const std::string& text) {
+  for (const char* f : {"config.json", "tokenizer.json"}) {
+    std::filesystem::create_symlink(model + "/" + f, dir.file(f));
+  }
+  write_text_atomic(dir.file("tokenizer_config.json"), text);
+  return dir.path();
+}
+
+TEST_F(StaticInputsCli, TokenizerAddBosMustMatchProfile) {
+  test::TempDir m;
+  const std::string dir = model_with_tokenizer_config(m, model(), R"({"add_bos_token": true})");
+  auto r = test::run_staticlm("inputs -m " + dir + " --prompt " + kPrompt + " --image " + image("aspect_528x288.png") +
+                              " --out " + out());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tokenizer_add_bos_token is false but the tokenizer's add_bos_token is true"), std::string::npos)
+      << r.err;
+  test::TempDir m2;
+  const std::string bad = model_with_tokenizer_config(m2, model(), R"({"add_bos_token": "yes"})");
+  r = test::run_staticlm("inputs -m " + bad + " --prompt hi --out " + out());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tokenizer_config.json: add_bos_token must be true or false, got \"yes\""), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out()));
+}
+
+TEST_F(StaticInputsCli, TextOnlyModel) {
+  test::TempDir m;
+  auto r = test::run_staticlm("make-model --preset tiny --seed 2 --text-only --out " + m.file("t"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // No vision tower: no image span in the layout, so a short max_seq is fine...
+  r = test::run_staticlm("inputs -m " + m.file("t") + " --prompt 'Hello there' --max-seq 8 --json --out " + out());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("S"), 8);
+  EXPECT_TRUE(j.at("vision_profile").is_null());
+  EXPECT_TRUE(j.at("all_passed").get<bool>());
+  std::filesystem::remove(out());
+  // ...and an image is refused.
+  expect_failure_in(m.file("t"), "--prompt " + kPrompt + " --image " + image("aspect_528x288.png"),
+                    "an image was given but the model is text-only");
 }
 
 }  // namespace
