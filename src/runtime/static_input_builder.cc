@@ -12,25 +12,48 @@ namespace staticlm {
 
 namespace {
 
-// tokenizer_config.json's add_bos_token; when the file or the key is absent, whether the
-// tokenizer's post-processor adds a token to an empty text (what Hugging Face then does).
-bool read_add_bos_token(const std::string& model_dir, const Tokenizer& tokenizer) {
-  const std::string path = path_join(model_dir, "tokenizer_config.json");
-  if (file_exists(path)) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(read_file(path));
-    } catch (const nlohmann::json::parse_error& e) {
-      invalid_file(path + ": not valid JSON (" + e.what() + ")");
-    }
-    if (j.is_object() && j.contains("add_bos_token")) {
-      if (!j["add_bos_token"].is_boolean()) {
-        invalid_file(path + ": add_bos_token must be true or false, got " + j["add_bos_token"].dump());
-      }
-      return j["add_bos_token"].get<bool>();
-    }
+// A JSON file of the checkpoint as an object, or null when the file is absent.
+nlohmann::json read_optional_json(const std::string& path) {
+  if (!file_exists(path)) return nullptr;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    invalid_file(path + ": not valid JSON (" + e.what() + ")");
   }
-  return !tokenizer.encode("", true).empty();
+  if (!j.is_object()) invalid_file(path + ": expected a JSON object");
+  return j;
+}
+
+std::optional<std::int64_t> optional_int(const nlohmann::json& j, const char* key, const std::string& path) {
+  if (j.is_null() || !j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number_integer()) invalid_file(path + ": " + key + " must be an integer, got " + j[key].dump());
+  return j[key].get<std::int64_t>();
+}
+
+// What the checkpoint's processor files say. add_bos_token comes from tokenizer_config.json;
+// when absent, from whether the tokenizer's post-processor adds a token to an empty text (what
+// Hugging Face then does).
+ProcessorSettings read_processor_settings(const std::string& dir, const Tokenizer& tokenizer) {
+  ProcessorSettings s;
+  const std::string tok_path = path_join(dir, "tokenizer_config.json");
+  const nlohmann::json tok = read_optional_json(tok_path);
+  if (!tok.is_null() && tok.contains("add_bos_token")) {
+    if (!tok["add_bos_token"].is_boolean()) {
+      invalid_file(tok_path + ": add_bos_token must be true or false, got " + tok["add_bos_token"].dump());
+    }
+    s.add_bos_token = tok["add_bos_token"].get<bool>();
+  } else {
+    s.add_bos_token = !tokenizer.encode("", true).empty();
+  }
+  const std::string pre_path = path_join(dir, "preprocessor_config.json");
+  const nlohmann::json pre = read_optional_json(pre_path);
+  s.patch_size = optional_int(pre, "patch_size", pre_path);
+  s.pooling_kernel_size = optional_int(pre, "pooling_kernel_size", pre_path);
+  s.max_soft_tokens = optional_int(pre, "max_soft_tokens", pre_path);
+  const std::string proc_path = path_join(dir, "processor_config.json");
+  s.image_seq_length = optional_int(read_optional_json(proc_path), "image_seq_length", proc_path);
+  return s;
 }
 
 // A [rows, cols] tensor as [1, rows, cols] (the processor's batch of one image).
@@ -47,12 +70,17 @@ std::unique_ptr<StaticInputBuilder> StaticInputBuilder::create(const std::string
   std::unique_ptr<StaticInputBuilder> b(new StaticInputBuilder());
   b->model_ = load_model_config(model_dir);
   b->tokenizer_ = Tokenizer::load(path_join(model_dir, "tokenizer.json"));
-  b->add_bos_token_ = read_add_bos_token(model_dir, *b->tokenizer_);
+  const ProcessorSettings settings = read_processor_settings(model_dir, *b->tokenizer_);
+  b->add_bos_token_ = *settings.add_bos_token;
   b->image_fit_ = config.image_fit;
   StaticInputOptions& o = b->options_;
   if (b->model_.vision) {
     const StaticSetup setup = resolve_static_setup(config, &*b->model_.vision);
-    setup.profile.validate_tokenizer_add_bos(b->add_bos_token_);
+    setup.profile.validate_processor(settings);
+    if (setup.profile.patch_size != kPatchSize || setup.profile.pooling_kernel_size != kPoolingKernel) {
+      unsupported("vision profile '" + setup.profile.name + "': the image processor handles patch_size " +
+                  std::to_string(kPatchSize) + " and pooling_kernel_size " + std::to_string(kPoolingKernel) + " only");
+    }
     o.profile = setup.profile;
     o.layout = setup.layout;
   } else {

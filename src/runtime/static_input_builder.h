@@ -20,10 +20,12 @@ namespace staticlm {
 
 class StaticInputBuilder {
  public:
-  // Reads config.json, tokenizer.json and tokenizer_config.json (add_bos_token, absent = false)
-  // from a checkpoint directory and resolves the config's profile against the model: a model
-  // with a vision tower gets the validated vision profile and layout, a text-only model a layout
-  // without image span. The tokenizer's add_bos_token must equal the profile's.
+  // Reads config.json and tokenizer.json from a checkpoint directory, and the processor
+  // settings of tokenizer_config.json (add_bos_token), preprocessor_config.json and
+  // processor_config.json when present; resolves the config's profile against the model: a
+  // model with a vision tower gets the validated vision profile and layout (the processor
+  // settings must agree with it, TICO's validate_processor), a text-only model a layout without
+  // image span.
   static std::unique_ptr<StaticInputBuilder> create(const std::string& model_dir, const RuntimeConfig& config,
                                                     bool reserve_decode_slot = false);
 

@@ -116,6 +116,24 @@ void VisionProfile::validate_tokenizer_add_bos(bool add_bos_token) const {
   }
 }
 
+void VisionProfile::validate_processor(const ProcessorSettings& s) const {
+  if (s.add_bos_token) validate_tokenizer_add_bos(*s.add_bos_token);
+  const std::pair<const char*, std::pair<std::optional<std::int64_t>, std::int64_t>> image[] = {
+      {"patch_size", {s.patch_size, patch_size}},
+      {"pooling_kernel_size", {s.pooling_kernel_size, pooling_kernel_size}},
+      {"max_soft_tokens", {s.max_soft_tokens, max_soft_tokens}}};
+  for (const auto& [field, values] : image) {
+    if (values.first && *values.first != values.second) {
+      invalid_argument(profile_prefix(*this) + "the image processor's " + field + " is " + std::to_string(*values.first) +
+                       " but the profile's is " + std::to_string(values.second));
+    }
+  }
+  if (s.image_seq_length && *s.image_seq_length != max_soft_tokens) {
+    invalid_argument(profile_prefix(*this) + "the processor's image_seq_length is " + std::to_string(*s.image_seq_length) +
+                     " but the profile's max_soft_tokens is " + std::to_string(max_soft_tokens));
+  }
+}
+
 StaticLayout VisionProfile::layout(std::int64_t max_seq) const {
   return StaticLayout{max_seq, visual_start_idx, num_visual_tokens, batch_size};
 }

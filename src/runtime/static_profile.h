@@ -34,6 +34,14 @@ struct StaticLayout {
   void validate() const;
 };
 
+// What a checkpoint's processor files say (tokenizer_config.json, preprocessor_config.json,
+// processor_config.json); absent values are not checked.
+struct ProcessorSettings {
+  std::optional<bool> add_bos_token;
+  std::optional<std::int64_t> patch_size, pooling_kernel_size, max_soft_tokens;  // image processor
+  std::optional<std::int64_t> image_seq_length;                                  // processor
+};
+
 struct VisionProfile {
   std::string name;
   std::int64_t visual_start_idx = 0;
@@ -66,6 +74,10 @@ struct VisionProfile {
   void validate_for_model(std::int64_t max_seq, const VisionConfig* vision) const;
   // The tokenizer must add BOS exactly when the profile says so (otherwise the span moves).
   void validate_tokenizer_add_bos(bool add_bos_token) const;
+  // TICO's validate_processor: the tokenizer's add_bos_token, the image processor's patch_size,
+  // pooling_kernel_size and max_soft_tokens, and the processor's image_seq_length (== max_soft_tokens)
+  // must agree with the profile; settings that are not given are skipped.
+  void validate_processor(const ProcessorSettings& settings) const;
 
   // The layout whose visual span is this profile's.
   StaticLayout layout(std::int64_t max_seq) const;

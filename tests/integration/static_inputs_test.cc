@@ -256,7 +256,7 @@ std::string model_with_tokenizer_config(const test::TempDir& dir, const std::str
   return dir.path();
 }
 
-TEST_F(StaticInputsCli, TokenizerAddBosMustMatchProfile) {
+TEST_F(StaticInputsCli, ProcessorSettingsMustMatchProfile) {
   test::TempDir m;
   const std::string dir = model_with_tokenizer_config(m, model(), R"({"add_bos_token": true})");
   auto r = test::run_staticlm("inputs -m " + dir + " --prompt " + kPrompt + " --image " + image("aspect_528x288.png") +
@@ -270,6 +270,18 @@ TEST_F(StaticInputsCli, TokenizerAddBosMustMatchProfile) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("tokenizer_config.json: add_bos_token must be true or false, got \"yes\""), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(out()));
+  // The image processor's settings must agree with the profile too (TICO's validate_processor).
+  test::TempDir m3;
+  const std::string pre = model_with_tokenizer_config(m3, model(), R"({"add_bos_token": false})");
+  write_text_atomic(m3.file("preprocessor_config.json"), R"({"patch_size": 16, "max_soft_tokens": 560})");
+  r = test::run_staticlm("inputs -m " + pre + " --prompt hi --out " + out());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the image processor's max_soft_tokens is 560 but the profile's is 280"), std::string::npos) << r.err;
+  write_text_atomic(m3.file("preprocessor_config.json"), R"({"patch_size": 16})");
+  write_text_atomic(m3.file("processor_config.json"), R"({"image_seq_length": 256})");
+  r = test::run_staticlm("inputs -m " + pre + " --prompt hi --out " + out());
+  EXPECT_NE(r.err.find("the processor's image_seq_length is 256 but the profile's max_soft_tokens is 280"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(StaticInputsCli, TextOnlyModel) {

@@ -167,6 +167,21 @@ TEST(StaticProfileValidate, TokenizerAddBos) {
                     "tokenizer's add_bos_token is true");
 }
 
+TEST(StaticProfileValidate, ProcessorSettings) {
+  const VisionProfile& p = registered_vision_profile(kDefaultVisionProfile);
+  EXPECT_NO_THROW(p.validate_processor(ProcessorSettings{}));
+  EXPECT_NO_THROW(p.validate_processor(ProcessorSettings{false, 16, 3, 280, 280}));
+  EXPECT_ERROR_WITH(p.validate_processor(ProcessorSettings{true, {}, {}, {}, {}}), "tokenizer's add_bos_token is true");
+  EXPECT_ERROR_WITH(p.validate_processor(ProcessorSettings{{}, 14, {}, {}, {}}),
+                    "the image processor's patch_size is 14 but the profile's is 16");
+  EXPECT_ERROR_WITH(p.validate_processor(ProcessorSettings{{}, {}, 2, {}, {}}),
+                    "the image processor's pooling_kernel_size is 2 but the profile's is 3");
+  EXPECT_ERROR_WITH(p.validate_processor(ProcessorSettings{{}, {}, {}, 560, {}}),
+                    "the image processor's max_soft_tokens is 560 but the profile's is 280");
+  EXPECT_ERROR_WITH(p.validate_processor(ProcessorSettings{{}, {}, {}, {}, 256}),
+                    "the processor's image_seq_length is 256 but the profile's max_soft_tokens is 280");
+}
+
 TEST(StaticLayout, Rules) {
   StaticLayout ok{2048, 1, 264, 1};
   EXPECT_NO_THROW(ok.validate());
