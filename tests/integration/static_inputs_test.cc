@@ -301,5 +301,21 @@ TEST_F(StaticInputsCli, TextOnlyModel) {
                     "an image was given but the model is text-only");
 }
 
+
+// image_token_id comes from the top-level config: a null there is an error even when
+// text_config carries one.
+TEST_F(StaticInputsCli, ImageTokenIdFromTopLevelConfig) {
+  test::TempDir m;
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
+    std::filesystem::create_symlink(model() + "/" + f, m.file(f));
+  }
+  auto config = nlohmann::json::parse(read_file(model() + "/config.json"));
+  config["image_token_id"] = nullptr;
+  config["text_config"]["image_token_id"] = 258880;
+  write_text_atomic(m.file("config.json"), config.dump(2));
+  expect_failure_in(m.path(), "--prompt " + kPrompt + " --image " + image("aspect_528x288.png"),
+                    "config.image_token_id is required (the top-level config.json field; text_config's is not used)");
+}
+
 }  // namespace
 }  // namespace staticlm
