@@ -14,11 +14,10 @@
 
 #include "model/config.h"
 #include "runtime/static_profile.h"
+#include "staticlm/backend.h"  // RopeSine: the sine-table convention of the decoder graphs
 
 namespace staticlm {
 
-// Sine-table convention of the decoder graphs (TICO NEWER's `rope` option).
-enum class RopeSine { kHf, kPreNegatedSin };
 // How an image that does not already have the profile's geometry is handled:
 // kStrict runs the processor as Hugging Face does and refuses any other patch grid;
 // kFit resizes the image to the profile's patch grid first.

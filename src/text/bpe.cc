@@ -161,44 +161,62 @@ void BpeModel::encode(std::string_view piece, std::vector<int>& out, BpeScratch&
       return;
     }
   }
+  s.bytes_seen += piece.size();
+  if (s.cache.empty() && s.bytes_seen > 8192) s.cache.resize(BpeScratch::kCacheSlots);
+  // Cut before each U+2581 that follows a known character that no merge joins to a U+2581 (see
+  // can_cut_): the parts merge independently, so each is encoded (or found in the cache) alone.
+  static constexpr std::string_view kMarker = "\xE2\x96\x81";
+  std::size_t start = 0;
+  if (can_cut_) {
+    for (std::size_t p = piece.find(kMarker, 1); p != std::string_view::npos; p = piece.find(kMarker, p + kMarker.size())) {
+      std::size_t q = p - 1;
+      while (q > 0 && (static_cast<unsigned char>(piece[q]) & 0xC0) == 0x80) --q;
+      std::size_t r = q;
+      const char32_t prev = utf8_decode(piece, r);
+      if (prev == kMetaspace || char_id(prev, piece.substr(q, p - q)) < 0 ||
+          std::binary_search(crossing_.begin(), crossing_.end(), prev)) {
+        continue;
+      }
+      encode_segment(piece.substr(start, p - start), out, s);
+      start = p;
+    }
+  }
+  encode_segment(piece.substr(start), out, s);
+}
+
+void BpeModel::encode_segment(std::string_view text, std::vector<int>& out, BpeScratch& s) const {
+  BpeScratch::CacheSlot* slot = nullptr;
+  if (!s.cache.empty() && text.size() <= sizeof(slot->key)) {
+    slot = &s.cache[std::hash<std::string_view>{}(text) & (BpeScratch::kCacheSlots - 1)];
+    if (slot->key_size == text.size() && std::memcmp(slot->key, text.data(), text.size()) == 0) {
+      out.insert(out.end(), slot->ids, slot->ids + slot->id_count);
+      return;
+    }
+  }
   // Initial symbols, as upstream's merge_word builds them.
   s.symbols.clear();
-  s.cuts.clear();
-  s.cut_bytes.clear();
-  s.cuts.push_back(0);
-  s.cut_bytes.push_back(0);
   auto add = [&](int id) { s.symbols.push_back({id, -1, -1, true}); };
   int unk_id = -1;  // a pending (maybe fused) unk symbol
-  bool prev_known = false;
-  char32_t prev_char = 0;
   std::size_t pos = 0;
-  while (pos < piece.size()) {
-    const std::size_t start = pos;
-    const char32_t c = utf8_decode(piece, pos);
-    const std::string_view text = piece.substr(start, pos - start);
-    const int id = char_id(c, text);
+  while (pos < text.size()) {
+    const std::size_t begin = pos;
+    const char32_t c = utf8_decode(text, pos);
+    const std::string_view ch = text.substr(begin, pos - begin);
+    const int id = char_id(c, ch);
     if (id >= 0) {
       if (unk_id >= 0) {
         add(unk_id);
         unk_id = -1;
       }
-      if (can_cut_ && c == kMetaspace && prev_known && prev_char != kMetaspace &&
-          !std::binary_search(crossing_.begin(), crossing_.end(), prev_char) && s.symbols.size() > s.cuts.back()) {
-        s.cuts.push_back(s.symbols.size());
-        s.cut_bytes.push_back(start);
-      }
       add(id);
-      prev_known = true;
-      prev_char = c;
       continue;
     }
-    prev_known = false;
     if (byte_fallback_) {
       bool all = true;
-      for (char b : text) all = all && byte_ids_[static_cast<unsigned char>(b)] >= 0;
+      for (char b : ch) all = all && byte_ids_[static_cast<unsigned char>(b)] >= 0;
       if (all) {
         // Upstream adds these without first flushing a pending unk; so do we.
-        for (char b : text) add(byte_ids_[static_cast<unsigned char>(b)]);
+        for (char b : ch) add(byte_ids_[static_cast<unsigned char>(b)]);
         continue;
       }
     }
@@ -211,33 +229,17 @@ void BpeModel::encode(std::string_view piece, std::vector<int>& out, BpeScratch&
     // Without an unk_token the character is dropped, as upstream does.
   }
   if (unk_id >= 0) add(unk_id);
-  s.cuts.push_back(s.symbols.size());
-  s.cut_bytes.push_back(piece.size());
-  s.bytes_seen += piece.size();
-  if (s.cache.empty() && s.bytes_seen > 8192) s.cache.resize(BpeScratch::kCacheSlots);
-  for (std::size_t k = 0; k + 1 < s.cuts.size(); ++k) {
-    const std::size_t lo = s.cuts[k], hi = s.cuts[k + 1];
-    const std::string_view text = piece.substr(s.cut_bytes[k], s.cut_bytes[k + 1] - s.cut_bytes[k]);
-    BpeScratch::CacheSlot* slot = nullptr;
-    if (!s.cache.empty() && text.size() <= sizeof(slot->key)) {
-      slot = &s.cache[std::hash<std::string_view>{}(text) & (BpeScratch::kCacheSlots - 1)];
-      if (slot->key_size == text.size() && std::memcmp(slot->key, text.data(), text.size()) == 0) {
-        out.insert(out.end(), slot->ids, slot->ids + slot->id_count);
-        continue;
-      }
-    }
-    merge_segment(s, lo, hi);
-    const std::size_t before = out.size();
-    for (std::size_t i = lo; i < hi; ++i) {
-      if (s.symbols[i].alive) out.push_back(s.symbols[i].id);
-    }
-    const std::size_t count = out.size() - before;
-    if (slot != nullptr && count <= std::size(slot->ids)) {
-      slot->key_size = static_cast<std::uint8_t>(text.size());
-      std::memcpy(slot->key, text.data(), text.size());
-      slot->id_count = static_cast<std::uint8_t>(count);
-      std::copy(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(), slot->ids);
-    }
+  merge_segment(s, 0, s.symbols.size());
+  const std::size_t before = out.size();
+  for (const auto& sym : s.symbols) {
+    if (sym.alive) out.push_back(sym.id);
+  }
+  const std::size_t count = out.size() - before;
+  if (slot != nullptr && count <= std::size(slot->ids)) {
+    slot->key_size = static_cast<std::uint8_t>(text.size());
+    std::memcpy(slot->key, text.data(), text.size());
+    slot->id_count = static_cast<std::uint8_t>(count);
+    std::copy(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(), slot->ids);
   }
 }
 

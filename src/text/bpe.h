@@ -3,6 +3,12 @@
 // its <0xXX> byte tokens with byte_fallback, else the unk token, fused when fuse_unk), then the
 // adjacent pair with the lowest merge rank is merged, leftmost first, until no pair merges.
 // Owns the vocabulary and merge table; encode() is const and thread-safe given its own scratch.
+//
+// Speed without changing a result: a merge can only join two symbols if some merge's left part
+// ends, and right part starts, with the two characters at the join. The loader records which
+// characters some merge joins to a following U+2581 (crossing_); before any other U+2581 that
+// follows a known character nothing ever merges, so the piece is cut there and the parts are
+// merged on their own (short ones by a linear scan, long ones with a heap; repeats from a cache).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +28,7 @@ namespace staticlm {
 struct BpeScratch {
   struct Symbol {
     int id;
-    int prev, next;  // neighbours within the segment, -1 at the ends
+    int prev, next;  // neighbours, -1 at the ends
     bool alive;
   };
   struct Candidate {
@@ -30,8 +36,6 @@ struct BpeScratch {
     int left, right;  // ids the pair had when queued; a changed pair is stale
   };
   std::vector<Symbol> symbols;
-  std::vector<std::size_t> cuts;        // symbol indices where a new independent segment starts
-  std::vector<std::size_t> cut_bytes;   // and where in the piece's bytes
   std::vector<Candidate> heap;
   std::vector<std::uint32_t> ranks;     // of the initial adjacent pairs
 
@@ -76,6 +80,7 @@ class BpeModel {
   void build_merges(const BpeSpec& spec, const std::string& where);
   int char_id(char32_t c, std::string_view utf8) const;
   static constexpr std::size_t kShortSegment = 32;
+  void encode_segment(std::string_view text, std::vector<int>& out, BpeScratch& s) const;
   void merge_segment(BpeScratch& s, std::size_t lo, std::size_t hi) const;
   void merge_short(BpeScratch& s, std::size_t lo, std::size_t hi) const;
 
@@ -90,8 +95,7 @@ class BpeModel {
   bool fuse_unk_ = false;
   bool byte_fallback_ = false;
   bool ignore_merges_ = false;
-  // Segmenting: no merge result contains "c▁" (c != ▁) for a c outside crossing_, so a piece can be
-  // cut before each run of ▁ that follows such a c, and the parts merged independently.
+  // No merge joins a character outside crossing_ (other than U+2581) to a following U+2581.
   bool can_cut_ = false;
   std::vector<char32_t> crossing_;  // sorted
 };

@@ -98,7 +98,7 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool add_special_token
   if (bad != std::string_view::npos) {
     invalid_argument("text to encode is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
   }
-  if (text.size() > 0xFFFFFFF0u) out_of_range("text to encode is longer than 4 GiB");
+  if (text.size() > 0x7FFFFFF0u) out_of_range("text to encode is longer than 2 GiB");
   std::vector<int> out;
   if (add_special_tokens && has_template_) out = template_.before;
   BpeScratch scratch;

@@ -1,5 +1,8 @@
 #include "text/utf8.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace staticlm {
 
 std::size_t utf8_first_invalid(std::string_view s) {
@@ -7,6 +10,14 @@ std::size_t utf8_first_invalid(std::string_view s) {
   const std::size_t n = s.size();
   std::size_t i = 0;
   while (i < n) {
+    // ASCII runs eight bytes at a time.
+    while (i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if (w & 0x8080808080808080ULL) break;
+      i += 8;
+    }
+    if (i >= n) break;
     const unsigned char c = p[i];
     if (c < 0x80) {
       ++i;
@@ -35,15 +46,6 @@ std::size_t utf8_first_invalid(std::string_view s) {
     i += len;
   }
   return std::string_view::npos;
-}
-
-char32_t utf8_decode(std::string_view s, std::size_t& pos) {
-  const auto c = static_cast<unsigned char>(s[pos]);
-  const int len = utf8_sequence_length(c);
-  char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[pos + k]) & 0x3F);
-  pos += len;
-  return cp;
 }
 
 void utf8_append(std::string& out, char32_t c) {

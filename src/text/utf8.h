@@ -25,7 +25,18 @@ inline int utf8_sequence_length(unsigned char lead) {
 }
 
 // Decodes the code point at s[pos] and advances pos past it. The input must be valid UTF-8.
-char32_t utf8_decode(std::string_view s, std::size_t& pos);
+inline char32_t utf8_decode(std::string_view s, std::size_t& pos) {
+  const auto c = static_cast<unsigned char>(s[pos]);
+  if (c < 0x80) {
+    ++pos;
+    return c;
+  }
+  const int len = utf8_sequence_length(c);
+  char32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[pos + k]) & 0x3F);
+  pos += len;
+  return cp;
+}
 
 // Appends the UTF-8 encoding of c.
 void utf8_append(std::string& out, char32_t c);

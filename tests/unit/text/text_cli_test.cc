@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "model/gemma4_vocab.h"
 #include "text_test_util.h"
 
 namespace staticlm {
@@ -70,6 +71,22 @@ TEST(TextCli, ChatFormatChecksTheVocabulary) {
   const auto r = run_staticlm("chat-format " + tokenizer_flag() + " --prompt hi");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: " + test::gemma3_tokenizer_path() + " has no <|turn> token: it is not a Gemma 4 vocabulary\n");
+}
+
+TEST(TextCli, ChatFormatIdsWithTheGemma4Vocabulary) {
+  STATICLM_REQUIRE_GEMMA3(tok);
+  (void)tok;
+  test::TempDir dir;
+  const std::string g3 = test::gemma3_tokenizer_path();
+  write_text_atomic(dir.file("tokenizer.json"), gemma4_tokenizer_json(read_file(g3), g3));
+  std::ofstream(dir.file("m.json")) << R"([{"role": "user", "content": "Hi"}])";
+  const auto r = run_staticlm("chat-format -m " + quoted(dir.path()) + " --messages " + quoted(dir.file("m.json")) + " --ids");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // <bos>, then the ids the tokenizers library gives "<|turn>user\nHi<turn|>\n<|turn>model\n" on
+  // the Gemma 4 vocabulary (a line of tests/fixtures/text/reference_ids.jsonl).
+  EXPECT_EQ(r.out, "2 105 2364 107 10979 106 107 105 4368 107\n");
+  const auto text = run_staticlm("detokenize -m " + quoted(dir.path()) + " --ids 2,105,2364,107,10979,106,107,105,4368,107");
+  EXPECT_EQ(text.out, "<bos><|turn>user\nHi<turn|>\n<|turn>model\n");
 }
 
 TEST(TextCli, BadUsageAndInput) {

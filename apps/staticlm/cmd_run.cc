@@ -1,0 +1,257 @@
+// staticlm run -m DIR [--config runtime.yaml] [--set k=v]... (-p PROMPT | --prompt-ids 2,105,...
+// | --messages F) [--chat] [--image F]... [-n N] [--max-seq S] [--temp T] [--top-k K] [--top-p P]
+// [--min-p P] [--repetition-penalty R] [--seed S] [--threads N] [--stop STR]...
+// [--dump-logits OUT.safetensors]
+//
+// Generates with the CPU backend: streams the generated text to stdout (control tokens left
+// out; token ids, space separated, when the checkpoint has no tokenizer.json) and prints
+// statistics to stderr. -p is tokenized as given, or in the chat format with --chat;
+// --messages (OpenAI-style JSON) always uses the chat format. `--temp 0`
+// is greedy; sampling defaults come from generation_config.json (greedy without one). Stops on
+// any EOS id of the checkpoint, a stop string, -n tokens, or when the KV cache is full (a clean
+// stop with a message, exit 0).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "base/error.h"
+#include "base/file.h"
+#include "base/thread_pool.h"
+#include "commands.h"
+#include "model/checkpoint.h"
+#include "runtime/generation_defaults.h"
+#include "runtime/logits_dump.h"
+#include "runtime/rope.h"
+#include "runtime/runtime.h"
+#include "text/chat_format.h"
+#include "text/detokenizer.h"
+#include "text/tokenizer.h"
+
+namespace staticlm::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::optional<std::string> config_file;
+  std::vector<std::string> sets;
+  std::optional<std::string> prompt, prompt_ids, messages;
+  bool chat = false;
+  std::vector<std::string> images;
+  std::optional<std::int64_t> max_new_tokens, max_seq, top_k;
+  std::optional<double> temperature, top_p, min_p, repetition_penalty;
+  std::uint64_t seed = 0;
+  int threads = 0;  // 0: one per hardware thread
+  std::vector<std::string> stops;
+  std::optional<std::string> dump_logits;
+};
+
+// The runtime settings `run` reads from --config / --set (the keys of the runtime config).
+struct RunSettings {
+  std::int64_t max_seq = 2048;
+  float mask_fill_value = kDefaultMaskFill;
+  RopeSine rope_sine = RopeSine::kPreNegatedSin;
+};
+
+RunSettings settings_from(const RunArgs& a) {
+  if (a.config_file) {
+    unsupported("--config: reading a runtime config file is not available in this build yet; use --set and --max-seq");
+  }
+  RunSettings s;
+  for (const std::string& kv : a.sets) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) invalid_argument("--set " + kv + ": expected key=value");
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    try {
+      if (key == "max_seq") {
+        s.max_seq = std::stoll(value);
+      } else if (key == "mask_fill_value") {
+        s.mask_fill_value = std::stof(value);
+      } else if (key == "rope_sine") {
+        s.rope_sine = parse_rope_sine(value, "--set rope_sine");
+      } else {
+        invalid_argument("--set " + key + ": unknown key for run; expected max_seq, mask_fill_value or rope_sine");
+      }
+    } catch (const std::logic_error&) {  // stoll / stof
+      invalid_argument("--set " + key + ": \"" + value + "\" is not a number");
+    }
+  }
+  if (a.max_seq) s.max_seq = *a.max_seq;
+  if (s.max_seq < 2) invalid_argument("--max-seq " + std::to_string(s.max_seq) + ": must be at least 2");
+  if (!(s.mask_fill_value < 0) || !std::isfinite(s.mask_fill_value)) {
+    invalid_argument("--set mask_fill_value: must be a finite negative number");
+  }
+  return s;
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", s);
+  return buf;
+}
+
+std::string rate(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f tok/s", r);
+  return buf;
+}
+
+// The checkpoint's tokenizer.json, or null when it has none.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir) {
+  const std::string path = path_join(model_dir, "tokenizer.json");
+  return file_exists(path) ? Tokenizer::load(path) : nullptr;
+}
+
+// The prompt as token ids: --prompt-ids as given; -p as given, or wrapped in the chat format
+// with --chat; --messages always in the chat format (whose text starts with <bos>).
+std::vector<std::int64_t> prompt_ids(const RunArgs& a, const ModelConfig& config, const Tokenizer* tok) {
+  if (a.prompt_ids) {
+    if (a.chat) invalid_argument("run: --chat goes with -p, not --prompt-ids");
+    return parse_token_ids(*a.prompt_ids, config.text.vocab_size, "--prompt-ids");
+  }
+  if (tok == nullptr) {
+    invalid_argument("run: " + std::string(a.prompt ? "-p" : "--messages") + " needs the checkpoint's tokenizer.json, " +
+                     "which " + a.model + " does not have; give --prompt-ids instead");
+  }
+  std::string text;
+  if (a.messages) {
+    const auto messages = parse_chat_messages_json(read_file(*a.messages), *a.messages);
+    try {
+      text = render_gemma4_chat(messages).text;
+    } catch (const Error& e) {
+      throw Error(e.kind(), *a.messages + ": " + e.what());
+    }
+  } else {
+    text = a.chat ? render_gemma4_chat(chat_from_prompt(*a.prompt, {}, "")).text : *a.prompt;
+  }
+  const std::vector<int> ids = tok->encode(text);
+  if (ids.empty()) invalid_argument("run: the prompt is empty");
+  return {ids.begin(), ids.end()};
+}
+
+void run_command(const RunArgs& a) {
+  const int sources = (a.prompt ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
+  if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, --prompt-ids, --messages");
+  if (!a.images.empty()) {
+    unsupported("run: --image needs the vision tower, which the cpu backend does not implement yet");
+  }
+  const RunSettings settings = settings_from(a);
+  auto ck = Checkpoint::open(a.model);
+  const ModelConfig& config = ck->config();
+
+  GenerateOptions g;
+  g.sampling = sampling_defaults(ck->generation_config());
+  if (a.temperature) g.sampling.temperature = *a.temperature;
+  if (a.top_k) g.sampling.top_k = *a.top_k;
+  if (a.top_p) g.sampling.top_p = *a.top_p;
+  if (a.min_p) g.sampling.min_p = *a.min_p;
+  if (a.repetition_penalty) g.sampling.repetition_penalty = *a.repetition_penalty;
+  g.sampling.seed = a.seed;
+  validate_sampling_options(g.sampling);
+  const auto& gen = ck->generation_config();
+  g.max_new_tokens = a.max_new_tokens.value_or(gen && gen->max_new_tokens ? *gen->max_new_tokens : 256);
+  if (g.max_new_tokens < 1) invalid_argument("-n " + std::to_string(g.max_new_tokens) + ": must be at least 1");
+  g.eos_token_ids = resolve_eos_ids(config, ck->generation_config());
+  g.stop_strings = a.stops;
+  g.record_logits = a.dump_logits.has_value();
+  if (settings.max_seq > config.text.max_position_embeddings) {
+    invalid_argument("--max-seq " + std::to_string(settings.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(config.text.max_position_embeddings));
+  }
+  if (a.threads < 0) invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1 (0: all cores)");
+  auto check_fits = [&](const std::vector<std::int64_t>& ids) {
+    if (static_cast<std::int64_t>(ids.size()) > settings.max_seq - 1) {
+      invalid_argument("run: the prompt has " + std::to_string(ids.size()) + " tokens but max_seq " +
+                       std::to_string(settings.max_seq) + " leaves room for " + std::to_string(settings.max_seq - 1) +
+                       " (one slot is kept for decoding); raise --max-seq");
+    }
+  };
+  // Ids given on the command line are checked before the (slower) tokenizer load.
+  std::vector<std::int64_t> prompt;
+  if (a.prompt_ids) check_fits(prompt = prompt_ids(a, config, nullptr));
+  const std::unique_ptr<Tokenizer> tok = load_tokenizer(a.model);
+  if (!a.prompt_ids) check_fits(prompt = prompt_ids(a, config, tok.get()));
+  std::unique_ptr<IncrementalDetokenizer> stop_text;  // its own stream: stop strings see every piece
+  if (!g.stop_strings.empty()) {
+    if (!tok) invalid_argument("--stop needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
+    stop_text = std::make_unique<IncrementalDetokenizer>(*tok);
+    g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
+  }
+
+  const int threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  ThreadPool pool(threads);
+  SubgraphProfile profile;
+  profile.max_seq = settings.max_seq;
+  profile.rope_sine = settings.rope_sine;
+  CpuBackendOptions bo;
+  bo.pool = &pool;
+  auto backend = CpuBackend::create(*ck, profile, bo);
+  RuntimeOptions ro;
+  ro.mask_fill_value = settings.mask_fill_value;
+  auto runtime = Runtime::create(*backend, config, ck->layers(), ro);
+
+  // Text when the checkpoint has a tokenizer (control tokens left out), else token ids.
+  std::unique_ptr<IncrementalDetokenizer> out_text;
+  if (tok) out_text = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/true);
+  bool first = true;
+  const GenerationResult r = runtime->generate_tokens(prompt, g, [&](std::int64_t token) {
+    if (out_text) {
+      std::cout << out_text->push(static_cast<int>(token));
+    } else {
+      std::cout << (first ? "" : " ") << token;
+    }
+    std::cout << std::flush;
+    first = false;
+    return true;
+  });
+  if (out_text) std::cout << out_text->finish();
+  std::cout << "\n" << std::flush;
+
+  if (a.dump_logits) {
+    write_logits_dump(*a.dump_logits, LogitsDump{r.prefill_logits, r.decode_logits, r.tokens});
+  }
+  const GenerationStats& s = r.stats;
+  std::cerr << "prefill: " << s.prompt_tokens << " tokens in " << seconds(s.prefill_seconds) << " ("
+            << rate(s.prefill_tokens_per_second()) << ")\n"
+            << "decode: " << s.decode_steps << " tokens in " << seconds(s.decode_seconds) << " ("
+            << rate(s.decode_tokens_per_second()) << ")\n"
+            << "time to first token: " << seconds(s.time_to_first_token_seconds) << "\n"
+            << "generated " << s.generated_tokens << " tokens; stopped: " << stop_reason_name(r.reason) << " ("
+            << r.message << ")\n";
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand("run", "generate text with the cpu backend (greedy or sampled)");
+  cmd->add_option("-m,--model", a->model, "checkpoint directory")->required();
+  cmd->add_option("--config", a->config_file, "runtime config (YAML)");
+  cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");
+  cmd->add_option("-p,--prompt", a->prompt, "prompt text");
+  cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as comma-separated token ids (needs no tokenizer)");
+  cmd->add_option("--messages", a->messages, "chat messages (JSON file)");
+  cmd->add_flag("--chat", a->chat, "wrap the prompt in the chat format");
+  cmd->add_option("--image", a->images, "image file (repeatable)");
+  cmd->add_option("-n,--max-new-tokens", a->max_new_tokens,
+                  "tokens to generate at most (default: generation_config.json's max_new_tokens, else 256)");
+  cmd->add_option("--max-seq", a->max_seq, "static sequence length: prompt + generated tokens + 1");
+  cmd->add_option("--temp,--temperature", a->temperature, "sampling temperature; 0 is greedy");
+  cmd->add_option("--top-k", a->top_k, "keep the k most likely tokens (0: off)");
+  cmd->add_option("--top-p", a->top_p, "nucleus sampling mass (1: off)");
+  cmd->add_option("--min-p", a->min_p, "drop tokens below min_p times the best one (0: off)");
+  cmd->add_option("--repetition-penalty", a->repetition_penalty, "penalty for tokens already seen (1: off)");
+  cmd->add_option("--seed", a->seed, "random seed for sampling (default 0)");
+  cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  cmd->add_option("--stop", a->stops, "stop when the text contains this string (repeatable)");
+  cmd->add_option("--dump-logits", a->dump_logits, "write prefill/decode logits and tokens (safetensors)");
+  cmd->callback([a] { run_command(*a); });
+}
+
+}  // namespace staticlm::cli

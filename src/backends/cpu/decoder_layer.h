@@ -1,0 +1,53 @@
+// One Gemma 4 decoder layer on the CPU (spec/gemma4.md 2.3-2.4), shared by the prefill and the
+// decode subgraphs: the two differ only in where keys come from and how many query rows run.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/text_weights.h"
+#include "backends/cpu/workspace.h"
+#include "base/thread_pool.h"
+#include "staticlm/backend.h"
+
+namespace staticlm::cpu {
+
+// Buffers of one call, laid out as the subgraph signature says (S = max_seq, n = S prefill or
+// 1 decode). Borrowed for the call.
+struct DecoderLayerCall {
+  bool decode = false;
+  std::int64_t max_seq = 0;
+  const float* hidden = nullptr;  // [n, D]
+  const float* mask = nullptr;    // prefill [S, S]; decode [S]
+  const float* cos = nullptr;     // [n, hd]
+  const float* sin = nullptr;
+  const float* per_layer_input = nullptr;  // [n, P], or null when P = 0
+  // Prefill consumer: shared [Hkv, S, hd]. Decode owner: past [Hkv, S-1, hd]. Decode
+  // consumer: shared [Hkv, S, hd]. Prefill owner: unused.
+  const float* kv_k = nullptr;
+  const float* kv_v = nullptr;
+  float* hidden_out = nullptr;  // [n, D]
+  float* new_k = nullptr;       // owners: [Hkv, n, hd]
+  float* new_v = nullptr;
+};
+
+struct DecoderLayerOptions {
+  RopeSine rope_sine = RopeSine::kPreNegatedSin;
+  float rms_norm_eps = 1e-6f;
+  // Prefill only: run only the leading rows the mask leaves valid (see active_prefill_rows);
+  // outputs of the skipped rows are zero.
+  bool skip_padded_rows = true;
+  ThreadPool* pool = nullptr;  // borrowed; null runs on the calling thread
+};
+
+// Number of leading query rows of a prefill mask [S, S] that a valid output can depend on: the
+// trailing rows whose own key is masked (padding) are dropped, but only if no kept row gives a
+// dropped key more weight than a masked entry (<= kNegligibleMask, exp(-60) ~ 1e-26 relative).
+// Otherwise S: the full computation.
+inline constexpr float kNegligibleMask = -60.0f;
+std::int64_t active_prefill_rows(const float* mask, std::int64_t s);
+
+void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::int64_t hidden_size,
+                       std::int64_t ple_width, const DecoderLayerOptions& options, const DecoderLayerCall& call,
+                       Workspace& ws);
+
+}  // namespace staticlm::cpu

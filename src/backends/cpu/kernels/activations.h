@@ -1,0 +1,14 @@
+// Elementwise activations of the text and vision MLPs.
+#pragma once
+
+#include <cstdint>
+
+namespace staticlm::cpu {
+
+// gelu_pytorch_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+float gelu_tanh(float x);
+
+// gate[i] = gelu_tanh(gate[i]) * up[i] for i < n (the gated MLP's middle), in place.
+void gelu_tanh_mul(float* gate, const float* up, std::int64_t n);
+
+}  // namespace staticlm::cpu

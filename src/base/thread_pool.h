@@ -1,0 +1,58 @@
+// A fixed set of worker threads that runs one parallel loop at a time. It is passed explicitly
+// to whatever parallelises (no global pool); each loop says how it splits its work. A pool of
+// size 1 runs everything on the calling thread.
+//
+// Ownership: the pool owns its threads and joins them in its destructor. parallel_for() must
+// not be called from two threads at once, nor from inside a loop body.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace staticlm {
+
+class ThreadPool {
+ public:
+  // `threads` counts the caller: threads - 1 workers are started. Throws kInvalidArgument for
+  // threads < 1.
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // A loop body: runs items [begin, end) as participant `worker` (0 .. size()-1; each
+  // participant runs at most one chunk per loop, so `worker` can index per-thread scratch).
+  using Body = std::function<void(std::int64_t begin, std::int64_t end, int worker)>;
+
+  // Splits [0, n) into size() contiguous chunks of nearly equal length (multiples of `grain`
+  // except the last) and runs them in parallel, the caller taking chunk 0. Returns when all
+  // chunks are done; the first exception a chunk threw is then rethrown.
+  void parallel_for(std::int64_t n, std::int64_t grain, const Body& body);
+
+ private:
+  void worker_loop(int index);
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_cv_, done_cv_;
+  const Body* body_ = nullptr;
+  std::vector<std::pair<std::int64_t, std::int64_t>> chunks_;  // per participant
+  std::uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+// Runs body over [0, n) on `pool`, or inline as participant 0 when pool is null or the work
+// (n * cost_per_item, in rough multiply-adds) is too small to be worth waking threads for.
+void parallel_for(ThreadPool* pool, std::int64_t n, std::int64_t grain, double cost_per_item,
+                  const ThreadPool::Body& body);
+
+}  // namespace staticlm

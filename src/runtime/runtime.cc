@@ -1,0 +1,111 @@
+#include "runtime/runtime.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "backends/subgraph_contract.h"
+#include "base/error.h"
+
+namespace staticlm {
+
+namespace {
+
+// The backend's graphs must be the contract's: same tensors in the same order with the same
+// dtypes and shapes. A fixed axis where the contract allows a dynamic one is accepted.
+void check_backend(const Backend& b, const ModelConfig& config, const std::vector<LayerInfo>& layers) {
+  for (const SubgraphSignature& want : gemma4_subgraph_signatures(config, layers, b.profile())) {
+    const SubgraphSignature* have = b.find(want.name);
+    if (have == nullptr) {
+      if (want.name == kVisionPrefill || want.name == kMultimodalFusion) continue;  // text-only use is fine
+      invalid_argument("backend " + b.name() + " lacks subgraph " + want.name);
+    }
+    auto compare = [&](const std::vector<TensorSpec>& h, const std::vector<TensorSpec>& w, const char* role) {
+      if (h.size() != w.size()) {
+        invalid_argument("backend " + b.name() + ": subgraph " + want.name + " has " + std::to_string(h.size()) + " " +
+                         role + "s, expected " + std::to_string(w.size()));
+      }
+      for (std::size_t i = 0; i < h.size(); ++i) {
+        const bool dyn_ok = h[i].dynamic_axis == w[i].dynamic_axis || h[i].dynamic_axis < 0;
+        if (h[i].dtype != w[i].dtype || h[i].shape != w[i].shape || !dyn_ok) {
+          invalid_argument("backend " + b.name() + ": subgraph " + want.name + " " + role + " " +
+                           std::to_string(i) + " (" + h[i].name + ") is " + dtype_name(h[i].dtype) + " " +
+                           h[i].shape.to_string() + ", expected " + dtype_name(w[i].dtype) + " " +
+                           w[i].shape.to_string());
+        }
+      }
+    };
+    compare(have->inputs, want.inputs, "input");
+    compare(have->outputs, want.outputs, "output");
+  }
+}
+
+// Adapts a Runtime to the generation loop.
+class RuntimeSource : public TokenSource {
+ public:
+  RuntimeSource(Runtime& rt, const PrefillInput& in) : rt_(rt), in_(in) {}
+  std::span<const float> prefill() override { return rt_.prefill(in_); }
+  std::span<const float> decode(std::int64_t token) override { return rt_.decode(token); }
+  std::int64_t remaining_capacity() const override { return rt_.remaining_capacity(); }
+  std::int64_t prompt_tokens() const override { return in_.valid_length; }
+  std::int64_t max_seq() const override { return rt_.max_seq(); }
+
+ private:
+  Runtime& rt_;
+  const PrefillInput& in_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> Runtime::create(Backend& backend, const ModelConfig& config,
+                                         const std::vector<LayerInfo>& layers, const RuntimeOptions& options) {
+  if (config.text.use_bidirectional_attention) {
+    unsupported("config.json: text_config.use_bidirectional_attention \"" + *config.text.use_bidirectional_attention +
+                "\" is not supported: the runtime builds causal masks only (E2B has null)");
+  }
+  if (!(options.mask_fill_value < 0) || !std::isfinite(options.mask_fill_value)) {
+    invalid_argument("mask_fill_value " + std::to_string(options.mask_fill_value) + ": expected a finite negative number");
+  }
+  check_backend(backend, config, layers);
+  std::unique_ptr<Runtime> rt(new Runtime());
+  rt->state_ = std::make_unique<RuntimeState>(backend, config, layers, options.mask_fill_value);
+  rt->prefiller_ = std::make_unique<Prefiller>(*rt->state_);
+  rt->decoder_ = std::make_unique<TokenGenerator>(*rt->state_);
+  return rt;
+}
+
+std::span<const float> Runtime::prefill(const PrefillInput& input) { return prefiller_->run(*state_, input); }
+
+std::span<const float> Runtime::prefill_tokens(std::span<const std::int64_t> prompt) {
+  const std::int64_t s = state_->max_seq, t = static_cast<std::int64_t>(prompt.size());
+  if (t < 1 || t > s - 1) {
+    out_of_range("prompt of " + std::to_string(t) + " tokens does not fit: max_seq " + std::to_string(s) +
+                 " takes 1 to " + std::to_string(s - 1) + " prompt tokens (one slot is kept for decoding)");
+  }
+  padded_.assign(static_cast<std::size_t>(s), state_->config.text.pad_token_id);
+  std::copy(prompt.begin(), prompt.end(), padded_.begin());
+  return prefill(PrefillInput{padded_, t, {}});
+}
+
+std::span<const float> Runtime::decode(std::int64_t token) { return decoder_->step(*state_, token); }
+
+GenerationResult Runtime::generate(const PrefillInput& input, const GenerateOptions& options,
+                                   const TokenCallback& on_token) {
+  RuntimeSource source(*this, input);
+  const std::int64_t n = std::clamp<std::int64_t>(input.valid_length, 0, static_cast<std::int64_t>(input.llm_input_ids.size()));
+  const auto history = input.llm_input_ids.first(static_cast<std::size_t>(n));
+  return staticlm::generate(source, history, options, on_token);
+}
+
+GenerationResult Runtime::generate_tokens(std::span<const std::int64_t> prompt, const GenerateOptions& options,
+                                          const TokenCallback& on_token) {
+  const std::int64_t s = state_->max_seq, t = static_cast<std::int64_t>(prompt.size());
+  if (t < 1 || t > s - 1) {
+    out_of_range("prompt of " + std::to_string(t) + " tokens does not fit: max_seq " + std::to_string(s) +
+                 " takes 1 to " + std::to_string(s - 1) + " prompt tokens (one slot is kept for decoding)");
+  }
+  std::vector<std::int64_t> padded(static_cast<std::size_t>(s), state_->config.text.pad_token_id);
+  std::copy(prompt.begin(), prompt.end(), padded.begin());
+  return generate(PrefillInput{padded, t, {}}, options, on_token);
+}
+
+}  // namespace staticlm

@@ -1,0 +1,67 @@
+// Runtime: the host side of generation over a Backend. It owns the KV cache, the prefill and
+// decode drivers and their buffers, and ties them to sampling and the generation loop
+// (spec/static-runtime.md (b)). Everything dynamic (masks, RoPE, cache write-back, shared K/V,
+// soft-capping, sampling) happens here; the backend only runs fixed-shape subgraphs.
+//
+// Ownership: the Runtime owns its state and buffers; it borrows the Backend, which must outlive
+// it. One Runtime is one conversation: prefill() starts it over.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "model/config.h"
+#include "model/layer_table.h"
+#include "runtime/generation.h"
+#include "runtime/masks.h"
+#include "runtime/prefiller.h"
+#include "runtime/runtime_state.h"
+#include "runtime/token_generator.h"
+#include "staticlm/backend.h"
+
+namespace staticlm {
+
+struct RuntimeOptions {
+  float mask_fill_value = kDefaultMaskFill;  // the additive mask's "forbidden" value
+};
+
+class Runtime {
+ public:
+  // Checks that the backend implements every text subgraph of the contract for this model at
+  // its profile (same tensors, dtypes and shapes; kInvalidArgument naming the first mismatch),
+  // that the mask fill value is finite and negative, and refuses (kUnsupported) a model with
+  // bidirectional attention (the runtime builds causal masks only).
+  static std::unique_ptr<Runtime> create(Backend& backend, const ModelConfig& config,
+                                         const std::vector<LayerInfo>& layers, const RuntimeOptions& options = {});
+
+  // Prefill of a static input (right-padded to max_seq). Returns soft-capped logits [V] after
+  // the last valid token; they stay valid until the next prefill or decode.
+  std::span<const float> prefill(const PrefillInput& input);
+  // Pads an unpadded prompt [T] (1 <= T <= max_seq-1) with the pad id, then prefill().
+  std::span<const float> prefill_tokens(std::span<const std::int64_t> prompt);
+  // Feeds one token at position past_len; returns the logits it predicts.
+  std::span<const float> decode(std::int64_t token);
+
+  // Prefill, then sample / stream / decode until a stop condition (runtime/generation.h).
+  GenerationResult generate(const PrefillInput& input, const GenerateOptions& options, const TokenCallback& on_token);
+  GenerationResult generate_tokens(std::span<const std::int64_t> prompt, const GenerateOptions& options,
+                                   const TokenCallback& on_token);
+
+  std::int64_t max_seq() const { return state_->max_seq; }
+  std::int64_t past_len() const { return state_->past_len; }
+  // Tokens decode() can still take: max_seq - 1 - past_len.
+  std::int64_t remaining_capacity() const { return state_->max_seq - 1 - state_->past_len; }
+  const KvCache& cache() const { return state_->cache; }
+  const ModelConfig& config() const { return state_->config; }
+
+ private:
+  Runtime() = default;
+  std::vector<std::int64_t> padded_;
+  std::unique_ptr<RuntimeState> state_;
+  std::unique_ptr<Prefiller> prefiller_;    // borrows *state_
+  std::unique_ptr<TokenGenerator> decoder_;  // borrows *state_
+};
+
+}  // namespace staticlm

@@ -1,0 +1,17 @@
+#include "runtime/runtime_state.h"
+
+#include "runtime/rope.h"
+
+namespace staticlm {
+
+RuntimeState::RuntimeState(Backend& b, ModelConfig c, std::vector<LayerInfo> l, float fill)
+    : backend(b),
+      config(std::move(c)),
+      layers(std::move(l)),
+      max_seq(b.profile().max_seq),
+      mask_fill(fill),
+      cache(layers, max_seq) {
+  for (const LayerInfo& info : layers) inv_freq.push_back(rope_inv_freq(info));
+}
+
+}  // namespace staticlm

@@ -1,0 +1,33 @@
+// What the prefill and the decode steps of one Runtime share: the backend, the model's layer
+// table, the host tables that depend only on the model (RoPE frequencies per layer), and the
+// session state (the KV cache and how many of its slots are filled).
+//
+// Ownership: the Runtime owns this; `backend` is borrowed and must outlive it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/config.h"
+#include "model/layer_table.h"
+#include "runtime/kv_cache.h"
+#include "staticlm/backend.h"
+
+namespace staticlm {
+
+struct RuntimeState {
+  RuntimeState(Backend& b, ModelConfig c, std::vector<LayerInfo> l, float fill);
+
+  Backend& backend;
+  const ModelConfig config;
+  const std::vector<LayerInfo> layers;
+  const std::int64_t max_seq;
+  const float mask_fill;
+  std::vector<std::vector<float>> inv_freq;  // [layer][head_dim / 2]
+
+  KvCache cache;
+  std::int64_t past_len = 0;  // filled cache slots; the next token's position
+  bool prefilled = false;
+};
+
+}  // namespace staticlm

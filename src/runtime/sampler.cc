@@ -1,0 +1,115 @@
+#include "runtime/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "base/error.h"
+
+namespace staticlm {
+
+void validate_sampling_options(const SamplingOptions& o) {
+  auto bad = [](const std::string& what, double v, const char* expect) {
+    std::ostringstream m;
+    m << "sampling option " << what << " = " << v << ": expected " << expect;
+    invalid_argument(m.str());
+  };
+  if (!std::isfinite(o.temperature) || o.temperature < 0) bad("temperature", o.temperature, "a number >= 0 (0: greedy)");
+  if (o.top_k < 0) bad("top_k", static_cast<double>(o.top_k), "an integer >= 0 (0: off)");
+  if (!(o.top_p > 0 && o.top_p <= 1)) bad("top_p", o.top_p, "a number in (0, 1] (1: off)");
+  if (!(o.min_p >= 0 && o.min_p <= 1)) bad("min_p", o.min_p, "a number in [0, 1] (0: off)");
+  if (!std::isfinite(o.repetition_penalty) || o.repetition_penalty <= 0) {
+    bad("repetition_penalty", o.repetition_penalty, "a number > 0 (1: off)");
+  }
+}
+
+Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {
+  validate_sampling_options(options);
+}
+
+void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t> history) {
+  const std::int64_t v = static_cast<std::int64_t>(logits.size());
+  scores_.assign(logits.begin(), logits.end());
+  // Repetition penalty (once per distinct token): divide positive scores, multiply negative ones.
+  if (options_.repetition_penalty != 1.0) {
+    const float pen = static_cast<float>(options_.repetition_penalty);
+    std::vector<std::int64_t> seen(history.begin(), history.end());
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (std::int64_t t : seen) {
+      if (t < 0 || t >= v) continue;
+      float& s = scores_[static_cast<std::size_t>(t)];
+      s = s < 0 ? s * pen : s / pen;
+    }
+  }
+  candidates_.clear();
+  if (options_.greedy()) {
+    // First maximum, as torch.argmax.
+    const auto best = std::max_element(scores_.begin(), scores_.end()) - scores_.begin();
+    candidates_.emplace_back(best, 1.0);
+    return;
+  }
+  const double inv_t = 1.0 / options_.temperature;
+  candidates_.reserve(static_cast<std::size_t>(v));
+  for (std::int64_t i = 0; i < v; ++i) candidates_.emplace_back(i, static_cast<double>(scores_[i]) * inv_t);
+  auto by_score = [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); };
+  // top-k keeps every token scoring at least the k-th score (ties included, as upstream).
+  if (options_.top_k > 0 && options_.top_k < v) {
+    const auto kth = candidates_.begin() + (options_.top_k - 1);
+    std::nth_element(candidates_.begin(), kth, candidates_.end(), by_score);
+    const double cut = kth->second;
+    candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(), [cut](const auto& c) { return c.second < cut; }),
+                      candidates_.end());
+  }
+  // Only top-p needs the survivors in order; the full vocabulary is sorted only then.
+  if (options_.top_p < 1.0) std::sort(candidates_.begin(), candidates_.end(), by_score);
+  // Softmax over the survivors.
+  double mx = -INFINITY;
+  for (const auto& c : candidates_) mx = std::max(mx, c.second);
+  double sum = 0;
+  for (auto& c : candidates_) sum += (c.second = std::exp(c.second - mx));
+  for (auto& c : candidates_) c.second /= sum;
+  // top-p: keep a token while the probability mass strictly before it is below top_p.
+  if (options_.top_p < 1.0) {
+    double before = 0;
+    std::size_t keep = 0;
+    while (keep < candidates_.size() && (keep == 0 || before < options_.top_p)) before += candidates_[keep++].second;
+    candidates_.resize(keep);
+  }
+  // min-p: drop tokens less likely than min_p times the most likely one (which always stays).
+  if (options_.min_p > 0) {
+    double top = 0;
+    for (const auto& c : candidates_) top = std::max(top, c.second);
+    const double floor = options_.min_p * top;
+    candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(),
+                                     [floor](const auto& c) { return c.second < floor; }),
+                      candidates_.end());
+  }
+  double total = 0;
+  for (const auto& c : candidates_) total += c.second;
+  for (auto& c : candidates_) c.second /= total;
+}
+
+std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std::int64_t> history) {
+  if (logits.empty()) invalid_argument("sampler: empty logits");
+  filter(logits, history);
+  if (candidates_.size() == 1) return candidates_.front().first;
+  // 53 random bits -> u in [0, 1); walk the cumulative distribution.
+  const double u = static_cast<double>(rng_() >> 11) * 0x1p-53;
+  double acc = 0;
+  for (const auto& c : candidates_) {
+    acc += c.second;
+    if (u < acc) return c.first;
+  }
+  return candidates_.back().first;  // rounding left u just above the total
+}
+
+std::vector<double> Sampler::distribution(std::span<const float> logits, std::span<const std::int64_t> history) {
+  filter(logits, history);
+  std::vector<double> p(logits.size(), 0.0);
+  for (const auto& c : candidates_) p[static_cast<std::size_t>(c.first)] = c.second;
+  return p;
+}
+
+}  // namespace staticlm

@@ -1,0 +1,52 @@
+// Picks the next token from soft-capped logits: greedy, or sampling with temperature, top-k,
+// top-p and min-p, after an optional repetition penalty, in Hugging Face's order (penalty,
+// temperature, top-k, top-p, min-p). Deterministic for a given seed.
+//
+// Ownership: a Sampler owns its random generator and scratch; it is not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace staticlm {
+
+struct SamplingOptions {
+  double temperature = 1.0;         // 0 means greedy (argmax)
+  std::int64_t top_k = 0;           // 0: off
+  double top_p = 1.0;               // 1: off
+  double min_p = 0.0;               // 0: off
+  double repetition_penalty = 1.0;  // 1: off
+  std::uint64_t seed = 0;
+  bool greedy() const { return temperature == 0.0; }
+};
+
+// Throws kInvalidArgument naming the option and its value: temperature < 0, top_k < 0, top_p
+// outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, or a non-finite value.
+void validate_sampling_options(const SamplingOptions& options);
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingOptions& options);
+
+  // The next token. `history`: the tokens the repetition penalty applies to (prompt and output).
+  std::int64_t sample(std::span<const float> logits, std::span<const std::int64_t> history);
+
+  // The distribution sample() draws from: probabilities [V] (zero for filtered tokens; one-hot
+  // on the argmax when greedy).
+  std::vector<double> distribution(std::span<const float> logits, std::span<const std::int64_t> history);
+
+  const SamplingOptions& options() const { return options_; }
+
+ private:
+  // Fills candidates_ (token, probability) with the survivors, summing to 1.
+  void filter(std::span<const float> logits, std::span<const std::int64_t> history);
+
+  SamplingOptions options_;
+  std::mt19937_64 rng_;
+  std::vector<float> scores_;
+  std::vector<std::pair<std::int64_t, double>> candidates_;
+};
+
+}  // namespace staticlm

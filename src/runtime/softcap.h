@@ -1,0 +1,13 @@
+// Final logit soft-capping, done on the host after lm_head (spec/gemma4.md 2.5):
+// logits = tanh(logits / cap) * cap, in f32, as upstream orders the operations.
+#pragma once
+
+#include <optional>
+#include <span>
+
+namespace staticlm {
+
+// No-op when cap is unset (a config without final_logit_softcapping).
+void apply_final_softcap(std::span<float> logits, std::optional<double> cap);
+
+}  // namespace staticlm

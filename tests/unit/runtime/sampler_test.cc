@@ -1,0 +1,142 @@
+#include "runtime/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "base/error.h"
+
+namespace staticlm {
+namespace {
+
+// Logits whose softmax is exactly the given probabilities.
+std::vector<float> logits_of(const std::vector<double>& probs) {
+  std::vector<float> l;
+  for (double p : probs) l.push_back(static_cast<float>(std::log(p)));
+  return l;
+}
+
+SamplingOptions opts(double temperature = 1.0) {
+  SamplingOptions o;
+  o.temperature = temperature;
+  return o;
+}
+
+void expect_dist(const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "token " << i;
+}
+
+TEST(Sampler, GreedyIsFirstArgmax) {
+  Sampler s(opts(0.0));
+  const std::vector<float> l = {0.5f, 2.0f, -1.0f, 2.0f};
+  EXPECT_EQ(s.sample(l, {}), 1);
+  expect_dist(s.distribution(l, {}), {0, 1, 0, 0});
+}
+
+TEST(Sampler, PlainSoftmax) {
+  Sampler s(opts());
+  expect_dist(s.distribution(logits_of({0.5, 0.3, 0.2}), {}), {0.5, 0.3, 0.2});
+}
+
+// Temperature T: p_i proportional to p_i^(1/T).
+TEST(Sampler, Temperature) {
+  Sampler s(opts(0.5));
+  const double a = 0.25, b = 0.09, c = 0.04, z = a + b + c;  // squares of 0.5, 0.3, 0.2
+  expect_dist(s.distribution(logits_of({0.5, 0.3, 0.2}), {}), {a / z, b / z, c / z});
+}
+
+TEST(Sampler, TopK) {
+  SamplingOptions o = opts();
+  o.top_k = 2;
+  Sampler s(o);
+  expect_dist(s.distribution(logits_of({0.1, 0.5, 0.3, 0.1}), {}), {0, 0.625, 0.375, 0});
+  // Ties with the k-th score are kept, as upstream's `scores < kth` cut does.
+  o.top_k = 1;
+  Sampler t(o);
+  expect_dist(t.distribution(logits_of({0.4, 0.2, 0.4}), {}), {0.5, 0, 0.5});
+}
+
+// top_p 0.7 over [0.5, 0.3, 0.2]: 0.5 < 0.7 so the next token joins; 0.8 >= 0.7 stops.
+TEST(Sampler, TopP) {
+  SamplingOptions o = opts();
+  o.top_p = 0.7;
+  Sampler s(o);
+  expect_dist(s.distribution(logits_of({0.2, 0.5, 0.3}), {}), {0, 0.625, 0.375});
+  o.top_p = 0.5;  // the first token alone reaches 0.5
+  Sampler t(o);
+  expect_dist(t.distribution(logits_of({0.2, 0.5, 0.3}), {}), {0, 1, 0});
+}
+
+// min_p 0.5: keep tokens with p >= 0.5 * p_max = 0.25.
+TEST(Sampler, MinP) {
+  SamplingOptions o = opts();
+  o.min_p = 0.5;
+  Sampler s(o);
+  expect_dist(s.distribution(logits_of({0.5, 0.3, 0.2}), {}), {0.5 / 0.8, 0.3 / 0.8, 0});
+}
+
+// Penalty 2 on tokens 0 and 2: a positive logit halves, a negative one doubles; once per token.
+TEST(Sampler, RepetitionPenalty) {
+  SamplingOptions o = opts(0.0);
+  o.repetition_penalty = 2.0;
+  Sampler s(o);
+  const std::vector<float> l = {3.0f, 2.0f, -1.0f};
+  const std::vector<std::int64_t> history = {0, 2, 0, 0};
+  EXPECT_EQ(s.sample(l, history), 1);  // 3/2 = 1.5 < 2
+  SamplingOptions p = opts();
+  p.repetition_penalty = 2.0;
+  Sampler t(p);
+  const double z = std::exp(1.5) + std::exp(2.0) + std::exp(-2.0);
+  expect_dist(t.distribution(l, history), {std::exp(1.5) / z, std::exp(2.0) / z, std::exp(-2.0) / z});
+}
+
+TEST(Sampler, SameSeedSameTokensAndFrequenciesFollowTheDistribution) {
+  SamplingOptions o = opts();
+  o.seed = 7;
+  Sampler a(o), b(o);
+  const auto l = logits_of({0.6, 0.3, 0.1});
+  std::vector<int> counts(3, 0);
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    const auto t = a.sample(l, {});
+    EXPECT_EQ(t, b.sample(l, {}));
+    ++counts[static_cast<std::size_t>(t)];
+  }
+  // Binomial standard deviations are below 0.0035 here: 0.015 is more than 4 of them.
+  EXPECT_NEAR(counts[0] / double(n), 0.6, 0.015);
+  EXPECT_NEAR(counts[1] / double(n), 0.3, 0.015);
+  EXPECT_NEAR(counts[2] / double(n), 0.1, 0.015);
+  SamplingOptions other = o;
+  other.seed = 8;
+  Sampler c(other), d(o);
+  int differ = 0;
+  for (int i = 0; i < 50; ++i) differ += c.sample(l, {}) != d.sample(l, {});
+  EXPECT_GT(differ, 0);
+}
+
+TEST(Sampler, BadOptionsAreRefused) {
+  SamplingOptions o = opts();
+  o.top_p = 0.0;
+  try {
+    Sampler s(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "sampling option top_p = 0: expected a number in (0, 1] (1: off)");
+  }
+  o = opts(-1.0);
+  EXPECT_THROW(Sampler{o}, Error);
+  o = opts();
+  o.top_k = -2;
+  EXPECT_THROW(Sampler{o}, Error);
+  o = opts();
+  o.repetition_penalty = 0;
+  EXPECT_THROW(Sampler{o}, Error);
+  o = opts();
+  o.min_p = 1.5;
+  EXPECT_THROW(Sampler{o}, Error);
+}
+
+}  // namespace
+}  // namespace staticlm
