@@ -1,0 +1,394 @@
+#include "runtime/runtime_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/file.h"
+#include "runtime/profile_manifest.h"
+#include "runtime/valid_mask.h"
+
+namespace staticlm {
+
+namespace {
+
+constexpr const char* kNestedPrefix = "debug.static_gemma4_runtime.";
+
+const std::vector<std::string> kInlineProfileKeys = {
+    "name",       "visual_start_idx",    "num_visual_tokens", "max_soft_tokens", "patch_grid_height",
+    "patch_grid_width", "patch_size", "pooling_kernel_size", "image_height",      "image_width",
+    "tokenizer_add_bos_token"};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  for (const std::string& y : v) {
+    if (y == x) return true;
+  }
+  return false;
+}
+
+std::string show(const YAML::Node& n) {
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsNull()) return "null";
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+// Reads typed values out of one mapping; `origin(key)` says where a key came from.
+class Reader {
+ public:
+  Reader(const YAML::Node& map, std::map<std::string, std::string> origins, std::string fallback)
+      : map_(map), origins_(std::move(origins)), fallback_(std::move(fallback)) {}
+
+  std::string where(const std::string& key) const {
+    auto it = origins_.find(key);
+    return (it != origins_.end() ? it->second : fallback_) + ": " + key;
+  }
+  bool has(const std::string& key) const { return map_[key].IsDefined() && !map_[key].IsNull(); }
+  const YAML::Node node(const std::string& key) const { return map_[key]; }
+
+  std::optional<std::int64_t> integer(const std::string& key) const {
+    if (!has(key)) return std::nullopt;
+    const YAML::Node n = map_[key];
+    try {
+      if (n.IsScalar()) return n.as<std::int64_t>();
+    } catch (const YAML::Exception&) {
+    }
+    invalid_argument(where(key) + ": expected an integer, got " + show(n));
+  }
+  std::optional<double> number(const std::string& key) const {
+    if (!has(key)) return std::nullopt;
+    const YAML::Node n = map_[key];
+    try {
+      if (n.IsScalar()) return n.as<double>();
+    } catch (const YAML::Exception&) {
+    }
+    invalid_argument(where(key) + ": expected a number, got " + show(n));
+  }
+  std::optional<bool> boolean(const std::string& key) const {
+    if (!has(key)) return std::nullopt;
+    const YAML::Node n = map_[key];
+    try {
+      if (n.IsScalar()) return n.as<bool>();
+    } catch (const YAML::Exception&) {
+    }
+    invalid_argument(where(key) + ": expected true or false, got " + show(n));
+  }
+  std::optional<std::string> string(const std::string& key) const {
+    if (!has(key)) return std::nullopt;
+    const YAML::Node n = map_[key];
+    if (!n.IsScalar()) invalid_argument(where(key) + ": expected a string, got " + show(n));
+    return n.Scalar();
+  }
+  std::string choice(const std::string& key, const std::vector<std::string>& allowed, const std::string& dflt) const {
+    const auto v = string(key);
+    if (!v) return dflt;
+    if (!contains(allowed, *v)) invalid_argument(where(key) + ": '" + *v + "' is not one of: " + join(allowed));
+    return *v;
+  }
+
+ private:
+  YAML::Node map_;
+  std::map<std::string, std::string> origins_;
+  std::string fallback_;
+};
+
+// The config mapping inside a parsed document: the root, or TICO's debug.static_gemma4_runtime.
+YAML::Node config_block(const YAML::Node& root, const std::string& source) {
+  if (!root.IsDefined() || root.IsNull()) return YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) invalid_file(source + ": a runtime config must be a mapping of keys to values");
+  if (root["debug"].IsDefined()) {
+    const YAML::Node debug = root["debug"];
+    if (root.size() != 1 || !debug.IsMap() || !debug["static_gemma4_runtime"].IsDefined() || debug.size() != 1) {
+      invalid_file(source + ": a nested config must hold exactly debug.static_gemma4_runtime (as TICO's " +
+                   "static_gemma4_runtime.yaml does)");
+    }
+    const YAML::Node block = debug["static_gemma4_runtime"];
+    if (block.IsNull()) return YAML::Node(YAML::NodeType::Map);
+    if (!block.IsMap()) invalid_file(source + ": debug.static_gemma4_runtime must be a mapping");
+    return YAML::Clone(block);
+  }
+  return YAML::Clone(root);
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& source) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    invalid_file(source + ": not valid YAML (" + e.msg + ", line " + std::to_string(e.mark.line + 1) + ")");
+  }
+}
+
+// An override value is parsed as a YAML scalar, or as a flow collection when it starts with '{'
+// or '['; any other text (e.g. a prompt holding ": ") stays the string it is.
+YAML::Node parse_override_value(const std::string& value) {
+  try {
+    YAML::Node n = YAML::Load(value);
+    const bool flow = !value.empty() && (value[0] == '{' || value[0] == '[');
+    if (n.IsDefined() && (n.IsScalar() || n.IsNull() || flow)) return n;
+  } catch (const YAML::Exception&) {
+  }
+  return YAML::Node(value);
+}
+
+void apply_override(YAML::Node& block, std::map<std::string, std::string>& origins, const std::string& text) {
+  const std::string where = "--set " + text;
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) invalid_argument(where + ": expected KEY=VALUE");
+  std::string key = text.substr(0, eq);
+  const YAML::Node value = parse_override_value(text.substr(eq + 1));
+  if (key.rfind(kNestedPrefix, 0) == 0) key = key.substr(std::string(kNestedPrefix).size());
+  const auto dot = key.find('.');
+  const std::string top = key.substr(0, dot);
+  if (!contains(runtime_config_keys(), top)) {
+    invalid_argument(where + ": unknown key '" + top + "'; known keys: " + join(runtime_config_keys()));
+  }
+  origins[top] = where;
+  if (dot == std::string::npos) {
+    block[top] = value;
+    return;
+  }
+  // Only an inline vision profile has sub-keys.
+  const std::string sub = key.substr(dot + 1);
+  if (top != "vision_profile") invalid_argument(where + ": key '" + top + "' has no fields");
+  if (!contains(kInlineProfileKeys, sub)) {
+    invalid_argument(where + ": unknown vision_profile field '" + sub + "'; inline profile fields: " + join(kInlineProfileKeys));
+  }
+  const YAML::Node current = block["vision_profile"];
+  if (!current.IsDefined() || current.IsNull() || current.IsScalar()) {
+    // A field of a registered profile (the default when none is set): start an inline profile
+    // from all of that profile's fields, then change the one given.
+    const std::string name = current.IsDefined() && current.IsScalar() ? current.Scalar() : kDefaultVisionProfile;
+    if (!is_registered_vision_profile(name)) {
+      invalid_argument(where + ": vision_profile is " + show(current) + "; a field can be set on a registered or an " +
+                       "inline profile only");
+    }
+    const VisionProfile& p = registered_vision_profile(name);
+    YAML::Node fields(YAML::NodeType::Map);
+    fields["name"] = "custom";
+    fields["visual_start_idx"] = p.visual_start_idx;
+    fields["num_visual_tokens"] = p.num_visual_tokens;
+    fields["max_soft_tokens"] = p.max_soft_tokens;
+    fields["patch_grid_height"] = p.patch_grid_height;
+    fields["patch_grid_width"] = p.patch_grid_width;
+    fields["patch_size"] = p.patch_size;
+    fields["pooling_kernel_size"] = p.pooling_kernel_size;
+    fields["tokenizer_add_bos_token"] = p.tokenizer_add_bos_token;
+    block["vision_profile"] = fields;
+  } else if (!current.IsMap()) {
+    invalid_argument(where + ": vision_profile is " + show(current) + ", not a profile name or an inline profile");
+  }
+  block["vision_profile"][sub] = value;
+}
+
+ProfileSource read_profile_source(const Reader& r, const std::string& base_dir) {
+  ProfileSource src;
+  if (!r.has("vision_profile")) return src;
+  const YAML::Node n = r.node("vision_profile");
+  if (n.IsScalar()) {
+    const std::string v = n.Scalar();
+    if (v.size() > 5 && v.compare(v.size() - 5, 5, ".json") == 0) {
+      src.kind = ProfileSource::Kind::kManifest;
+      src.name = (base_dir.empty() || std::filesystem::path(v).is_absolute()) ? v : path_join(base_dir, v);
+    } else {
+      try {
+        registered_vision_profile(v);  // refuses an unknown name, listing the registered ones
+      } catch (const Error& e) {
+        invalid_argument(r.where("vision_profile") + ": " + e.what());
+      }
+      src.name = v;
+    }
+    return src;
+  }
+  if (!n.IsMap()) invalid_argument(r.where("vision_profile") + ": expected a profile name, a .json manifest or a mapping");
+  std::map<std::string, std::string> origins;
+  for (const auto& kv : n) {
+    const std::string k = kv.first.as<std::string>();
+    if (!contains(kInlineProfileKeys, k)) {
+      invalid_argument(r.where("vision_profile") + ": unknown inline profile field '" + k + "'; fields: " +
+                       join(kInlineProfileKeys));
+    }
+  }
+  const Reader sub(n, {}, r.where("vision_profile"));
+  src.kind = ProfileSource::Kind::kInline;
+  InlineVisionProfile& f = src.inline_fields;
+  if (auto name = sub.string("name")) f.name = *name;
+  src.name = f.name;
+  f.visual_start_idx = sub.integer("visual_start_idx");
+  f.num_visual_tokens = sub.integer("num_visual_tokens");
+  f.max_soft_tokens = sub.integer("max_soft_tokens");
+  f.patch_grid_height = sub.integer("patch_grid_height");
+  f.patch_grid_width = sub.integer("patch_grid_width");
+  f.patch_size = sub.integer("patch_size");
+  f.pooling_kernel_size = sub.integer("pooling_kernel_size");
+  f.image_height = sub.integer("image_height");
+  f.image_width = sub.integer("image_width");
+  if (auto b = sub.boolean("tokenizer_add_bos_token")) f.tokenizer_add_bos_token = *b;
+  return src;
+}
+
+RuntimeConfig read_config(const YAML::Node& block, const std::map<std::string, std::string>& origins,
+                          const std::string& source, const std::string& base_dir) {
+  for (const auto& kv : block) {
+    const std::string key = kv.first.as<std::string>();
+    if (!contains(runtime_config_keys(), key)) {
+      auto it = origins.find(key);
+      invalid_argument((it != origins.end() ? it->second : source) + ": unknown key '" + key +
+                       "'; known keys: " + join(runtime_config_keys()));
+    }
+  }
+  const Reader r(block, origins, source);
+  RuntimeConfig c;
+  if (auto v = r.string("model")) c.model = *v;
+  if (auto v = r.integer("max_seq")) c.max_seq = *v;
+  if (c.max_seq <= 0) invalid_argument(r.where("max_seq") + ": " + std::to_string(c.max_seq) + " must be positive");
+  c.vision_profile = read_profile_source(r, base_dir);
+  const std::pair<const char*, std::optional<std::int64_t>*> legacy[] = {{"image_height", &c.image_height},
+                                                                        {"image_width", &c.image_width},
+                                                                        {"visual_start_idx", &c.visual_start_idx},
+                                                                        {"num_visual_tokens", &c.num_visual_tokens}};
+  for (const auto& [key, field] : legacy) *field = r.integer(key);
+  if (auto v = r.string("padding_side")) c.padding_side = *v;
+  check_padding_side(c.padding_side, r.where("padding_side"));
+  if (auto v = r.string("device")) c.device = *v;
+  if (auto v = r.string("prompt")) c.prompt = *v;
+  if (auto v = r.integer("verify_steps")) c.verify_steps = *v;
+  if (auto v = r.integer("gen_steps")) c.gen_steps = *v;
+  if (c.verify_steps < 0) invalid_argument(r.where("verify_steps") + ": " + std::to_string(c.verify_steps) + " must be >= 0");
+  if (c.gen_steps < 0) invalid_argument(r.where("gen_steps") + ": " + std::to_string(c.gen_steps) + " must be >= 0");
+  if (auto v = r.number("mask_fill_value")) c.mask_fill_value = *v;
+  if (!std::isfinite(c.mask_fill_value) || c.mask_fill_value >= 0) {
+    std::ostringstream s;
+    s << c.mask_fill_value;
+    invalid_argument(r.where("mask_fill_value") + ": " + s.str() + " must be a finite negative number (e.g. -120.0)");
+  }
+  const std::vector<std::string> ropes = {"hf", "pre_negated_sin"};
+  const std::string rope = r.choice("rope_sine", ropes, "pre_negated_sin");
+  if (r.has("rope")) {
+    const std::string tico = r.choice("rope", ropes, rope);
+    if (r.has("rope_sine") && tico != rope) {
+      invalid_argument(r.where("rope") + ": '" + tico + "' conflicts with rope_sine '" + rope + "'");
+    }
+    c.rope_sine = tico == "hf" ? RopeSine::kHf : RopeSine::kPreNegatedSin;
+  } else {
+    c.rope_sine = rope == "hf" ? RopeSine::kHf : RopeSine::kPreNegatedSin;
+  }
+  c.image_fit = r.choice("image_fit", {"strict", "fit"}, "strict") == "fit" ? ImageFit::kFit : ImageFit::kStrict;
+  return c;
+}
+
+}  // namespace
+
+const char* rope_sine_name(RopeSine r) { return r == RopeSine::kHf ? "hf" : "pre_negated_sin"; }
+const char* image_fit_name(ImageFit f) { return f == ImageFit::kFit ? "fit" : "strict"; }
+
+std::string ProfileSource::describe() const {
+  switch (kind) {
+    case Kind::kRegistered: return "vision profile '" + name + "'";
+    case Kind::kManifest: return "vision profile manifest " + name;
+    case Kind::kInline: return "inline vision profile '" + name + "'";
+  }
+  return name;
+}
+
+const std::vector<std::string>& runtime_config_keys() {
+  static const std::vector<std::string> keys = {
+      "model",      "max_seq",      "vision_profile", "image_height",    "image_width", "visual_start_idx",
+      "num_visual_tokens", "padding_side", "device",   "prompt",          "verify_steps", "gen_steps",
+      "mask_fill_value", "rope_sine", "rope",          "image_fit"};
+  return keys;
+}
+
+RuntimeConfig parse_runtime_config(const std::string& yaml_text, const std::string& source,
+                                   const std::vector<std::string>& overrides, const std::string& base_dir) {
+  YAML::Node block = config_block(parse_yaml(yaml_text, source), source);
+  std::map<std::string, std::string> origins;
+  for (const std::string& o : overrides) apply_override(block, origins, o);
+  return read_config(block, origins, source, base_dir);
+}
+
+RuntimeConfig load_runtime_config(const std::optional<std::string>& path, const std::vector<std::string>& overrides) {
+  if (!path) return parse_runtime_config("", "runtime config", overrides);
+  const std::string dir = std::filesystem::path(*path).parent_path().string();
+  return parse_runtime_config(read_file(*path), *path, overrides, dir);
+}
+
+std::string runtime_config_to_yaml(const RuntimeConfig& c) {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  e << YAML::Key << "model" << YAML::Value << c.model;
+  e << YAML::Key << "max_seq" << YAML::Value << c.max_seq;
+  e << YAML::Key << "vision_profile" << YAML::Value;
+  if (c.vision_profile.kind == ProfileSource::Kind::kInline) {
+    const InlineVisionProfile& f = c.vision_profile.inline_fields;
+    e << YAML::BeginMap << YAML::Key << "name" << YAML::Value << f.name;
+    const std::pair<const char*, const std::optional<std::int64_t>*> fields[] = {
+        {"visual_start_idx", &f.visual_start_idx}, {"num_visual_tokens", &f.num_visual_tokens},
+        {"max_soft_tokens", &f.max_soft_tokens},   {"patch_grid_height", &f.patch_grid_height},
+        {"patch_grid_width", &f.patch_grid_width}, {"patch_size", &f.patch_size},
+        {"pooling_kernel_size", &f.pooling_kernel_size}, {"image_height", &f.image_height},
+        {"image_width", &f.image_width}};
+    for (const auto& [k, v] : fields) {
+      if (*v) e << YAML::Key << k << YAML::Value << **v;
+    }
+    e << YAML::Key << "tokenizer_add_bos_token" << YAML::Value << f.tokenizer_add_bos_token << YAML::EndMap;
+  } else {
+    e << c.vision_profile.name;
+  }
+  const std::pair<const char*, const std::optional<std::int64_t>*> legacy[] = {{"image_height", &c.image_height},
+                                                                              {"image_width", &c.image_width},
+                                                                              {"visual_start_idx", &c.visual_start_idx},
+                                                                              {"num_visual_tokens", &c.num_visual_tokens}};
+  for (const auto& [k, v] : legacy) {
+    if (*v) e << YAML::Key << k << YAML::Value << **v;
+  }
+  e << YAML::Key << "padding_side" << YAML::Value << c.padding_side;
+  e << YAML::Key << "device" << YAML::Value << c.device;
+  e << YAML::Key << "prompt" << YAML::Value << YAML::DoubleQuoted << c.prompt;
+  e << YAML::Key << "verify_steps" << YAML::Value << c.verify_steps;
+  e << YAML::Key << "gen_steps" << YAML::Value << c.gen_steps;
+  e << YAML::Key << "mask_fill_value" << YAML::Value << c.mask_fill_value;
+  e << YAML::Key << "rope_sine" << YAML::Value << rope_sine_name(c.rope_sine);
+  e << YAML::Key << "image_fit" << YAML::Value << image_fit_name(c.image_fit);
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+StaticSetup resolve_static_setup(const RuntimeConfig& c, const VisionConfig* vision) {
+  StaticSetup s;
+  const ProfileSource& src = c.vision_profile;
+  switch (src.kind) {
+    case ProfileSource::Kind::kRegistered: s.profile = registered_vision_profile(src.name); break;
+    case ProfileSource::Kind::kManifest: s.profile = load_vision_profile_manifest(src.name); break;
+    case ProfileSource::Kind::kInline: s.profile = build_inline_vision_profile(src.inline_fields, c.max_seq, vision); break;
+  }
+  s.profile.validate_for_model(c.max_seq, vision);
+  const std::pair<const char*, std::int64_t> expected[] = {{"image_height", s.profile.image_height()},
+                                                          {"image_width", s.profile.image_width()},
+                                                          {"visual_start_idx", s.profile.visual_start_idx},
+                                                          {"num_visual_tokens", s.profile.num_visual_tokens}};
+  const std::optional<std::int64_t>* configured[] = {&c.image_height, &c.image_width, &c.visual_start_idx,
+                                                      &c.num_visual_tokens};
+  for (int i = 0; i < 4; ++i) {
+    if (*configured[i] && **configured[i] != expected[i].second) {
+      invalid_argument(std::string("runtime config ") + expected[i].first + " conflicts with vision profile '" +
+                       s.profile.name + "': configured=" + std::to_string(**configured[i]) +
+                       ", expected=" + std::to_string(expected[i].second));
+    }
+  }
+  s.layout = s.profile.layout(c.max_seq);
+  s.layout.validate();
+  return s;
+}
+
+}  // namespace staticlm

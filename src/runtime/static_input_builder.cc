@@ -1,0 +1,132 @@
+#include "runtime/static_input_builder.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/file.h"
+#include "vision/prompt_expand.h"
+#include "vision/static_fit.h"
+
+namespace staticlm {
+
+namespace {
+
+// A JSON file of the checkpoint as an object, or null when the file is absent.
+nlohmann::json read_optional_json(const std::string& path) {
+  if (!file_exists(path)) return nullptr;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    invalid_file(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) invalid_file(path + ": expected a JSON object");
+  return j;
+}
+
+std::optional<std::int64_t> optional_int(const nlohmann::json& j, const char* key, const std::string& path) {
+  if (j.is_null() || !j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_number_integer()) invalid_file(path + ": " + key + " must be an integer, got " + j[key].dump());
+  return j[key].get<std::int64_t>();
+}
+
+// What the checkpoint's processor files say. add_bos_token comes from tokenizer_config.json;
+// when absent, from whether the tokenizer's post-processor adds a token to an empty text (what
+// Hugging Face then does).
+ProcessorSettings read_processor_settings(const std::string& dir, const Tokenizer& tokenizer) {
+  ProcessorSettings s;
+  const std::string tok_path = path_join(dir, "tokenizer_config.json");
+  const nlohmann::json tok = read_optional_json(tok_path);
+  if (!tok.is_null() && tok.contains("add_bos_token")) {
+    if (!tok["add_bos_token"].is_boolean()) {
+      invalid_file(tok_path + ": add_bos_token must be true or false, got " + tok["add_bos_token"].dump());
+    }
+    s.add_bos_token = tok["add_bos_token"].get<bool>();
+  } else {
+    s.add_bos_token = !tokenizer.encode("", true).empty();
+  }
+  const std::string pre_path = path_join(dir, "preprocessor_config.json");
+  const nlohmann::json pre = read_optional_json(pre_path);
+  s.patch_size = optional_int(pre, "patch_size", pre_path);
+  s.pooling_kernel_size = optional_int(pre, "pooling_kernel_size", pre_path);
+  s.max_soft_tokens = optional_int(pre, "max_soft_tokens", pre_path);
+  const std::string proc_path = path_join(dir, "processor_config.json");
+  s.image_seq_length = optional_int(read_optional_json(proc_path), "image_seq_length", proc_path);
+  return s;
+}
+
+// A [rows, cols] tensor as [1, rows, cols] (the processor's batch of one image).
+Tensor with_batch_dim(const Tensor& t) {
+  Tensor out(t.dtype(), Shape{1, t.shape()[0], t.shape()[1]});
+  if (t.nbytes()) std::memcpy(out.data(), t.data(), t.nbytes());
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<StaticInputBuilder> StaticInputBuilder::create(const std::string& model_dir, const RuntimeConfig& config,
+                                                               bool reserve_decode_slot) {
+  std::unique_ptr<StaticInputBuilder> b(new StaticInputBuilder());
+  b->model_ = load_model_config(model_dir);
+  b->tokenizer_ = Tokenizer::load(path_join(model_dir, "tokenizer.json"));
+  const ProcessorSettings settings = read_processor_settings(model_dir, *b->tokenizer_);
+  b->add_bos_token_ = *settings.add_bos_token;
+  b->image_fit_ = config.image_fit;
+  StaticInputOptions& o = b->options_;
+  if (b->model_.vision) {
+    const StaticSetup setup = resolve_static_setup(config, &*b->model_.vision);
+    setup.profile.validate_processor(settings);
+    if (setup.profile.patch_size != kPatchSize || setup.profile.pooling_kernel_size != kPoolingKernel) {
+      unsupported("vision profile '" + setup.profile.name + "': the image processor handles patch_size " +
+                  std::to_string(kPatchSize) + " and pooling_kernel_size " + std::to_string(kPoolingKernel) + " only");
+    }
+    o.profile = setup.profile;
+    o.layout = setup.layout;
+  } else {
+    // A text-only model has no image span; the layout is max_seq slots of text.
+    o.layout = StaticLayout{config.max_seq, 0, 0, 1};
+    o.layout.validate();
+  }
+  o.pad_token_id = b->model_.text.pad_token_id;
+  o.image_token_id = b->model_.image_token_id;
+  o.padding_side = config.padding_side;
+  o.reserve_decode_slot = reserve_decode_slot;
+  return b;
+}
+
+ProcessorBatch StaticInputBuilder::process(const std::string& prompt, std::span<const RgbImage> images) const {
+  ProcessorBatch batch;
+  std::vector<int> soft_tokens;
+  if (images.size() > 1) {
+    invalid_argument(std::to_string(images.size()) + " images given; the static layout has one image span, so " +
+                     "vision profile '" + options_.profile.name + "' takes at most one image per prompt");
+  }
+  if (!images.empty()) {
+    if (!has_vision()) invalid_argument("an image was given but the model is text-only (its config.json has no vision_config)");
+    const VisionProfile& p = options_.profile;
+    const PatchGrid grid{static_cast<int>(p.patch_grid_height), static_cast<int>(p.patch_grid_width)};
+    const FitMode mode = image_fit_ == ImageFit::kFit ? FitMode::kFit : FitMode::kStrict;
+    const ProcessedImage img = process_image_for_grid(images[0], grid, mode, static_cast<int>(p.max_soft_tokens));
+    batch.pixel_values = with_batch_dim(img.pixel_values);
+    batch.image_position_ids = with_batch_dim(img.position_ids);
+    batch.num_soft_tokens_per_image = {img.num_soft_tokens};
+    soft_tokens.push_back(img.num_soft_tokens);
+  }
+  const std::string text = expand_image_placeholders(prompt, soft_tokens);
+  const std::vector<int> ids = tokenizer_->encode(text, add_bos_token_);
+  const std::int64_t t = static_cast<std::int64_t>(ids.size());
+  batch.input_ids = Tensor(DType::kI64, Shape{1, t});
+  batch.attention_mask = Tensor(DType::kI64, Shape{1, t});
+  for (std::int64_t i = 0; i < t; ++i) {
+    batch.input_ids.as<std::int64_t>()[i] = ids[static_cast<std::size_t>(i)];
+    batch.attention_mask->as<std::int64_t>()[i] = 1;  // unpadded: every token is valid
+  }
+  return batch;
+}
+
+StaticInputs StaticInputBuilder::build(const std::string& prompt, std::span<const RgbImage> images) const {
+  return build_static_inputs(process(prompt, images), options_);
+}
+
+}  // namespace staticlm

@@ -1,0 +1,55 @@
+// StaticInputBuilder: prompt + image -> StaticInputs. It runs the processor as Hugging Face's
+// Gemma4Processor does for one prompt, unpadded (image -> pixel_values / image_position_ids,
+// each <|image|> expanded to its soft-token span, tokenization), then build_static_inputs checks
+// that output against the static profile and lays it out in max_seq slots.
+//
+// The builder owns its tokenizer and model config; build() and process() are const.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "model/config.h"
+#include "runtime/runtime_config.h"
+#include "runtime/static_inputs.h"
+#include "text/tokenizer.h"
+#include "vision/rgb_image.h"
+
+namespace staticlm {
+
+class StaticInputBuilder {
+ public:
+  // Reads config.json and tokenizer.json from a checkpoint directory, and the processor
+  // settings of tokenizer_config.json (add_bos_token), preprocessor_config.json and
+  // processor_config.json when present; resolves the config's profile against the model: a
+  // model with a vision tower gets the validated vision profile and layout (the processor
+  // settings must agree with it, TICO's validate_processor), a text-only model a layout without
+  // image span.
+  static std::unique_ptr<StaticInputBuilder> create(const std::string& model_dir, const RuntimeConfig& config,
+                                                    bool reserve_decode_slot = false);
+
+  // The processor's raw, unpadded output for one prompt (the text as given, with "<|image|>"
+  // placeholders) and its images. More than one image is refused: the static layout has one
+  // image span. The image is processed as Hugging Face does (image_fit strict, refusing an
+  // image whose patch grid is not the profile's) or resized to the profile's grid (fit).
+  ProcessorBatch process(const std::string& prompt, std::span<const RgbImage> images) const;
+
+  // process() then build_static_inputs().
+  StaticInputs build(const std::string& prompt, std::span<const RgbImage> images) const;
+
+  const ModelConfig& model_config() const { return model_; }
+  const StaticInputOptions& options() const { return options_; }
+  bool has_vision() const { return model_.vision.has_value(); }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  StaticInputBuilder() = default;
+  ModelConfig model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  bool add_bos_token_ = false;
+  ImageFit image_fit_ = ImageFit::kStrict;
+  StaticInputOptions options_;
+};
+
+}  // namespace staticlm
