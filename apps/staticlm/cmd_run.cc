@@ -3,6 +3,11 @@
 // [--min-p P] [--repetition-penalty R] [--seed S] [--threads N] [--stop STR]...
 // [--dump-logits OUT.safetensors]
 //
+// With --image F (one image: the static layout holds one span) the runtime config (--config,
+// --set: vision_profile, image_fit, max_seq, ...) gives the vision profile; the prompt's
+// <|image|> is expanded and laid out by the StaticInputBuilder, encoded by vision_prefill and
+// fused into its span. The image encode time is reported on its own line.
+//
 // Generates with the CPU backend: streams the generated text to stdout (control tokens left
 // out; token ids, space separated, when the checkpoint has no tokenizer.json) and prints
 // statistics to stderr. -p is tokenized as given, or in the chat format with --chat;
@@ -24,6 +29,7 @@
 #include "base/file.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "run_image.h"
 #include "model/checkpoint.h"
 #include "runtime/generation_defaults.h"
 #include "runtime/logits_dump.h"
@@ -138,10 +144,18 @@ std::vector<std::int64_t> prompt_ids(const RunArgs& a, const ModelConfig& config
 void run_command(const RunArgs& a) {
   const int sources = (a.prompt ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
   if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, --prompt-ids, --messages");
+  // With an image, the runtime config (--config / --set, runtime/runtime_config.h) gives the
+  // vision profile and the static layout; the StaticInputBuilder lays the prompt out.
+  std::optional<ImageRun> image;
   if (!a.images.empty()) {
-    unsupported("run: --image needs the vision tower, which the cpu backend does not implement yet");
+    if (!a.prompt) invalid_argument("run: --image goes with -p (its text holds the <|image|> placeholder)");
+    const std::string text = a.chat ? render_gemma4_chat(chat_from_prompt(*a.prompt, {}, "")).text : *a.prompt;
+    image = prepare_image_run(a.model, a.config_file, a.sets, a.max_seq, text, a.images);
   }
-  const RunSettings settings = settings_from(a);
+  const RunSettings settings =
+      image ? RunSettings{image->profile.max_seq, static_cast<float>(image->config.mask_fill_value),
+                          image->config.rope_sine}
+            : settings_from(a);
   auto ck = Checkpoint::open(a.model);
   const ModelConfig& config = ck->config();
 
@@ -176,7 +190,7 @@ void run_command(const RunArgs& a) {
   std::vector<std::int64_t> prompt;
   if (a.prompt_ids) check_fits(prompt = prompt_ids(a, config, nullptr));
   const std::unique_ptr<Tokenizer> tok = load_tokenizer(a.model);
-  if (!a.prompt_ids) check_fits(prompt = prompt_ids(a, config, tok.get()));
+  if (!a.prompt_ids && !image) check_fits(prompt = prompt_ids(a, config, tok.get()));
   std::unique_ptr<IncrementalDetokenizer> stop_text;  // its own stream: stop strings see every piece
   if (!g.stop_strings.empty()) {
     if (!tok) invalid_argument("--stop needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
@@ -187,20 +201,22 @@ void run_command(const RunArgs& a) {
   const int threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   ThreadPool pool(threads);
   SubgraphProfile profile;
+  if (image) profile = image->profile;
   profile.max_seq = settings.max_seq;
   profile.rope_sine = settings.rope_sine;
   CpuBackendOptions bo;
   bo.pool = &pool;
-  auto backend = CpuBackend::create(*ck, profile, bo);
+  auto cpu = CpuBackend::create(*ck, profile, bo);
+  VisionTap backend(*cpu);  // times vision_prefill and keeps its rows
   RuntimeOptions ro;
   ro.mask_fill_value = settings.mask_fill_value;
-  auto runtime = Runtime::create(*backend, config, ck->layers(), ro);
+  auto runtime = Runtime::create(backend, config, ck->layers(), ro);
 
   // Text when the checkpoint has a tokenizer (control tokens left out), else token ids.
   std::unique_ptr<IncrementalDetokenizer> out_text;
   if (tok) out_text = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/true);
   bool first = true;
-  const GenerationResult r = runtime->generate_tokens(prompt, g, [&](std::int64_t token) {
+  const TokenCallback stream = [&](std::int64_t token) {
     if (out_text) {
       std::cout << out_text->push(static_cast<int>(token));
     } else {
@@ -209,16 +225,32 @@ void run_command(const RunArgs& a) {
     std::cout << std::flush;
     first = false;
     return true;
-  });
+  };
+  GenerationResult r;
+  if (image) {
+    const StaticInputs& in = image->inputs;
+    PrefillInput pi;
+    pi.llm_input_ids = in.llm_input_ids.as<std::int64_t>();
+    pi.valid_length = in.length();
+    pi.pixel_values = in.pixel_values->as<float>();
+    r = runtime->generate(pi, g, stream);
+  } else {
+    r = runtime->generate_tokens(prompt, g, stream);
+  }
   if (out_text) std::cout << out_text->finish();
   std::cout << "\n" << std::flush;
 
   if (a.dump_logits) {
-    write_logits_dump(*a.dump_logits, LogitsDump{r.prefill_logits, r.decode_logits, r.tokens});
+    write_logits_dump(*a.dump_logits, LogitsDump{r.prefill_logits, r.decode_logits, r.tokens, backend.vision_embeds(),
+                                                 backend.vision_rows()});
   }
   const GenerationStats& s = r.stats;
-  std::cerr << "prefill: " << s.prompt_tokens << " tokens in " << seconds(s.prefill_seconds) << " ("
-            << rate(s.prefill_tokens_per_second()) << ")\n"
+  // The image encode runs inside prefill; it is reported on its own line and left out of the
+  // prefill time and rate.
+  const double encode = backend.vision_seconds(), text_prefill = s.prefill_seconds - encode;
+  if (image) std::cerr << "image encode: 1 image in " << seconds(encode) << " (vision_prefill)\n";
+  std::cerr << "prefill: " << s.prompt_tokens << " tokens in " << seconds(text_prefill) << " ("
+            << rate(text_prefill > 0 ? static_cast<double>(s.prompt_tokens) / text_prefill : 0.0) << ")\n"
             << "decode: " << s.decode_steps << " tokens in " << seconds(s.decode_seconds) << " ("
             << rate(s.decode_tokens_per_second()) << ")\n"
             << "time to first token: " << seconds(s.time_to_first_token_seconds) << "\n"

@@ -18,6 +18,14 @@ void write_logits_dump(const std::string& path, const LogitsDump& d) {
   w.add("prefill_logits", TensorView{DType::kF32, Shape{v}, d.prefill_logits.data()});
   w.add("decode_logits", TensorView{DType::kF32, Shape{n - 1, v}, d.decode_logits.data()});
   w.add("tokens", TensorView{DType::kI64, Shape{n}, d.tokens.data()});
+  if (!d.vision_embeds.empty()) {
+    const std::int64_t rows = d.vision_rows, size = static_cast<std::int64_t>(d.vision_embeds.size());
+    if (rows <= 0 || size % rows != 0) {
+      invalid_argument("logits dump: " + std::to_string(size) + " vision_embeds values do not fill " +
+                       std::to_string(rows) + " rows");
+    }
+    w.add("vision_embeds", TensorView{DType::kF32, Shape{rows, size / rows}, d.vision_embeds.data()});
+  }
   w.add_metadata("producer", "staticlm");
   w.write(path);
 }
@@ -48,6 +56,12 @@ LogitsDump read_logits_dump(const std::string& path) {
   d.prefill_logits.assign(pf.begin(), pf.end());
   d.decode_logits.assign(df.begin(), df.end());
   d.tokens.assign(ti.begin(), ti.end());
+  if (f->contains("vision_embeds")) {
+    const Tensor vc = Tensor::copy_of(get("vision_embeds", DType::kF32, 2));
+    const auto vf = vc.as<float>();
+    d.vision_embeds.assign(vf.begin(), vf.end());
+    d.vision_rows = vc.shape()[0];
+  }
   return d;
 }
 
