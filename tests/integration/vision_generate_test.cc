@@ -17,7 +17,9 @@
 #include "base/error.h"
 #include "model/checkpoint.h"
 #include "model/make_model.h"
+#include "runtime/logits_dump.h"
 #include "runtime/runtime.h"
+#include "tensor/safetensors.h"
 #include "test_util.h"
 
 namespace staticlm {
@@ -172,6 +174,65 @@ TEST_F(VisionPrefillRun, BackendRefusesAProfileWhoseGridDoesNotPoolToTheSpan) {
     EXPECT_NE(std::string(e.what()).find("pools to 6 tokens, expected num_visual_tokens 5"), std::string::npos)
         << e.what();
   }
+}
+
+// `staticlm run --image` end to end on the same model: the dump's vision_embeds equal the tower
+// run (in this process, on the valid patches only) over the pixel values `staticlm inputs`
+// writes for the same prompt and image; the image encode is reported on its own line.
+TEST_F(VisionPrefillRun, RunWithImageGeneratesAndDumpsVisionEmbeds) {
+  const std::string image = test::fixture("images/gradient.png");
+  const std::string m = dir_->file("m"), dump = dir_->file("img.safetensors"), in = dir_->file("in.safetensors");
+  const std::string common = " -m " + m + " --image " + image + " --set image_fit=fit";
+  const auto r = test::run_staticlm("run" + common + " -p '<|image|>Describe the image.' -n 3 --dump-logits " + dump);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("image encode: 1 image in "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("prefill: 270 tokens in "), std::string::npos) << r.err;  // 264 image + 6 text
+  const LogitsDump d = read_logits_dump(dump);
+  EXPECT_EQ(d.tokens.size(), 3u);
+  ASSERT_EQ(d.vision_rows, 264);
+  const std::int64_t hidden = ck_->config().text.hidden_size;
+  ASSERT_EQ(static_cast<std::int64_t>(d.vision_embeds.size()), 264 * hidden);
+
+  const auto ir = test::run_staticlm("inputs" + common + " --prompt '<|image|>Describe the image.' --out " + in);
+  ASSERT_EQ(ir.exit_code, 0) << ir.err;
+  const auto f = SafetensorsFile::open(in);
+  const Tensor px = Tensor::copy_of(f->get("pixel_values"));
+  const Tensor pos = Tensor::copy_of(f->get("image_position_ids"));
+  std::int64_t valid = 0;
+  while (valid < pos.shape()[1] && pos.as<std::int64_t>()[2 * valid] >= 0) ++valid;
+  ASSERT_EQ(valid, 36 * 66);
+  const cpu::CpuVisionWeights vw = cpu::load_vision_weights(ck_->config(), [](const std::string& n) {
+    return ck_->weights().get(n);
+  });
+  std::vector<float> ref(264 * hidden);
+  cpu::VisionScratch scratch;
+  ASSERT_EQ(cpu::run_vision_tower(vw, *ck_->config().vision, px.as<float>().data(), pos.as<std::int64_t>().data(),
+                                  valid, ref.data(), 264, scratch, nullptr),
+            264);
+  float diff = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) diff = std::max(diff, std::abs(ref[i] - d.vision_embeds[i]));
+  EXPECT_LT(diff, 1e-4f);
+}
+
+TEST_F(VisionPrefillRun, RunWithImageInChatFormatAndErrors) {
+  const std::string image = test::fixture("images/gradient.png");
+  const std::string common = "run -m " + dir_->file("m") + " --image " + image + " --set image_fit=fit -n 2";
+  // The chat format puts <bos><|turn>user\n<|image> first: the span starts at 5.
+  const auto chat = test::run_staticlm(common + " --chat -p '<|image|>Describe the image.'" +
+                                       " --set vision_profile.visual_start_idx=5");
+  EXPECT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_NE(chat.err.find("generated 2 tokens"), std::string::npos) << chat.err;
+  const auto two = test::run_staticlm(common + " --image " + image + " -p '<|image|><|image|>Compare.'");
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.err.find("error: run: 2 images given, but the static profile holds one image span: give one --image"),
+            std::string::npos)
+      << two.err;
+  const auto ids = test::run_staticlm(common + " --prompt-ids 2,105");
+  EXPECT_EQ(ids.exit_code, 2);
+  EXPECT_NE(ids.err.find("--image goes with -p"), std::string::npos) << ids.err;
+  const auto shifted = test::run_staticlm(common + " --chat -p '<|image|>Describe.'");
+  EXPECT_EQ(shifted.exit_code, 2);
+  EXPECT_NE(shifted.err.find("not at visual_start_idx 1"), std::string::npos) << shifted.err;
 }
 
 }  // namespace
