@@ -35,6 +35,7 @@
 #include "runtime/logits_dump.h"
 #include "runtime/rope.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_config.h"
 #include "text/chat_format.h"
 #include "text/detokenizer.h"
 #include "text/tokenizer.h"
@@ -66,28 +67,13 @@ struct RunSettings {
 };
 
 RunSettings settings_from(const RunArgs& a) {
-  if (a.config_file) {
-    unsupported("--config: reading a runtime config file is not available in this build yet; use --set and --max-seq");
-  }
+  // The runtime config file (TICO's static_gemma4_runtime.yaml keys plus staticlm's), then
+  // each --set in order; unknown keys and bad values are errors naming them.
+  const RuntimeConfig config = load_runtime_config(a.config_file, a.sets);
   RunSettings s;
-  for (const std::string& kv : a.sets) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos) invalid_argument("--set " + kv + ": expected key=value");
-    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    try {
-      if (key == "max_seq") {
-        s.max_seq = std::stoll(value);
-      } else if (key == "mask_fill_value") {
-        s.mask_fill_value = std::stof(value);
-      } else if (key == "rope_sine") {
-        s.rope_sine = parse_rope_sine(value, "--set rope_sine");
-      } else {
-        invalid_argument("--set " + key + ": unknown key for run; expected max_seq, mask_fill_value or rope_sine");
-      }
-    } catch (const std::logic_error&) {  // stoll / stof
-      invalid_argument("--set " + key + ": \"" + value + "\" is not a number");
-    }
-  }
+  s.max_seq = config.max_seq;
+  s.mask_fill_value = static_cast<float>(config.mask_fill_value);
+  s.rope_sine = config.rope_sine;
   if (a.max_seq) s.max_seq = *a.max_seq;
   if (s.max_seq < 2) invalid_argument("--max-seq " + std::to_string(s.max_seq) + ": must be at least 2");
   if (!(s.mask_fill_value < 0) || !std::isfinite(s.mask_fill_value)) {

@@ -6,13 +6,6 @@
 
 namespace staticlm {
 
-RopeSine parse_rope_sine(std::string_view name, const std::string& what) {
-  if (name == "hf") return RopeSine::kHf;
-  if (name == "pre_negated_sin") return RopeSine::kPreNegatedSin;
-  invalid_argument(what + ": unknown RoPE sine convention \"" + std::string(name) +
-                   "\", expected hf or pre_negated_sin");
-}
-
 std::vector<float> rope_inv_freq(double theta, std::int64_t head_dim, std::int64_t rotary_dims) {
   if (head_dim < 2 || head_dim % 2 != 0) {
     invalid_argument("rope: head_dim " + std::to_string(head_dim) + " must be even and positive");

@@ -14,9 +14,6 @@
 
 namespace staticlm {
 
-// "hf" / "pre_negated_sin"; anything else is kInvalidArgument naming `what` and the value.
-RopeSine parse_rope_sine(std::string_view name, const std::string& what);
-
 // Inverse frequencies [head_dim / 2], as upstream computes them in float32:
 //   i < rotary_dims/2: 1 / theta^(2i / head_dim)    (the denominator is the whole head_dim)
 //   otherwise:         0 (proportional RoPE: those dims do not rotate; cos 1, sin 0)

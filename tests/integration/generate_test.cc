@@ -202,6 +202,24 @@ TEST_F(Generate, BareCheckpointRuns) {
   fs::remove_all(bare);
 }
 
+// --config reads the runtime config (TICO's keys); --set and --max-seq override it in that order.
+TEST_F(Generate, RuntimeConfigFileSetsMaxSeqAndRope) {
+  write_text_atomic(file("runtime.yaml"), "debug:\n  static_gemma4_runtime:\n    max_seq: 4\n    rope_sine: hf\n");
+  const std::string prompt = " --prompt-ids 2,105,2364,107";
+  auto r = test::run_staticlm("run -m " + model() + " --config " + file("runtime.yaml") + prompt);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("max_seq 4 leaves room for 3"), std::string::npos) << r.err;
+  r = test::run_staticlm("run -m " + model() + " --config " + file("runtime.yaml") + " --set max_seq=64" + prompt +
+                         " -n 2 --temp 0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto direct = test::run_staticlm("run -m " + model() + " --max-seq 64" + prompt + " -n 2 --temp 0");
+  EXPECT_EQ(r.out, direct.out);
+  write_text_atomic(file("bad.yaml"), "max_seq: 64\nbogus: 1\n");
+  r = test::run_staticlm("run -m " + model() + " --config " + file("bad.yaml") + prompt);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bogus"), std::string::npos) << r.err;
+}
+
 TEST_F(Generate, BadInputGetsOneLineErrors) {
   struct Case {
     std::string args, message;
@@ -216,9 +234,10 @@ TEST_F(Generate, BadInputGetsOneLineErrors) {
       {"--prompt-ids 2 --temp -1", "error: sampling option temperature = -1: expected a number >= 0 (0: greedy)\n"},
       {"--prompt-ids 2 --top-p 0", "error: sampling option top_p = 0: expected a number in (0, 1] (1: off)\n"},
       {"--prompt-ids 2 --set rope_sine=neox",
-       "error: --set rope_sine: unknown RoPE sine convention \"neox\", expected hf or pre_negated_sin\n"},
-      {"--prompt-ids 2 --set colour=red",
-       "error: --set colour: unknown key for run; expected max_seq, mask_fill_value or rope_sine\n"},
+       "error: --set rope_sine=neox: rope_sine: 'neox' is not one of: hf, pre_negated_sin\n"},
+      {"--prompt-ids 2 --set padding_side=left",
+       "error: --set padding_side=left: padding_side: Unsupported padding_side 'left': only 'right' padding is "
+       "supported by the Gemma 4 static runtime\n"},
       {"--prompt-ids 2 -n 0", "error: -n 0: must be at least 1\n"},
       {"", "error: run: give exactly one of -p/--prompt, --prompt-ids, --messages\n"},
       {"--prompt-ids 2 --chat", "error: run: --chat goes with -p, not --prompt-ids\n"},
@@ -229,6 +248,10 @@ TEST_F(Generate, BadInputGetsOneLineErrors) {
     EXPECT_EQ(r.err, c.message) << c.args;
     EXPECT_TRUE(r.out.empty()) << c.args;
   }
+  const auto colour = test::run_staticlm("run -m " + model() + " --prompt-ids 2 --set colour=red");
+  EXPECT_EQ(colour.exit_code, 2);
+  EXPECT_EQ(colour.err.rfind("error: --set colour=red: unknown key 'colour'; known keys: model, max_seq,", 0), 0u)
+      << colour.err;
   const auto missing = test::run_staticlm("run -m " + file("nowhere") + " --prompt-ids 2");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("nowhere"), std::string::npos) << missing.err;

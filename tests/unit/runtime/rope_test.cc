@@ -107,16 +107,6 @@ TEST(RopeTable, PreNegatedSinNegatesTheFirstHalfOnce) {
   }
 }
 
-TEST(RopeSineNames, Parse) {
-  EXPECT_EQ(parse_rope_sine("hf", "rope_sine"), RopeSine::kHf);
-  EXPECT_EQ(parse_rope_sine("pre_negated_sin", "rope_sine"), RopeSine::kPreNegatedSin);
-  try {
-    parse_rope_sine("neox", "--set rope_sine");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "--set rope_sine: unknown RoPE sine convention \"neox\", expected hf or pre_negated_sin");
-  }
-}
 
 TEST(RopeTable, WrongBufferSizeIsRefused) {
   const auto inv = rope_inv_freq(10000.0, 16, 16);

@@ -2,23 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include "backends/cpu/kernels/dot.h"
 
 namespace staticlm::cpu {
-
-namespace {
-
-inline float dot(const float* a, const float* b, std::int64_t n) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-  }
-  float tail = 0;
-  for (; i < n; ++i) tail += a[i] * b[i];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
-}
-
-}  // namespace
 
 void attention(const float* q, const AttentionShape& shape, std::span<const KvSegment> keys, const float* mask,
                std::int64_t mask_stride, float scale, float* out, std::vector<float>& scratch, ThreadPool* pool) {

@@ -6,23 +6,12 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "backends/cpu/kernels/dot.h"
 
 namespace staticlm::cpu {
 
 namespace {
 
-// Eight independent partial sums let the compiler vectorise the reduction without
-// reassociating a single accumulator.
-inline float dot(const float* a, const float* b, std::int64_t n) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-  }
-  float tail = 0;
-  for (; i < n; ++i) tail += a[i] * b[i];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
-}
 
 // Output rows converted per block and reused for every input row.
 constexpr std::int64_t kRowBlock = 16;
