@@ -130,18 +130,15 @@ std::vector<std::int64_t> prompt_ids(const RunArgs& a, const ModelConfig& config
 void run_command(const RunArgs& a) {
   const int sources = (a.prompt ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
   if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, --prompt-ids, --messages");
-  // With an image, the runtime config (--config / --set, runtime/runtime_config.h) gives the
-  // vision profile and the static layout; the StaticInputBuilder lays the prompt out.
+  const RunSettings settings = settings_from(a);
+  // With an image, the same runtime config also gives the vision profile and the static
+  // layout; the StaticInputBuilder lays the prompt out.
   std::optional<ImageRun> image;
   if (!a.images.empty()) {
     if (!a.prompt) invalid_argument("run: --image goes with -p (its text holds the <|image|> placeholder)");
     const std::string text = a.chat ? render_gemma4_chat(chat_from_prompt(*a.prompt, {}, "")).text : *a.prompt;
     image = prepare_image_run(a.model, a.config_file, a.sets, a.max_seq, text, a.images);
   }
-  const RunSettings settings =
-      image ? RunSettings{image->profile.max_seq, static_cast<float>(image->config.mask_fill_value),
-                          image->config.rope_sine}
-            : settings_from(a);
   auto ck = Checkpoint::open(a.model);
   const ModelConfig& config = ck->config();
 
