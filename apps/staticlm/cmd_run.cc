@@ -253,7 +253,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as comma-separated token ids (needs no tokenizer)");
   cmd->add_option("--messages", a->messages, "chat messages (JSON file)");
   cmd->add_flag("--chat", a->chat, "wrap the prompt in the chat format");
-  cmd->add_option("--image", a->images, "image file (repeatable)");
+  cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");
   cmd->add_option("-n,--max-new-tokens", a->max_new_tokens,
                   "tokens to generate at most (default: generation_config.json's max_new_tokens, else 256)");
   cmd->add_option("--max-seq", a->max_seq, "static sequence length: prompt + generated tokens + 1");

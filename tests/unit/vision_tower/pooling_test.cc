@@ -78,6 +78,12 @@ TEST(PositionPool, RefusesTooManyCellsAndBadPositions) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("patch 1 has position (-2, 1)"), std::string::npos) << e.what();
   }
+  try {
+    pool_by_positions(x.data(), pos.data(), 4, 1, 0, out.data(), 4, scratch);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel size 0, expected a positive size"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

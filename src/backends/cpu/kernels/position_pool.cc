@@ -9,6 +9,7 @@ namespace staticlm::cpu {
 
 std::int64_t pool_by_positions(const float* x, const std::int64_t* positions, std::int64_t n, std::int64_t d,
                                std::int64_t k, float* out, std::int64_t max_cells, std::vector<float>& scratch) {
+  if (k <= 0) invalid_argument("vision pooling: kernel size " + std::to_string(k) + ", expected a positive size");
   std::int64_t max_x = 0, max_y = 0;
   for (std::int64_t r = 0; r < n; ++r) {
     const std::int64_t px = positions[r * 2], py = positions[r * 2 + 1];

@@ -11,7 +11,7 @@ namespace staticlm::cpu {
 
 // x [n, d], positions [n, 2] = (x, y). Writes the non-empty cells in cell order to out
 // [cells, d] (out holds max_cells rows) and returns their count. Throws kInvalidArgument when
-// more than max_cells cells are non-empty or a position is below -1.
+// more than max_cells cells are non-empty, a position is below -1 or k < 1.
 std::int64_t pool_by_positions(const float* x, const std::int64_t* positions, std::int64_t n, std::int64_t d,
                                std::int64_t k, float* out, std::int64_t max_cells, std::vector<float>& scratch);
 
