@@ -230,6 +230,17 @@ TEST_F(VisionPrefillRun, RunWithImageInChatFormatAndErrors) {
   const auto ids = test::run_staticlm(common + " --prompt-ids 2,105");
   EXPECT_EQ(ids.exit_code, 2);
   EXPECT_NE(ids.err.find("--image goes with -p"), std::string::npos) << ids.err;
+  const auto broken = test::run_staticlm("run -m " + dir_->file("m") + " --image " +
+                                         test::fixture("images/bad_truncated.png") + " -p '<|image|>Hi' -n 2");
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_NE(broken.err.find("bad_truncated.png: truncated PNG"), std::string::npos) << broken.err;
+  const auto text_only = test::run_staticlm("make-model --preset tiny --text-only --seed 1 --out " + dir_->file("t") +
+                                            " --tokenizer-from " + test::gemma3_tokenizer_path());
+  ASSERT_EQ(text_only.exit_code, 0) << text_only.err;
+  const auto no_tower = test::run_staticlm("run -m " + dir_->file("t") + " --image " + image + " -p '<|image|>Hi' -n 2");
+  EXPECT_EQ(no_tower.exit_code, 2);
+  EXPECT_NE(no_tower.err.find("error: run: --image needs a model with a vision tower; "), std::string::npos)
+      << no_tower.err;
   const auto shifted = test::run_staticlm(common + " --chat -p '<|image|>Describe.'");
   EXPECT_EQ(shifted.exit_code, 2);
   EXPECT_NE(shifted.err.find("not at visual_start_idx 1"), std::string::npos) << shifted.err;
