@@ -6,21 +6,6 @@
 
 namespace staticlm::cpu {
 
-namespace {
-
-std::vector<float> vector_f32(const WeightGetter& get, const std::string& name, std::int64_t n) {
-  const TensorView v = get(name);
-  if (!dtype_is_float(v.dtype) || v.numel() != n || v.shape.rank() > 1) {
-    invalid_file("weight " + name + ": " + dtype_name(v.dtype) + " " + v.shape.to_string() + ", expected a float [" +
-                 std::to_string(n) + "]");
-  }
-  std::vector<float> out(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) out[i] = v.get_f32(i);
-  return out;
-}
-
-}  // namespace
-
 CpuTextWeights load_text_weights(const ModelConfig& config, const std::vector<LayerInfo>& layers,
                                  const WeightGetter& get) {
   const TextConfig& t = config.text;
@@ -29,45 +14,39 @@ CpuTextWeights load_text_weights(const ModelConfig& config, const std::vector<La
   const std::int64_t n_layers = static_cast<std::int64_t>(layers.size());
   CpuTextWeights w;
   auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
-    TensorView v = get(name);
-    const auto align = static_cast<std::uintptr_t>(dtype_bytes(v.dtype, 1));
-    if (align > 1 && reinterpret_cast<std::uintptr_t>(v.data) % align != 0) {
-      w.aligned_copies.push_back(std::make_unique<Tensor>(Tensor::copy_of(v)));
-      v = w.aligned_copies.back()->view();
-    }
-    return weight_matrix(v, name, rows, cols);
+    return aligned_weight_matrix(get(name), name, rows, cols, w.aligned_copies);
   };
   w.embed_tokens = matrix(p + "embed_tokens.weight", t.vocab_size, d);
   if (ple > 0) {
     w.embed_tokens_per_layer = matrix(p + "embed_tokens_per_layer.weight", t.vocab_size_per_layer_input, n_layers * ple);
     w.per_layer_model_projection = matrix(p + "per_layer_model_projection.weight", n_layers * ple, d);
-    w.per_layer_projection_norm = vector_f32(get, p + "per_layer_projection_norm.weight", ple);
+    w.per_layer_projection_norm = weight_vector_f32(get, p + "per_layer_projection_norm.weight", ple);
   }
-  w.final_norm = vector_f32(get, p + "norm.weight", d);
+  w.final_norm = weight_vector_f32(get, p + "norm.weight", d);
   for (const LayerInfo& l : layers) {
     const std::string n = p + "layers." + std::to_string(l.index) + ".";
     CpuLayerWeights lw;
-    lw.input_norm = vector_f32(get, n + "input_layernorm.weight", d);
+    lw.input_norm = weight_vector_f32(get, n + "input_layernorm.weight", d);
     lw.q_proj = matrix(n + "self_attn.q_proj.weight", l.q_width, d);
-    lw.q_norm = vector_f32(get, n + "self_attn.q_norm.weight", l.head_dim);
+    lw.q_norm = weight_vector_f32(get, n + "self_attn.q_norm.weight", l.head_dim);
     if (l.owns_kv) {
       lw.k_proj = matrix(n + "self_attn.k_proj.weight", l.kv_width, d);
       lw.v_proj = matrix(n + "self_attn.v_proj.weight", l.kv_width, d);
-      lw.k_norm = vector_f32(get, n + "self_attn.k_norm.weight", l.head_dim);
+      lw.k_norm = weight_vector_f32(get, n + "self_attn.k_norm.weight", l.head_dim);
     }
     lw.o_proj = matrix(n + "self_attn.o_proj.weight", d, l.q_width);
-    lw.post_attention_norm = vector_f32(get, n + "post_attention_layernorm.weight", d);
-    lw.pre_feedforward_norm = vector_f32(get, n + "pre_feedforward_layernorm.weight", d);
+    lw.post_attention_norm = weight_vector_f32(get, n + "post_attention_layernorm.weight", d);
+    lw.pre_feedforward_norm = weight_vector_f32(get, n + "pre_feedforward_layernorm.weight", d);
     lw.gate_proj = matrix(n + "mlp.gate_proj.weight", l.intermediate_size, d);
     lw.up_proj = matrix(n + "mlp.up_proj.weight", l.intermediate_size, d);
     lw.down_proj = matrix(n + "mlp.down_proj.weight", d, l.intermediate_size);
-    lw.post_feedforward_norm = vector_f32(get, n + "post_feedforward_layernorm.weight", d);
+    lw.post_feedforward_norm = weight_vector_f32(get, n + "post_feedforward_layernorm.weight", d);
     if (ple > 0) {
       lw.ple_gate = matrix(n + "per_layer_input_gate.weight", ple, d);
       lw.ple_projection = matrix(n + "per_layer_projection.weight", d, ple);
-      lw.post_ple_norm = vector_f32(get, n + "post_per_layer_input_norm.weight", d);
+      lw.post_ple_norm = weight_vector_f32(get, n + "post_per_layer_input_norm.weight", d);
     }
-    lw.layer_scalar = vector_f32(get, n + "layer_scalar", 1)[0];
+    lw.layer_scalar = weight_vector_f32(get, n + "layer_scalar", 1)[0];
     w.layers.push_back(std::move(lw));
   }
   return w;

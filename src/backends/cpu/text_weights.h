@@ -11,14 +11,11 @@
 #include <vector>
 
 #include "backends/cpu/kernels/matmul.h"
+#include "backends/cpu/weight_loading.h"
 #include "model/config.h"
 #include "model/layer_table.h"
 
 namespace staticlm::cpu {
-
-// Returns the tensor of a full safetensors name; throws (naming it) when absent. The tensors it
-// returns must outlive the CpuTextWeights built from them.
-using WeightGetter = std::function<TensorView(const std::string& name)>;
 
 struct CpuLayerWeights {
   WeightMatrix q_proj, k_proj, v_proj, o_proj;  // k/v empty for KV-shared layers

@@ -10,17 +10,6 @@ namespace staticlm::cpu {
 
 namespace {
 
-std::vector<float> vector_f32(const WeightGetter& get, const std::string& name, std::int64_t n) {
-  const TensorView v = get(name);
-  if (!dtype_is_float(v.dtype) || v.numel() != n || v.shape.rank() > 1) {
-    invalid_file("weight " + name + ": " + dtype_name(v.dtype) + " " + v.shape.to_string() + ", expected a float [" +
-                 std::to_string(n) + "]");
-  }
-  std::vector<float> out(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = v.get_f32(i);
-  return out;
-}
-
 // A 0-d (or one-element) clip bound; NaN would silently turn every clamp into a no-op or NaN.
 float bound_f32(const WeightGetter& get, const std::string& name) {
   const TensorView v = get(name);
@@ -46,12 +35,7 @@ CpuVisionWeights load_vision_weights(const ModelConfig& config, const WeightGett
   const std::int64_t dv = v.hidden_size, hd = v.head_dim;
   CpuVisionWeights w;
   auto matrix = [&](const std::string& name, TensorView view, std::int64_t rows, std::int64_t cols) {
-    const auto align = static_cast<std::uintptr_t>(dtype_bytes(view.dtype, 1));
-    if (align > 1 && reinterpret_cast<std::uintptr_t>(view.data) % align != 0) {
-      w.aligned_copies.push_back(std::make_unique<Tensor>(Tensor::copy_of(view)));
-      view = w.aligned_copies.back()->view();
-    }
-    return weight_matrix(view, name, rows, cols);
+    return aligned_weight_matrix(view, name, rows, cols, w.aligned_copies);
   };
   auto clipped = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
     ClippedLinear c;
@@ -84,12 +68,12 @@ CpuVisionWeights load_vision_weights(const ModelConfig& config, const WeightGett
     lw.k_proj = clipped(l + "self_attn.k_proj", kvw, dv);
     lw.v_proj = clipped(l + "self_attn.v_proj", kvw, dv);
     lw.o_proj = clipped(l + "self_attn.o_proj", dv, qw);
-    lw.q_norm = vector_f32(get, l + "self_attn.q_norm.weight", hd);
-    lw.k_norm = vector_f32(get, l + "self_attn.k_norm.weight", hd);
-    lw.input_norm = vector_f32(get, l + "input_layernorm.weight", dv);
-    lw.post_attention_norm = vector_f32(get, l + "post_attention_layernorm.weight", dv);
-    lw.pre_feedforward_norm = vector_f32(get, l + "pre_feedforward_layernorm.weight", dv);
-    lw.post_feedforward_norm = vector_f32(get, l + "post_feedforward_layernorm.weight", dv);
+    lw.q_norm = weight_vector_f32(get, l + "self_attn.q_norm.weight", hd);
+    lw.k_norm = weight_vector_f32(get, l + "self_attn.k_norm.weight", hd);
+    lw.input_norm = weight_vector_f32(get, l + "input_layernorm.weight", dv);
+    lw.post_attention_norm = weight_vector_f32(get, l + "post_attention_layernorm.weight", dv);
+    lw.pre_feedforward_norm = weight_vector_f32(get, l + "pre_feedforward_layernorm.weight", dv);
+    lw.post_feedforward_norm = weight_vector_f32(get, l + "post_feedforward_layernorm.weight", dv);
     lw.gate_proj = clipped(l + "mlp.gate_proj", v.intermediate_size, dv);
     lw.up_proj = clipped(l + "mlp.up_proj", v.intermediate_size, dv);
     lw.down_proj = clipped(l + "mlp.down_proj", dv, v.intermediate_size);
