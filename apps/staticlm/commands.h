@@ -6,6 +6,7 @@
 namespace staticlm::cli {
 
 void add_info_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
 void add_preprocess_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);

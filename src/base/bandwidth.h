@@ -1,0 +1,15 @@
+// The machine's memory read bandwidth, measured: the limit decode speed is compared against
+// (decode of a large model reads every weight once per token).
+#pragma once
+
+#include <cstddef>
+
+#include "base/thread_pool.h"
+
+namespace staticlm {
+
+// Best of `reps` timed passes summing a buffer of `bytes` (at least 64 MiB, so caches do not
+// serve it) split over the pool's threads; returns GB/s (1e9 bytes per second).
+double measure_read_bandwidth(ThreadPool& pool, std::size_t bytes = std::size_t{1} << 30, int reps = 3);
+
+}  // namespace staticlm
