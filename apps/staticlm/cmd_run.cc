@@ -29,6 +29,7 @@
 #include "base/file.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "kernel_target_option.h"
 #include "run_image.h"
 #include "model/checkpoint.h"
 #include "runtime/generation_defaults.h"
@@ -55,6 +56,8 @@ struct RunArgs {
   std::optional<double> temperature, top_p, min_p, repetition_penalty;
   std::uint64_t seed = 0;
   int threads = 0;  // 0: one per hardware thread
+  bool f32_activations = false;
+  std::optional<std::string> kernel_target;
   std::vector<std::string> stops;
   std::optional<std::string> dump_logits;
 };
@@ -161,6 +164,7 @@ void run_command(const RunArgs& a) {
     invalid_argument("--max-seq " + std::to_string(settings.max_seq) + " exceeds the model's max_position_embeddings " +
                      std::to_string(config.text.max_position_embeddings));
   }
+  apply_kernel_target(a.kernel_target);
   if (a.threads < 0) invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1 (0: all cores)");
   auto check_fits = [&](const std::vector<std::int64_t>& ids) {
     if (static_cast<std::int64_t>(ids.size()) > settings.max_seq - 1) {
@@ -189,6 +193,7 @@ void run_command(const RunArgs& a) {
   profile.rope_sine = settings.rope_sine;
   CpuBackendOptions bo;
   bo.pool = &pool;
+  bo.bf16_activations = !a.f32_activations;
   auto cpu = CpuBackend::create(*ck, profile, bo);
   VisionTap backend(*cpu);  // times vision_prefill and keeps its rows
   RuntimeOptions ro;
@@ -264,6 +269,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--repetition-penalty", a->repetition_penalty, "penalty for tokens already seen (1: off)");
   cmd->add_option("--seed", a->seed, "random seed for sampling (default 0)");
   cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  cmd->add_flag("--f32-activations", a->f32_activations,
+                "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
+                "does, which lets bf16 dot-product instructions run)");
+  add_kernel_target_option(*cmd, a->kernel_target);
   cmd->add_option("--stop", a->stops, "stop when the text contains this string (repeatable)");
   cmd->add_option("--dump-logits", a->dump_logits, "write prefill/decode logits and tokens (safetensors)");
   cmd->callback([a] { run_command(*a); });

@@ -1,3 +1,5 @@
+// Read bandwidth with the widest vector loads Highway's runtime dispatch picks: this file is
+// compiled once per target (foreach_target re-includes it) and the best one runs.
 #include "base/bandwidth.h"
 
 #include <algorithm>
@@ -5,36 +7,77 @@
 #include <cstdint>
 #include <vector>
 
+#include "hwy/aligned_allocator.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "base/bandwidth.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace staticlm {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Sum of p[0, n). Eight independent vector sums: each add waits only on its own chain, so the
+// loop issues loads as fast as the core can and is bound by memory, not by add latency.
+float SumFloats(const float* HWY_RESTRICT p, std::int64_t n) {
+  const hn::ScalableTag<float> d;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+  auto s4 = hn::Zero(d), s5 = hn::Zero(d), s6 = hn::Zero(d), s7 = hn::Zero(d);
+  std::int64_t i = 0;
+  for (; i + 8 * lanes <= n; i += 8 * lanes) {
+    s0 = hn::Add(s0, hn::LoadU(d, p + i));
+    s1 = hn::Add(s1, hn::LoadU(d, p + i + lanes));
+    s2 = hn::Add(s2, hn::LoadU(d, p + i + 2 * lanes));
+    s3 = hn::Add(s3, hn::LoadU(d, p + i + 3 * lanes));
+    s4 = hn::Add(s4, hn::LoadU(d, p + i + 4 * lanes));
+    s5 = hn::Add(s5, hn::LoadU(d, p + i + 5 * lanes));
+    s6 = hn::Add(s6, hn::LoadU(d, p + i + 6 * lanes));
+    s7 = hn::Add(s7, hn::LoadU(d, p + i + 7 * lanes));
+  }
+  const auto total = hn::Add(hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)), hn::Add(hn::Add(s4, s5), hn::Add(s6, s7)));
+  float tail = 0;
+  for (; i < n; ++i) tail += p[i];
+  return hn::GetLane(hn::SumOfLanes(d, total)) + tail;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace staticlm
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
 namespace staticlm {
 
+HWY_EXPORT(SumFloats);
+
 double measure_read_bandwidth(ThreadPool& pool, std::size_t bytes, int reps) {
-  const std::size_t n = std::max<std::size_t>(bytes, std::size_t{64} << 20) / sizeof(std::uint64_t);
-  std::vector<std::uint64_t> buf(n);
-  for (std::size_t i = 0; i < n; ++i) buf[i] = i;  // touch every page before timing
-  std::vector<std::uint64_t> sums(static_cast<std::size_t>(pool.size()));
+  const std::int64_t n =
+      static_cast<std::int64_t>(std::max<std::size_t>(bytes, std::size_t{64} << 20) / sizeof(float));
+  // Chunks of whole pages: each thread streams its own contiguous range.
+  const std::int64_t grain = 4096;
+  auto buf = hwy::AllocateAligned<float>(static_cast<std::size_t>(n));
+  float* data = buf.get();
+  // Every page is touched before timing, by the thread that will read it.
+  pool.parallel_for(n, grain, [&](std::int64_t begin, std::int64_t end, int) {
+    std::fill(data + begin, data + end, 1.0f);
+  });
+  std::vector<float> sums(static_cast<std::size_t>(pool.size()));
   double best = 0;
   for (int r = 0; r < std::max(1, reps); ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    pool.parallel_for(static_cast<std::int64_t>(n), 4096, [&](std::int64_t begin, std::int64_t end, int worker) {
-      // Four independent sums keep the loop bound by loads, not by one add chain.
-      std::uint64_t a = 0, b = 0, c = 0, d = 0;
-      std::int64_t i = begin;
-      for (; i + 4 <= end; i += 4) {
-        a += buf[i];
-        b += buf[i + 1];
-        c += buf[i + 2];
-        d += buf[i + 3];
-      }
-      for (; i < end; ++i) a += buf[i];
-      sums[static_cast<std::size_t>(worker)] += a + b + c + d;
+    pool.parallel_for(n, grain, [&](std::int64_t begin, std::int64_t end, int worker) {
+      sums[static_cast<std::size_t>(worker)] += HWY_DYNAMIC_DISPATCH(SumFloats)(data + begin, end - begin);
     });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, static_cast<double>(n * sizeof(std::uint64_t)) / s / 1e9);
+    best = std::max(best, static_cast<double>(n) * sizeof(float) / s / 1e9);
   }
   // The sums are read so the loads cannot be optimised away.
-  volatile std::uint64_t sink = 0;
-  for (auto s : sums) sink = sink + s;
+  volatile float sink = 0;
+  for (float s : sums) sink = sink + s;
   return best;
 }
 
 }  // namespace staticlm
+#endif  // HWY_ONCE

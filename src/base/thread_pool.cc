@@ -1,11 +1,34 @@
 #include "base/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "base/error.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define STATICLM_PAUSE() _mm_pause()
+#else
+#define STATICLM_PAUSE() std::this_thread::yield()
+#endif
+
 namespace staticlm {
+
+namespace {
+
+// Spins until pred() or ~100 us have passed; true when pred() became true.
+template <typename Pred>
+bool spin_until(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  for (int i = 0;; ++i) {
+    if (pred()) return true;
+    STATICLM_PAUSE();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return false;
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   if (threads < 1) invalid_argument("thread pool: " + std::to_string(threads) + " threads, expected at least 1");
@@ -24,24 +47,27 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::worker_loop(int index) {
   std::uint64_t seen = 0;
   for (;;) {
-    std::unique_lock<std::mutex> lock(mu_);
-    start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-    if (stop_) return;
-    seen = generation_;
+    const auto ready = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+    if (!spin_until(ready)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      start_cv_.wait(lock, ready);
+    }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     const auto [begin, end] = chunks_[static_cast<std::size_t>(index)];
     const Body* body = body_;
-    lock.unlock();
-    std::exception_ptr err;
     if (begin < end) {
       try {
         (*body)(begin, end, index);
       } catch (...) {
-        err = std::current_exception();
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
       }
     }
-    lock.lock();
-    if (err && !error_) error_ = err;
-    if (--pending_ == 0) done_cv_.notify_one();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_cv_.notify_one();
+    }
   }
 }
 
@@ -60,8 +86,8 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain, const Body& bo
     }
     body_ = &body;
     error_ = nullptr;
-    pending_ = static_cast<int>(parts) - 1;
-    ++generation_;
+    pending_.store(static_cast<int>(parts) - 1, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   start_cv_.notify_all();
   std::exception_ptr mine;
@@ -71,8 +97,12 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain, const Body& bo
   } catch (...) {
     mine = std::current_exception();
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  const auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, done);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
   body_ = nullptr;
   if (mine) std::rethrow_exception(mine);
   if (error_) std::rethrow_exception(error_);
@@ -80,8 +110,8 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain, const Body& bo
 
 void parallel_for(ThreadPool* pool, std::int64_t n, std::int64_t grain, double cost_per_item,
                   const ThreadPool::Body& body) {
-  // Below ~100k multiply-adds the wake-up costs more than it saves.
-  if (pool == nullptr || pool->size() == 1 || static_cast<double>(n) * cost_per_item < 1e5) {
+  // Below ~20k multiply-adds the hand-off costs more than it saves.
+  if (pool == nullptr || pool->size() == 1 || static_cast<double>(n) * cost_per_item < 2e4) {
     if (n > 0) body(0, n, 0);
     return;
   }

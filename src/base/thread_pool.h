@@ -1,4 +1,5 @@
-// A fixed set of worker threads that runs one parallel loop at a time. It is passed explicitly
+// A fixed set of worker threads that runs one parallel loop at a time. Idle workers spin for a
+// short while (~100 us) before sleeping, so back-to-back loops start without a wake-up. It is passed explicitly
 // to whatever parallelises (no global pool); each loop says how it splits its work. A pool of
 // size 1 runs everything on the calling thread.
 //
@@ -6,6 +7,7 @@
 // not be called from two threads at once, nor from inside a loop body.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -44,9 +46,12 @@ class ThreadPool {
   std::condition_variable start_cv_, done_cv_;
   const Body* body_ = nullptr;
   std::vector<std::pair<std::int64_t, std::int64_t>> chunks_;  // per participant
-  std::uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  // Written under mu_ (so a sleeping waiter cannot miss a change), read without it while
+  // spinning: a decode step runs hundreds of short loops, and waking a sleeping thread costs
+  // more than most of them.
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;
 };
 

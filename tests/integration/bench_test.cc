@@ -1,9 +1,12 @@
-// staticlm bench: decode speed next to the measured memory bandwidth.
+// staticlm bench: decode speed next to the measured memory bandwidth, prefill and image encode
+// next to the measured compute peaks.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "model/config.h"
+#include "model/flops.h"
+#include "model/layer_table.h"
 #include "model/weights.h"
 #include "test_util.h"
 
@@ -34,9 +37,62 @@ TEST(Bench, ReportsSpeedAgainstBandwidth) {
   const double fraction = j["decode_fraction_of_bandwidth"];
   EXPECT_NEAR(fraction, j["decode_tok_s"].get<double>() * bytes / 1e9 / j["read_bandwidth_gb_s"].get<double>(), 1e-9);
 
+  // The compute side: peaks, prefill flops from the config, ratios to the peaks.
+  EXPECT_FALSE(j["dispatch_target"].get<std::string>().empty());
+  const double fma_peak = j["fma_peak_gflop_s"];
+  const double bf16_peak = j["bf16_dot_peak_gflop_s"];
+  EXPECT_GT(fma_peak, 1.0);
+  EXPECT_GE(bf16_peak, 0.0);
+  EXPECT_EQ(j["prefill_flops"].get<std::int64_t>(), prefill_flops(c, build_layer_table(c.text), 8));
+  const double prefill_gflop_s = j["prefill_gflop_s"];
+  EXPECT_NEAR(prefill_gflop_s, j["prefill_flops"].get<double>() / j["prefill_seconds"].get<double>() / 1e9,
+              1e-6 * prefill_gflop_s);
+  const double of_peak = j["prefill_fraction_of_peak"];
+  EXPECT_GT(of_peak, 0.0);
+  EXPECT_LT(of_peak, 10.0);
+  EXPECT_NEAR(of_peak, prefill_gflop_s / fma_peak, 1e-9);
+  if (bf16_peak > 0) {
+    const double of_bf16 = j["prefill_fraction_of_bf16_peak"];
+    EXPECT_GT(of_bf16, 0.0);
+    EXPECT_LT(of_bf16, 10.0);
+  } else {
+    EXPECT_TRUE(j["prefill_fraction_of_bf16_peak"].is_null());
+  }
+  EXPECT_GE(j["time_to_first_token_s"].get<double>(), j["prefill_seconds"].get<double>());
+  EXPECT_GT(j["peak_rss_bytes"].get<std::int64_t>(), 0);
+  EXPECT_FALSE(j.contains("image_encode_seconds"));  // only with --image-encode
+
   auto bad = test::run_staticlm("bench -m " + dir.path() + " -p 60 -n 4 --max-seq 64");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("do not fit max_seq 64"), std::string::npos) << bad.err;
+}
+
+TEST(Bench, ImageEncodeAgainstThePeak) {
+  if (test::gemma3_tokenizer_path().empty()) GTEST_SKIP() << "tokenizer not fetched";
+  test::TempDir dir;
+  auto made = test::run_staticlm("make-model --preset tiny --seed 5 --out " + dir.path());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto r = test::run_staticlm("bench -m " + dir.path() + " -p 8 -n 4 --max-seq 64 --threads 1 --image-encode --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // The tiny tower on the full 2520-patch grid (280 tokens of 9 patches), every row valid.
+  const ModelConfig c = load_model_config(dir.path());
+  EXPECT_EQ(j["image_encode_flops"].get<std::int64_t>(), vision_encode_flops(*c.vision, c.text.hidden_size, 2520, 280));
+  EXPECT_GT(j["image_encode_seconds"].get<double>(), 0.0);
+  const double gflop_s = j["image_encode_gflop_s"];
+  EXPECT_NEAR(gflop_s, j["image_encode_flops"].get<double>() / j["image_encode_seconds"].get<double>() / 1e9,
+              1e-6 * gflop_s);
+  const double of_peak = j["image_encode_fraction_of_peak"];
+  EXPECT_GT(of_peak, 0.0);
+  EXPECT_LT(of_peak, 10.0);
+  EXPECT_TRUE(j.contains("prefill_flops"));
+
+  test::TempDir text_only;
+  made = test::run_staticlm("make-model --preset tiny --seed 5 --text-only --out " + text_only.path());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto bad = test::run_staticlm("bench -m " + text_only.path() + " -p 8 -n 4 --max-seq 64 --threads 1 --image-encode");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--image-encode needs a model with a vision tower"), std::string::npos) << bad.err;
 }
 
 }  // namespace

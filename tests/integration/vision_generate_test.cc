@@ -130,9 +130,10 @@ TEST_F(VisionPrefillRun, StaticImagePrefillDiffersFromTextAndEqualsDynamicInject
   EXPECT_GT(text_diff, 1e-3f) << "the image must change the logits";
 
   // Dynamic path: valid patches only, unpadded sequence (max_seq = valid + 1), scatter by id.
-  const cpu::CpuVisionWeights vw = cpu::load_vision_weights(c, [](const std::string& n) {
+  cpu::CpuVisionWeights vw = cpu::load_vision_weights(c, [](const std::string& n) {
     return ck_->weights().get(n);
   });
+  cpu::set_bf16_activations(vw, true);  // the backends' default precision policy
   std::vector<std::int64_t> pos;
   for (std::int64_t i = 0; i < kGridH * kGridW; ++i) {
     pos.push_back(i % kGridW);
@@ -201,9 +202,10 @@ TEST_F(VisionPrefillRun, RunWithImageGeneratesAndDumpsVisionEmbeds) {
   std::int64_t valid = 0;
   while (valid < pos.shape()[1] && pos.as<std::int64_t>()[2 * valid] >= 0) ++valid;
   ASSERT_EQ(valid, 36 * 66);
-  const cpu::CpuVisionWeights vw = cpu::load_vision_weights(ck_->config(), [](const std::string& n) {
+  cpu::CpuVisionWeights vw = cpu::load_vision_weights(ck_->config(), [](const std::string& n) {
     return ck_->weights().get(n);
   });
+  cpu::set_bf16_activations(vw, true);  // `run`'s default precision policy
   std::vector<float> ref(264 * hidden);
   cpu::VisionScratch scratch;
   ASSERT_EQ(cpu::run_vision_tower(vw, *ck_->config().vision, px.as<float>().data(), pos.as<std::int64_t>().data(),

@@ -17,6 +17,7 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
   b->options_ = options;
   b->signatures_ = gemma4_subgraph_signatures(config, layers, profile);
   b->weights_ = cpu::load_text_weights(config, layers, weights);
+  cpu::set_bf16_activations(b->weights_, options.bf16_activations);
   for (std::size_t i = 0; i < b->signatures_.size(); ++i) {
     const std::string& n = b->signatures_[i].name;
     Entry e{Kind::kLmHead, -1, i};
@@ -25,7 +26,7 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
     else if (n == kPleProjection) e.kind = Kind::kPleProjection;
     else if (n == kVisionPrefill) {
       e.kind = Kind::kVision;
-      b->vision_ = cpu::VisionPrefill::create(config, weights, profile);
+      b->vision_ = cpu::VisionPrefill::create(config, weights, profile, options.bf16_activations);
     }
     else if (n == kMultimodalFusion) e.kind = Kind::kFusion;
     else if (n == kLmHead) e.kind = Kind::kLmHead;

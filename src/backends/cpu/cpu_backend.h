@@ -33,6 +33,11 @@ struct CpuBackendOptions {
   // Splits matmuls and attention across these threads; borrowed, must outlive the backend.
   // Null runs everything on the calling thread. Results are the same either way.
   ThreadPool* pool = nullptr;
+  // Precision policy of GEMMs (prefill, vision) on BF16 matrices: true rounds activations to
+  // bf16, as transformers computes a bf16 model, and lets AVX-512 BF16 dot products run; false
+  // keeps activations f32 (weights widened), so prefill rows equal decode rows to f32 rounding.
+  // F32 and F16 matrices always compute in f32; decode (GEMV) always keeps activations f32.
+  bool bf16_activations = true;
 };
 
 class CpuBackend : public Backend {

@@ -101,9 +101,7 @@ void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::in
   rms_norm(out, n, d, w.pre_feedforward_norm.data(), eps, normed);
   float* gate = Workspace::get(ws.gate, static_cast<std::size_t>(n * f));
   float* up = Workspace::get(ws.up, static_cast<std::size_t>(n * f));
-  matmul(normed, n, w.gate_proj, gate, options.pool);
-  matmul(normed, n, w.up_proj, up, options.pool);
-  gelu_tanh_mul(gate, up, n * f);
+  matmul_gate_up_gelu(normed, n, w.gate_proj, w.up_proj, gate, up, options.pool);
   matmul(gate, n, w.down_proj, proj, options.pool);
   rms_norm(proj, n, d, w.post_feedforward_norm.data(), eps, proj);
   add_into(out, proj, n * d);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/text_weights.h"
 #include "backends/cpu/workspace.h"
 #include "base/thread_pool.h"
@@ -43,7 +44,6 @@ struct DecoderLayerOptions {
 // trailing rows whose own key is masked (padding) are dropped, but only if no kept row gives a
 // dropped key more weight than a masked entry (<= kNegligibleMask, exp(-60) ~ 1e-26 relative).
 // Otherwise S: the full computation.
-inline constexpr float kNegligibleMask = -60.0f;
 std::int64_t active_prefill_rows(const float* mask, std::int64_t s);
 
 void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::int64_t hidden_size,

@@ -41,4 +41,7 @@ struct CpuTextWeights {
 CpuTextWeights load_text_weights(const ModelConfig& config, const std::vector<LayerInfo>& layers,
                                  const WeightGetter& get);
 
+// Marks every BF16 matrix for bf16-activation GEMMs (CpuBackendOptions::bf16_activations).
+void set_bf16_activations(CpuTextWeights& w, bool on);
+
 }  // namespace staticlm::cpu

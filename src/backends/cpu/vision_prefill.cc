@@ -35,7 +35,7 @@ std::vector<std::int64_t> canonical_patch_positions(const SubgraphProfile& p, co
 }
 
 std::unique_ptr<VisionPrefill> VisionPrefill::create(const ModelConfig& config, const WeightGetter& weights,
-                                                     const SubgraphProfile& profile) {
+                                                     const SubgraphProfile& profile, bool bf16_activations) {
   if (!config.vision) internal_error("vision_prefill: the model has no vision config");
   std::unique_ptr<VisionPrefill> g(new VisionPrefill());
   g->config_ = *config.vision;
@@ -43,6 +43,7 @@ std::unique_ptr<VisionPrefill> VisionPrefill::create(const ModelConfig& config, 
   g->num_patches_ = profile.num_patches;
   g->num_visual_tokens_ = profile.num_visual_tokens;
   g->weights_ = load_vision_weights(config, weights);
+  set_bf16_activations(g->weights_, bf16_activations);
   return g;
 }
 

@@ -27,8 +27,9 @@ std::vector<std::int64_t> canonical_patch_positions(const SubgraphProfile& profi
 class VisionPrefill {
  public:
   // config.vision must be set; loads the vision weights (kInvalidFile naming a bad tensor).
+  // bf16_activations: see CpuBackendOptions.
   static std::unique_ptr<VisionPrefill> create(const ModelConfig& config, const WeightGetter& weights,
-                                               const SubgraphProfile& profile);
+                                               const SubgraphProfile& profile, bool bf16_activations = true);
 
   // pixels [num_patches, 3 p^2] -> out [num_visual_tokens, D].
   void run(const float* pixels, float* out, ThreadPool* pool);

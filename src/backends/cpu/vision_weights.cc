@@ -84,4 +84,14 @@ CpuVisionWeights load_vision_weights(const ModelConfig& config, const WeightGett
   return w;
 }
 
+void set_bf16_activations(CpuVisionWeights& w, bool on) {
+  w.input_proj.bf16_activations = on;
+  w.embedding_projection.bf16_activations = on;
+  for (CpuVisionLayerWeights& l : w.layers) {
+    for (ClippedLinear* c : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) {
+      c->w.bf16_activations = on;
+    }
+  }
+}
+
 }  // namespace staticlm::cpu

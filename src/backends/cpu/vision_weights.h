@@ -38,4 +38,7 @@ struct CpuVisionWeights {
 // or a NaN clip bound; kUnsupported for standardize = true. config.vision must be set.
 CpuVisionWeights load_vision_weights(const ModelConfig& config, const WeightGetter& get);
 
+// Marks every BF16 matrix for bf16-activation GEMMs (CpuBackendOptions::bf16_activations).
+void set_bf16_activations(CpuVisionWeights& w, bool on);
+
 }  // namespace staticlm::cpu

@@ -142,6 +142,7 @@ TEST_P(ClosedFormLayer, PrefillMatchesClosedForm) {
   profile.rope_sine = RopeSine::kHf;
   CpuBackendOptions full;
   full.skip_padded_rows = false;
+  full.bf16_activations = false;  // the closed form is exact f32
   auto b = CpuBackend::create(m.config, m.layers, m.getter(), profile, full);
 
   const std::int64_t valid = 6;
@@ -182,7 +183,9 @@ TEST_P(ClosedFormLayer, DecodeEqualsPrefillRow) {
   SubgraphProfile profile;
   profile.max_seq = kS;
   profile.rope_sine = RopeSine::kPreNegatedSin;
-  auto b = CpuBackend::create(m.config, m.layers, m.getter(), profile);
+  CpuBackendOptions f32;
+  f32.bf16_activations = false;  // decode rows (GEMV) keep f32 activations; compare like with like
+  auto b = CpuBackend::create(m.config, m.layers, m.getter(), profile, f32);
   const std::optional<std::int64_t> w = sliding ? std::optional<std::int64_t>(kWindow) : std::nullopt;
 
   const auto x = inputs(kS * kD, 3), pli = inputs(kS * kP, 4);

@@ -52,13 +52,17 @@ class RandomModel {
     };
   }
 
+  // bf16_activations defaults to false here: the runtime tests compare prefill rows with decode
+  // rows (GEMV, f32 activations) at f32 tolerances; the bf16 policy has its own bounded test.
   std::unique_ptr<CpuBackend> backend(std::int64_t max_seq, RopeSine sine = RopeSine::kPreNegatedSin,
-                                      bool skip_padded_rows = true, ThreadPool* pool = nullptr) const {
+                                      bool skip_padded_rows = true, ThreadPool* pool = nullptr,
+                                      bool bf16_activations = false) const {
     SubgraphProfile p;
     p.max_seq = max_seq;
     p.rope_sine = sine;
     CpuBackendOptions o;
     o.skip_padded_rows = skip_padded_rows;
+    o.bf16_activations = bf16_activations;
     o.pool = pool;
     return CpuBackend::create(config, layers, getter(), p, o);
   }

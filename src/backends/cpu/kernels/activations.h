@@ -9,6 +9,9 @@ namespace staticlm::cpu {
 float gelu_tanh(float x);
 
 // gate[i] = gelu_tanh(gate[i]) * up[i] for i < n (the gated MLP's middle), in place.
+// SIMD (Highway tanh) unless the scalar target is pinned.
 void gelu_tanh_mul(float* gate, const float* up, std::int64_t n);
+// The scalar reference (std::tanh).
+void gelu_tanh_mul_reference(float* gate, const float* up, std::int64_t n);
 
 }  // namespace staticlm::cpu

@@ -2,6 +2,12 @@
 //   out = softmax(q k^T * scale + mask) v, query head h reading KV head h / (heads / kv_heads).
 // Keys may come from several buffers (a decode graph's past cache plus the current token's
 // row) without being copied together: they are read as consecutive segments.
+//
+// Mask entries at or below kNegligibleMask weigh less than exp(-60) ~ 1e-26 of an unmasked key,
+// so the SIMD paths skip them: a decode row reads only the valid past slots (its cost follows
+// the context, not max_seq), and prefill query blocks visit only the key range their rows'
+// masks open (causal and sliding-window blocks skip what lies outside). The scalar reference
+// visits every key.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +17,8 @@
 #include "base/thread_pool.h"
 
 namespace staticlm::cpu {
+
+inline constexpr float kNegligibleMask = -60.0f;
 
 // `rows` keys and values of every KV head: element (h, r, d) at h * head_stride + r * hd + d.
 struct KvSegment {
@@ -33,5 +41,10 @@ struct AttentionShape {
 void attention(const float* q, const AttentionShape& shape, std::span<const KvSegment> keys, const float* mask,
                std::int64_t mask_stride, float scale, float* out, std::vector<float>& scratch,
                ThreadPool* pool = nullptr);
+
+// The scalar reference: every key of every row, in order.
+void attention_reference(const float* q, const AttentionShape& shape, std::span<const KvSegment> keys,
+                         const float* mask, std::int64_t mask_stride, float scale, float* out,
+                         std::vector<float>& scratch, ThreadPool* pool = nullptr);
 
 }  // namespace staticlm::cpu

@@ -6,12 +6,14 @@
 
 #include "base/error.h"
 #include "base/half.h"
+#include "backends/cpu/kernels/activations.h"
+#include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/dot.h"
+#include "backends/cpu/kernels/gemm.h"
 
 namespace staticlm::cpu {
 
 namespace {
-
 
 // Output rows converted per block and reused for every input row.
 constexpr std::int64_t kRowBlock = 16;
@@ -51,8 +53,14 @@ void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out) {
   }
 }
 
-void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool) {
+void matmul_reference(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool) {
   const std::int64_t in = w.cols, out = w.rows;
+  std::vector<float> rounded;
+  if (w.bf16_activations && w.dtype == DType::kBF16 && n >= kGemvRows) {
+    rounded.resize(static_cast<std::size_t>(n * in));
+    for (std::size_t i = 0; i < rounded.size(); ++i) rounded[i] = bf16_to_f32(f32_to_bf16(x[i]));
+    x = rounded.data();
+  }
   // Parallel over blocks of output rows; each block's weights are widened once and reused for
   // every input row.
   const std::int64_t blocks = (out + kRowBlock - 1) / kRowBlock;
@@ -70,6 +78,77 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
         for (std::int64_t j = 0; j < rows; ++j) y[r * out + o0 + j] = dot(x + r * in, wb + j * in, in);
       }
     }
+  });
+}
+
+namespace {
+
+// Activations as a GEMM reads them, prepared once per call and shared by the threads.
+struct PreparedX {
+  std::vector<float> rounded;          // bf16-rounded f32 (Highway path)
+  std::vector<std::uint32_t> pairs;    // bf16 pairs (AVX-512 BF16 path)
+};
+
+PreparedX& prepared_x() {
+  static thread_local PreparedX p;
+  return p;
+}
+
+}  // namespace
+
+void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool) {
+  if (scalar_kernels()) return matmul_reference(x, n, w, y, pool);
+  const std::int64_t in = w.cols, out = w.rows;
+  GemmArgs a{x, in, n, in, w.data, w.dtype, in, y, out};
+  if (n < kGemvRows) {
+    // Decode: output rows split statically over the pool, each weight row read once.
+    parallel_for(pool, (out + 15) / 16, 1, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
+      gemv_f32(a, b0 * 16, std::min(out, b1 * 16));
+    });
+    return;
+  }
+  const std::int64_t blocks = (out + kGemmColumnBlock - 1) / kGemmColumnBlock;
+  const double cost = static_cast<double>(kGemmColumnBlock * in * n);
+  const bool round = w.bf16_activations && w.dtype == DType::kBF16;
+  if (round && bf16_dot_kernels()) {
+    PreparedX& p = prepared_x();
+    const std::int64_t ld = (in + 1) / 2;
+    p.pairs.resize(static_cast<std::size_t>(n * ld));
+    pack_bf16_pairs(x, n, in, p.pairs.data());
+    const std::uint32_t* xb = p.pairs.data();
+    parallel_for(pool, blocks, 1, cost, [&](std::int64_t b0, std::int64_t b1, int) {
+      gemm_bf16_dot(xb, ld, a, b0 * kGemmColumnBlock, std::min(out, b1 * kGemmColumnBlock));
+    });
+    return;
+  }
+  if (round) {
+    PreparedX& p = prepared_x();
+    p.rounded.resize(static_cast<std::size_t>(n * in));
+    round_to_bf16(x, n * in, p.rounded.data());
+    a.x = p.rounded.data();
+  }
+  parallel_for(pool, blocks, 1, cost, [&](std::int64_t b0, std::int64_t b1, int) {
+    gemm_f32(a, b0 * kGemmColumnBlock, std::min(out, b1 * kGemmColumnBlock));
+  });
+}
+
+void matmul_gate_up_gelu(const float* x, std::int64_t n, const WeightMatrix& gate, const WeightMatrix& up, float* out,
+                         float* scratch, ThreadPool* pool) {
+  const std::int64_t f = gate.rows, in = gate.cols;
+  if (scalar_kernels() || n >= kGemvRows) {
+    matmul(x, n, gate, out, pool);
+    matmul(x, n, up, scratch, pool);
+    gelu_tanh_mul(out, scratch, n * f);
+    return;
+  }
+  // Decode: each thread computes its rows of both products, then the activation on them.
+  const GemmArgs g{x, in, n, in, gate.data, gate.dtype, in, out, f};
+  const GemmArgs u{x, in, n, in, up.data, up.dtype, in, scratch, f};
+  parallel_for(pool, (f + 15) / 16, 1, static_cast<double>(32 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
+    const std::int64_t j0 = b0 * 16, j1 = std::min(f, b1 * 16);
+    gemv_f32(g, j0, j1);
+    gemv_f32(u, j0, j1);
+    for (std::int64_t r = 0; r < n; ++r) gelu_tanh_mul(out + r * f + j0, scratch + r * f + j0, j1 - j0);
   });
 }
 

@@ -1,6 +1,13 @@
 // Dense matmul of f32 activations with a weight matrix stored as bf16, f16 or f32 in the
-// Hugging Face nn.Linear layout [out, in] (y = x W^T). All arithmetic is f32. The weight is
+// Hugging Face nn.Linear layout [out, in] (y = x W^T), accumulated in f32. The weight is
 // borrowed (usually a view into the memory-mapped checkpoint); nothing is copied at load.
+//
+// Kernel variants (dispatch.h picks the target):
+// - n < kGemvRows: GEMV, each weight streamed once, widened in registers, activations f32.
+// - n >= kGemvRows: GEMM over packed panels. A BF16 matrix marked `bf16_activations` meets
+//   activations rounded to bf16 (as a bf16 model in transformers computes), on AVX-512 BF16
+//   with vdpbf16ps; otherwise activations stay f32.
+// - scalar target: matmul_reference, the plain loop the others are tested against.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +23,12 @@ struct WeightMatrix {
   std::int64_t rows = 0;      // out features
   std::int64_t cols = 0;      // in features
   const void* data = nullptr;  // not owned
+  // BF16 only: GEMMs round activations to bf16 (the backend's precision policy).
+  bool bf16_activations = false;
 };
+
+// Rows below which matmul runs the GEMV path.
+inline constexpr std::int64_t kGemvRows = 4;
 
 // Checks that `view` is a rank-2 float tensor of [rows, cols] (either may be -1: any) and
 // returns it as a WeightMatrix; kInvalidFile naming `name` otherwise.
@@ -29,5 +41,14 @@ void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out);
 // y [n, w.rows] = x [n, w.cols] . w^T. y must not alias x. With a pool, output rows are split
 // across its threads in blocks; every output is computed the same way either way.
 void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool = nullptr);
+
+// The scalar reference: f32 dot products in a fixed order (x rounded to bf16 first when the
+// weight is marked bf16_activations and n >= kGemvRows, as matmul does).
+void matmul_reference(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool = nullptr);
+
+// out [n, F] = gelu_tanh(x . gate^T) * (x . up^T): the MLP's first half. For decode rows one
+// parallel loop computes both products and the activation for each thread's rows.
+void matmul_gate_up_gelu(const float* x, std::int64_t n, const WeightMatrix& gate, const WeightMatrix& up, float* out,
+                         float* scratch, ThreadPool* pool = nullptr);
 
 }  // namespace staticlm::cpu

@@ -1,0 +1,17 @@
+#include "kernel_target_option.h"
+
+#include "backends/cpu/kernels/dispatch.h"
+
+namespace staticlm::cli {
+
+void add_kernel_target_option(CLI::App& cmd, std::optional<std::string>& target) {
+  cmd.add_option("--kernel-target", target,
+                 "kernel target to run (scalar, SSE4, AVX2, AVX3, AVX3_DL, AVX3_DL+BF16...; default: the best this "
+                 "CPU has; STATICLM_KERNEL_TARGET in the environment does the same)");
+}
+
+void apply_kernel_target(const std::optional<std::string>& target) {
+  if (target) cpu::select_kernel_target(*target);
+}
+
+}  // namespace staticlm::cli

@@ -1,0 +1,129 @@
+#include "backends/cpu/kernels/dispatch.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+#include "base/error.h"
+#include "hwy/highway.h"
+#include "hwy/targets.h"
+
+namespace staticlm::cpu {
+
+namespace {
+
+struct State {
+  std::string name;
+  bool scalar = false;
+  bool bf16 = false;
+};
+
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+// Highway targets compiled into this binary and supported here, worst first; read once, before
+// any pin (SetSupportedTargetsForTest changes what Highway reports).
+const std::vector<std::int64_t>& hwy_targets() {
+  static const std::vector<std::int64_t> targets = [] {
+    std::vector<std::int64_t> best_first = hwy::SupportedAndGeneratedTargets();
+    std::vector<std::int64_t> out;
+    for (auto it = best_first.rbegin(); it != best_first.rend(); ++it) {
+      if (*it == HWY_SCALAR || *it == HWY_EMU128) continue;  // "scalar" is our own reference
+      out.push_back(*it);
+    }
+    return out;
+  }();
+  return targets;
+}
+
+std::mutex& mu() {
+  static std::mutex m;
+  return m;
+}
+
+std::string g_name;  // guarded by mu()
+std::atomic<bool> g_ready{false}, g_scalar{false}, g_bf16{false};
+
+void apply(const std::string& name) {
+  bool scalar = false, bf16 = false;
+  if (name == "scalar") {
+    scalar = true;
+  } else {
+    std::string base = name;
+    const std::string suffix = "+BF16";
+    if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      base.resize(base.size() - suffix.size());
+      bf16 = true;
+    }
+    std::int64_t chosen = 0;
+    for (std::int64_t t : hwy_targets()) {
+      if (base == hwy::TargetName(t)) chosen = t;
+    }
+    bool ok = chosen != 0;
+    if (bf16) ok = ok && cpu_has_avx512_bf16() && (chosen == HWY_AVX3 || chosen == HWY_AVX3_DL);
+    if (!ok) {
+      std::string known;
+      for (const std::string& k : kernel_targets()) known += (known.empty() ? "" : ", ") + k;
+      invalid_argument("kernel target '" + name + "' is not available on this CPU; available: " + known);
+    }
+    hwy::SetSupportedTargetsForTest(chosen);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+  g_name = name;
+  g_scalar = scalar;
+  g_bf16 = bf16;
+  g_ready = true;
+}
+
+void ensure_initialised() {
+  if (g_ready.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(mu());
+  if (g_ready.load()) return;
+  const char* env = std::getenv("STATICLM_KERNEL_TARGET");
+  apply(env != nullptr && *env != '\0' ? std::string(env) : kernel_targets().back());
+}
+
+}  // namespace
+
+std::vector<std::string> kernel_targets() {
+  std::vector<std::string> out = {"scalar"};
+  std::int64_t best = 0;
+  for (std::int64_t t : hwy_targets()) {
+    out.push_back(hwy::TargetName(t));
+    best = t;
+  }
+  if ((best == HWY_AVX3 || best == HWY_AVX3_DL) && cpu_has_avx512_bf16()) {
+    out.push_back(std::string(hwy::TargetName(best)) + "+BF16");
+  }
+  return out;
+}
+
+void select_kernel_target(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu());
+  apply(name);
+}
+
+std::string kernel_target() {
+  ensure_initialised();
+  std::lock_guard<std::mutex> lock(mu());
+  return g_name;
+}
+
+bool scalar_kernels() {
+  ensure_initialised();
+  return g_scalar.load(std::memory_order_relaxed);
+}
+
+bool bf16_dot_kernels() {
+  ensure_initialised();
+  return g_bf16.load(std::memory_order_relaxed);
+}
+
+}  // namespace staticlm::cpu

@@ -1,0 +1,30 @@
+// Which kernel implementation the CPU backend runs. One binary carries several: a plain scalar
+// reference, Highway code compiled for every x86 target (SSE4, AVX2, AVX3, AVX3_DL) and picked
+// at run time from CPUID, and hand-written AVX-512 BF16 kernels (Highway 1.0.3 has no bf16 dot
+// product) used when the CPU has `vdpbf16ps`. The best target is chosen on first use; tests and
+// benchmarks may pin another (select_kernel_target, or STATICLM_KERNEL_TARGET in the
+// environment). The choice is process-wide, like the CPU itself.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace staticlm::cpu {
+
+// Targets this CPU can run, worst first: "scalar", then Highway targets ("SSE4", "AVX2",
+// "AVX3", "AVX3_DL"), then "AVX3_DL+BF16" (or "AVX3+BF16") when the CPU has AVX-512 BF16.
+std::vector<std::string> kernel_targets();
+
+// Pins a target from kernel_targets(); kInvalidArgument naming the others otherwise. Not
+// thread-safe against running kernels: call between runs.
+void select_kernel_target(const std::string& name);
+
+// The target kernels run on now (the best one unless pinned).
+std::string kernel_target();
+
+// True when kernels must use the scalar reference code.
+bool scalar_kernels();
+// True when bf16 GEMMs may use the AVX-512 BF16 dot-product kernel.
+bool bf16_dot_kernels();
+
+}  // namespace staticlm::cpu

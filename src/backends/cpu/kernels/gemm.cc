@@ -1,0 +1,287 @@
+// Highway GEMM / GEMV kernels, compiled once per x86 target (foreach_target) and dispatched at
+// run time. See gemm.h.
+#include "backends/cpu/kernels/gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "base/half.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/gemm.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+#ifndef STATICLM_GEMM_SCRATCH_ONCE
+#define STATICLM_GEMM_SCRATCH_ONCE
+namespace staticlm::cpu::detail {
+// A thread's packed weight panel, 64-byte aligned, grown on demand and kept for the next call.
+struct PanelScratch {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data;
+  std::size_t bytes = 0;
+  void* get(std::size_t n) {
+    if (n > bytes) {
+      n = (n + 63) / 64 * 64;
+      data.reset(std::aligned_alloc(64, n));
+      bytes = n;
+    }
+    return data.get();
+  }
+};
+inline PanelScratch& panel_scratch() {
+  static thread_local PanelScratch s;
+  return s;
+}
+inline PanelScratch& row_scratch() {
+  static thread_local PanelScratch s;
+  return s;
+}
+}  // namespace staticlm::cpu::detail
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace staticlm::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+
+// Blocking: a packed panel is kNc columns x kKc depth (kNc * kKc * 4 = 128 KiB, in L2), one
+// micro-panel kNr x kKc (16 KiB, in L1) with the x rows it meets.
+constexpr std::int64_t kNr = kGemmColumnBlock;
+constexpr std::int64_t kKc = 128;
+constexpr std::int64_t kNc = 256;
+
+// Rows of the micro-kernel: as many accumulators as the register file holds beside the panel
+// loads and the broadcast (32 vector registers on AVX-512, 16 below).
+constexpr int kVecs = static_cast<int>(kNr / hn::MaxLanes(DF()));
+#if HWY_TARGET <= HWY_AVX3
+constexpr int kMr = kVecs <= 2 ? 8 : 4;
+#else
+constexpr int kMr = kVecs >= 12 ? 1 : 12 / kVecs;
+#endif
+
+// Widens W[j0 + c][p0 + kk] into panel[c / kNr][kk][c % kNr] for c < nc (zero past nc).
+void PackPanel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t p0, std::int64_t kc, float* panel) {
+  const std::int64_t panels = (nc + kNr - 1) / kNr;
+  for (std::int64_t p = 0; p < panels; ++p) {
+    float* dst = panel + p * kNr * kc;
+    for (std::int64_t c = 0; c < kNr; ++c) {
+      const std::int64_t j = p * kNr + c;
+      if (j >= nc) {
+        for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = 0.0f;
+        continue;
+      }
+      const std::int64_t off = (j0 + j) * a.ldw + p0;
+      switch (a.wtype) {
+        case DType::kF32: {
+          const float* src = static_cast<const float*>(a.w) + off;
+          for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = src[kk];
+          break;
+        }
+        case DType::kBF16: {
+          const std::uint16_t* src = static_cast<const std::uint16_t*>(a.w) + off;
+          for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = bf16_to_f32(src[kk]);
+          break;
+        }
+        default: {
+          const std::uint16_t* src = static_cast<const std::uint16_t*>(a.w) + off;
+          for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = f16_to_f32(src[kk]);
+          break;
+        }
+      }
+    }
+  }
+}
+
+// C[M rows, nr cols] (+)= X[M rows, kc] . panel. Columns past nr are computed but not stored.
+template <int M>
+HWY_INLINE void Micro(const float* x, std::int64_t ldx, const float* panel, std::int64_t kc, float* c,
+                      std::int64_t ldc, std::int64_t nr, bool accumulate) {
+  const DF d;
+  constexpr std::int64_t L = hn::MaxLanes(DF());
+  using V = hn::Vec<DF>;
+  V acc[M][kVecs];
+  for (int m = 0; m < M; ++m)
+    for (int v = 0; v < kVecs; ++v) acc[m][v] = hn::Zero(d);
+  for (std::int64_t kk = 0; kk < kc; ++kk) {
+    V b[kVecs];
+    for (int v = 0; v < kVecs; ++v) b[v] = hn::Load(d, panel + kk * kNr + v * L);
+    for (int m = 0; m < M; ++m) {
+      const V xv = hn::Set(d, x[m * ldx + kk]);
+      for (int v = 0; v < kVecs; ++v) acc[m][v] = hn::MulAdd(xv, b[v], acc[m][v]);
+    }
+  }
+  for (int m = 0; m < M; ++m) {
+    float* row = c + m * ldc;
+    if (nr == kNr) {
+      for (int v = 0; v < kVecs; ++v) {
+        V out = acc[m][v];
+        if (accumulate) out = hn::Add(hn::LoadU(d, row + v * L), out);
+        hn::StoreU(out, d, row + v * L);
+      }
+    } else {
+      HWY_ALIGN float tmp[kNr];
+      for (int v = 0; v < kVecs; ++v) hn::Store(acc[m][v], d, tmp + v * L);
+      for (std::int64_t j = 0; j < nr; ++j) row[j] = accumulate ? row[j] + tmp[j] : tmp[j];
+    }
+  }
+}
+
+template <int M>
+void MicroRows(int mr, const float* x, std::int64_t ldx, const float* panel, std::int64_t kc, float* c,
+               std::int64_t ldc, std::int64_t nr, bool accumulate) {
+  if constexpr (M > 1) {
+    if (mr < M) return MicroRows<M - 1>(mr, x, ldx, panel, kc, c, ldc, nr, accumulate);
+  }
+  Micro<M>(x, ldx, panel, kc, c, ldc, nr, accumulate);
+}
+
+void GemmF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
+  if (j1 <= j0 || a.n <= 0) return;
+  if (a.k == 0) {
+    for (std::int64_t r = 0; r < a.n; ++r) std::fill(a.y + r * a.ldy + j0, a.y + r * a.ldy + j1, 0.0f);
+    return;
+  }
+  float* panel = static_cast<float*>(detail::panel_scratch().get(sizeof(float) * kNc * kKc));
+  for (std::int64_t jc = j0; jc < j1; jc += kNc) {
+    const std::int64_t nc = std::min(kNc, j1 - jc);
+    for (std::int64_t pc = 0; pc < a.k; pc += kKc) {
+      const std::int64_t kc = std::min(kKc, a.k - pc);
+      PackPanel(a, jc, nc, pc, kc, panel);
+      for (std::int64_t ir = 0; ir < a.n; ir += kMr) {
+        const int mr = static_cast<int>(std::min<std::int64_t>(kMr, a.n - ir));
+        for (std::int64_t jr = 0; jr < nc; jr += kNr) {
+          MicroRows<kMr>(mr, a.x + ir * a.ldx + pc, a.ldx, panel + (jr / kNr) * kNr * kc, kc,
+                         a.y + ir * a.ldy + jc + jr, a.ldy, std::min(kNr, nc - jr), pc > 0);
+        }
+      }
+    }
+  }
+}
+
+// Four weight rows against one activation row, weights widened in registers.
+template <int R>
+HWY_INLINE void DotRows(const float* x, const void* w, DType wtype, std::int64_t ldw, std::int64_t k,
+                        const float* xe, const float* xo, float* out) {
+  const DF d;
+  constexpr std::int64_t L = hn::MaxLanes(DF());
+  using V = hn::Vec<DF>;
+  V acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = hn::Zero(d);
+  std::int64_t i = 0;
+  float tail[R] = {};
+  if (wtype == DType::kBF16) {
+    // A u32 lane holds two bf16: the low half is the even element, the high half the odd one.
+    const hn::RebindToUnsigned<DF> du;
+    const auto hi_mask = hn::Set(du, 0xFFFF0000u);
+    const std::int64_t pairs = k / 2;
+    std::int64_t pi = 0;
+    for (; pi + L <= pairs; pi += L) {
+      const V ve = hn::LoadU(d, xe + pi), vo = hn::LoadU(d, xo + pi);
+      for (int r = 0; r < R; ++r) {
+        const auto* src = static_cast<const std::uint16_t*>(w) + r * ldw + 2 * pi;
+        const auto raw = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(src));
+        const V even = hn::BitCast(d, hn::ShiftLeft<16>(raw));
+        const V odd = hn::BitCast(d, hn::And(raw, hi_mask));
+        acc[r][0] = hn::MulAdd(even, ve, acc[r][0]);
+        acc[r][1] = hn::MulAdd(odd, vo, acc[r][1]);
+      }
+    }
+    i = 2 * pi;
+    for (int r = 0; r < R; ++r) {
+      const auto* src = static_cast<const std::uint16_t*>(w) + r * ldw;
+      for (std::int64_t j = i; j < k; ++j) tail[r] += bf16_to_f32(src[j]) * x[j];
+    }
+  } else if (wtype == DType::kF16) {
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    for (; i + 2 * L <= k; i += 2 * L) {
+      const V x0 = hn::LoadU(d, x + i), x1 = hn::LoadU(d, x + i + L);
+      for (int r = 0; r < R; ++r) {
+        const auto* src = static_cast<const hwy::float16_t*>(w) + r * ldw + i;
+        acc[r][0] = hn::MulAdd(hn::PromoteTo(d, hn::LoadU(dh, src)), x0, acc[r][0]);
+        acc[r][1] = hn::MulAdd(hn::PromoteTo(d, hn::LoadU(dh, src + L)), x1, acc[r][1]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const auto* src = static_cast<const std::uint16_t*>(w) + r * ldw;
+      for (std::int64_t j = i; j < k; ++j) tail[r] += f16_to_f32(src[j]) * x[j];
+    }
+  } else {
+    for (; i + 2 * L <= k; i += 2 * L) {
+      const V x0 = hn::LoadU(d, x + i), x1 = hn::LoadU(d, x + i + L);
+      for (int r = 0; r < R; ++r) {
+        const float* src = static_cast<const float*>(w) + r * ldw + i;
+        acc[r][0] = hn::MulAdd(hn::LoadU(d, src), x0, acc[r][0]);
+        acc[r][1] = hn::MulAdd(hn::LoadU(d, src + L), x1, acc[r][1]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const float* src = static_cast<const float*>(w) + r * ldw;
+      for (std::int64_t j = i; j < k; ++j) tail[r] += src[j] * x[j];
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(d, hn::Add(acc[r][0], acc[r][1]))) + tail[r];
+}
+
+void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
+  const std::size_t esize = a.wtype == DType::kF32 ? 4 : 2;
+  const auto* wbase = static_cast<const unsigned char*>(a.w);
+  float* deint = nullptr;
+  if (a.wtype == DType::kBF16) deint = static_cast<float*>(detail::row_scratch().get(sizeof(float) * (a.k + 2)));
+  for (std::int64_t r = 0; r < a.n; ++r) {
+    const float* x = a.x + r * a.ldx;
+    const float *xe = nullptr, *xo = nullptr;
+    if (deint) {
+      // Even and odd elements apart, matching the two halves of each u32 weight lane.
+      const std::int64_t pairs = a.k / 2;
+      for (std::int64_t p = 0; p < pairs; ++p) {
+        deint[p] = x[2 * p];
+        deint[pairs + p] = x[2 * p + 1];
+      }
+      xe = deint;
+      xo = deint + pairs;
+    }
+    float* y = a.y + r * a.ldy;
+    std::int64_t j = j0;
+    for (; j + 4 <= j1; j += 4) DotRows<4>(x, wbase + j * a.ldw * esize, a.wtype, a.ldw, a.k, xe, xo, y + j);
+    for (; j < j1; ++j) DotRows<1>(x, wbase + j * a.ldw * esize, a.wtype, a.ldw, a.k, xe, xo, y + j);
+  }
+}
+
+void RoundToBf16(const float* x, std::int64_t count, float* out) {
+  const DF d;
+  const hn::RebindToUnsigned<DF> du;
+  constexpr std::int64_t L = hn::MaxLanes(DF());
+  std::int64_t i = 0;
+  const auto one = hn::Set(du, 1u), bias = hn::Set(du, 0x7FFFu), keep = hn::Set(du, 0xFFFF0000u);
+  for (; i + L <= count; i += L) {
+    const auto bits = hn::BitCast(du, hn::LoadU(d, x + i));
+    const auto rounded = hn::Add(bits, hn::Add(bias, hn::And(hn::ShiftRight<16>(bits), one)));
+    hn::StoreU(hn::BitCast(d, hn::And(rounded, keep)), d, out + i);
+  }
+  for (; i < count; ++i) out[i] = bf16_to_f32(f32_to_bf16(x[i]));
+}
+
+}  // namespace staticlm::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace staticlm::cpu {
+
+HWY_EXPORT(GemmF32);
+HWY_EXPORT(GemvF32);
+HWY_EXPORT(RoundToBf16);
+
+void gemm_f32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) { HWY_DYNAMIC_DISPATCH(GemmF32)(a, j0, j1); }
+void gemv_f32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) { HWY_DYNAMIC_DISPATCH(GemvF32)(a, j0, j1); }
+void round_to_bf16(const float* x, std::int64_t count, float* out) {
+  HWY_DYNAMIC_DISPATCH(RoundToBf16)(x, count, out);
+}
+
+}  // namespace staticlm::cpu
+#endif

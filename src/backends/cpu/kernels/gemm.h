@@ -1,0 +1,46 @@
+// Single-threaded matrix kernels under matmul() and attention(): y = x W^T on a range of output
+// columns, with explicit leading dimensions so attention can multiply by slices of K and V^T.
+// matmul() splits output columns over the pool and calls these; attention() calls them from
+// inside its own parallel loop. Internal to the CPU backend.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace staticlm::cpu {
+
+struct GemmArgs {
+  const float* x = nullptr;  // [n, k], row r at x + r * ldx
+  std::int64_t ldx = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  const void* w = nullptr;  // [m, k] of `wtype` (F32, F16 or BF16), row j at w + j * ldw elements
+  DType wtype = DType::kF32;
+  std::int64_t ldw = 0;
+  float* y = nullptr;  // [n, m], row r at y + r * ldy
+  std::int64_t ldy = 0;
+};
+
+// y[:, j0:j1] for every row, Highway f32 FMA micro-kernel over packed weight panels (weights
+// widened to f32 when packed). Column results do not depend on n, j0 or j1.
+void gemm_f32(const GemmArgs& a, std::int64_t j0, std::int64_t j1);
+
+// Rows 0..n-1 of x, one at a time, against W rows [j0, j1): the memory-bound decode path. Weights
+// are widened in registers, activations stay f32.
+void gemv_f32(const GemmArgs& a, std::int64_t j0, std::int64_t j1);
+
+// x rounded to bf16 values (round to nearest even), kept as f32: out[i] for i < count.
+void round_to_bf16(const float* x, std::int64_t count, float* out);
+
+// AVX-512 BF16 (vdpbf16ps) GEMM for BF16 weights: x must already be bf16 pairs, row r at
+// xb + r * ldxb uint32 (k rounded up to even, zero padded). Only call when bf16_dot_kernels().
+void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ldxb, const GemmArgs& a, std::int64_t j0, std::int64_t j1);
+// x [n, k] f32 -> bf16 pairs as gemm_bf16_dot reads them (row stride (k + 1) / 2).
+void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out);
+
+// Micro-panel width of the GEMMs: output columns handled together (a multiple of every
+// target's vector length); matmul() splits work across threads on multiples of it.
+inline constexpr std::int64_t kGemmColumnBlock = 32;
+
+}  // namespace staticlm::cpu

@@ -1,0 +1,158 @@
+// The AVX-512 BF16 GEMM: bf16 weights times activations rounded to bf16, f32 accumulation, with
+// `vdpbf16ps` (32 multiply-adds per instruction). Highway 1.0.3 has no such op, so this file uses
+// intrinsics in functions compiled for that target only; dispatch.cc calls it only on CPUs that
+// have the instructions. Layout and blocking as gemm.cc, with k taken in pairs.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "backends/cpu/kernels/gemm.h"
+
+#define STATICLM_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
+
+namespace staticlm::cpu {
+
+namespace {
+
+constexpr std::int64_t kNr = kGemmColumnBlock;  // two zmm of 16 f32 columns
+constexpr std::int64_t kKp = 128;               // pairs of k per panel (256 elements)
+constexpr std::int64_t kNc = 256;               // columns per panel: 256 x 256 x 2 B = 128 KiB
+constexpr int kMr = 8;                          // 16 accumulators + 2 panel loads + 1 broadcast
+
+struct Scratch {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data;
+  std::size_t bytes = 0;
+  void* get(std::size_t n) {
+    if (n > bytes) {
+      n = (n + 63) / 64 * 64;
+      data.reset(std::aligned_alloc(64, n));
+      bytes = n;
+    }
+    return data.get();
+  }
+};
+
+// The pair (W[j][2p], W[j][2p + 1]) as one u32 (zero past k).
+inline std::uint32_t weight_pair(const std::uint16_t* row, std::int64_t e, std::int64_t k) {
+  if (e + 1 < k) {
+    std::uint32_t v;
+    std::memcpy(&v, row + e, 4);
+    return v;
+  }
+  return e < k ? row[e] : 0u;
+}
+
+// panel[c / kNr][p][c % kNr] = pair p of column j0 + c, pairs [p0, p0 + kp).
+void pack_panel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t p0, std::int64_t kp,
+                std::uint32_t* panel) {
+  const auto* w = static_cast<const std::uint16_t*>(a.w);
+  const std::int64_t panels = (nc + kNr - 1) / kNr;
+  for (std::int64_t q = 0; q < panels; ++q) {
+    std::uint32_t* dst = panel + q * kNr * kp;
+    for (std::int64_t c = 0; c < kNr; ++c) {
+      const std::int64_t j = q * kNr + c;
+      if (j >= nc) {
+        for (std::int64_t p = 0; p < kp; ++p) dst[p * kNr + c] = 0;
+        continue;
+      }
+      const std::uint16_t* row = w + (j0 + j) * a.ldw;
+      if (2 * (p0 + kp) <= a.k) {
+        for (std::int64_t p = 0; p < kp; ++p) std::memcpy(&dst[p * kNr + c], row + 2 * (p0 + p), 4);
+      } else {
+        for (std::int64_t p = 0; p < kp; ++p) dst[p * kNr + c] = weight_pair(row, 2 * (p0 + p), a.k);
+      }
+    }
+  }
+}
+
+template <int M>
+STATICLM_BF16_TARGET inline void micro(const std::uint32_t* x, std::int64_t ldx, const std::uint32_t* panel,
+                                       std::int64_t kp, float* c, std::int64_t ldc, std::int64_t nr, bool accumulate) {
+  __m512 acc[M][2];
+  for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps();
+  for (std::int64_t p = 0; p < kp; ++p) {
+    const __m512bh b0 = (__m512bh)_mm512_load_si512(panel + p * kNr);
+    const __m512bh b1 = (__m512bh)_mm512_load_si512(panel + p * kNr + 16);
+    for (int m = 0; m < M; ++m) {
+      const __m512bh xv = (__m512bh)_mm512_set1_epi32(static_cast<int>(x[m * ldx + p]));
+      acc[m][0] = _mm512_dpbf16_ps(acc[m][0], xv, b0);
+      acc[m][1] = _mm512_dpbf16_ps(acc[m][1], xv, b1);
+    }
+  }
+  const __mmask16 lo = static_cast<__mmask16>(nr >= 16 ? 0xFFFF : (1u << nr) - 1);
+  const __mmask16 hi = static_cast<__mmask16>(nr >= 32 ? 0xFFFF : nr <= 16 ? 0 : (1u << (nr - 16)) - 1);
+  for (int m = 0; m < M; ++m) {
+    float* row = c + m * ldc;
+    __m512 o0 = acc[m][0], o1 = acc[m][1];
+    if (accumulate) {
+      o0 = _mm512_add_ps(_mm512_maskz_loadu_ps(lo, row), o0);
+      o1 = _mm512_add_ps(_mm512_maskz_loadu_ps(hi, row + 16), o1);
+    }
+    _mm512_mask_storeu_ps(row, lo, o0);
+    _mm512_mask_storeu_ps(row + 16, hi, o1);
+  }
+}
+
+template <int M>
+STATICLM_BF16_TARGET void micro_rows(int mr, const std::uint32_t* x, std::int64_t ldx, const std::uint32_t* panel,
+                                     std::int64_t kp, float* c, std::int64_t ldc, std::int64_t nr, bool accumulate) {
+  if constexpr (M > 1) {
+    if (mr < M) return micro_rows<M - 1>(mr, x, ldx, panel, kp, c, ldc, nr, accumulate);
+  }
+  micro<M>(x, ldx, panel, kp, c, ldc, nr, accumulate);
+}
+
+}  // namespace
+
+STATICLM_BF16_TARGET void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ldxb, const GemmArgs& a,
+                                        std::int64_t j0, std::int64_t j1) {
+  if (j1 <= j0 || a.n <= 0) return;
+  const std::int64_t pairs = (a.k + 1) / 2;
+  if (pairs == 0) {
+    for (std::int64_t r = 0; r < a.n; ++r) std::fill(a.y + r * a.ldy + j0, a.y + r * a.ldy + j1, 0.0f);
+    return;
+  }
+  static thread_local Scratch scratch;
+  auto* panel = static_cast<std::uint32_t*>(scratch.get(sizeof(std::uint32_t) * kNc * kKp));
+  for (std::int64_t jc = j0; jc < j1; jc += kNc) {
+    const std::int64_t nc = std::min(kNc, j1 - jc);
+    for (std::int64_t pc = 0; pc < pairs; pc += kKp) {
+      const std::int64_t kp = std::min(kKp, pairs - pc);
+      pack_panel(a, jc, nc, pc, kp, panel);
+      for (std::int64_t ir = 0; ir < a.n; ir += kMr) {
+        const int mr = static_cast<int>(std::min<std::int64_t>(kMr, a.n - ir));
+        for (std::int64_t jr = 0; jr < nc; jr += kNr) {
+          micro_rows<kMr>(mr, xb + ir * ldxb + pc, ldxb, panel + (jr / kNr) * kNr * kp, kp,
+                          a.y + ir * a.ldy + jc + jr, a.ldy, std::min(kNr, nc - jr), pc > 0);
+        }
+      }
+    }
+  }
+}
+
+STATICLM_BF16_TARGET void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out) {
+  const std::int64_t ld = (k + 1) / 2;
+  for (std::int64_t r = 0; r < n; ++r) {
+    const float* src = x + r * k;
+    auto* dst = reinterpret_cast<std::uint16_t*>(out + r * ld);
+    std::int64_t i = 0;
+    for (; i + 16 <= k; i += 16) {
+      const __m256bh h = _mm512_cvtneps_pbh(_mm512_loadu_ps(src + i));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), (__m256i)h);
+    }
+    if (i < k) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (k - i)) - 1);
+      const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, src + i));
+      _mm256_mask_storeu_epi16(dst + i, m, (__m256i)h);
+    }
+    if (k % 2) dst[k] = 0;
+  }
+}
+
+}  // namespace staticlm::cpu

@@ -1,0 +1,228 @@
+// Every SIMD kernel against the scalar reference, on every kernel target this CPU has (SSE4,
+// AVX2, AVX3, AVX3_DL, and the AVX-512 BF16 GEMM where present): GEMV/GEMM for F32, F16 and
+// BF16 weights with and without bf16 activations, on odd shapes that leave tails everywhere;
+// attention (decode with two key segments, causal and sliding prefill with padding, a shared
+// key-padding mask as the vision tower uses); gelu; bf16 rounding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/activations.h"
+#include "backends/cpu/kernels/attention.h"
+#include "backends/cpu/kernels/dispatch.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/matmul.h"
+#include "base/half.h"
+#include "runtime/masks.h"
+
+namespace staticlm::cpu {
+namespace {
+
+// Pins a kernel target for a scope and restores the previous one.
+class TargetGuard {
+ public:
+  explicit TargetGuard(const std::string& t) : saved_(kernel_target()) { select_kernel_target(t); }
+  ~TargetGuard() { select_kernel_target(saved_); }
+
+ private:
+  std::string saved_;
+};
+
+std::vector<std::string> simd_targets() {
+  std::vector<std::string> t = kernel_targets();
+  t.erase(t.begin());  // "scalar" is the reference
+  return t;
+}
+
+std::vector<float> random_vec(std::size_t n, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+TEST(SimdTargets, ListStartsWithScalarAndIncludesTheBest) {
+  const auto t = kernel_targets();
+  ASSERT_GE(t.size(), 2u) << "no SIMD target on this machine";
+  EXPECT_EQ(t.front(), "scalar");
+  EXPECT_EQ(kernel_target(), t.back());
+  try {
+    select_kernel_target("NEON9");
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel target 'NEON9' is not available"), std::string::npos) << e.what();
+  }
+}
+
+struct MatmulCase {
+  std::int64_t n, k, m;
+};
+
+// |y - ref| <= 2e-6 * sum_i |x_i w_i| + 1e-30: summation order and fused multiply-adds only.
+void expect_close_rows(const std::vector<float>& y, const std::vector<float>& ref, const std::vector<float>& bound,
+                       const std::string& what) {
+  ASSERT_EQ(y.size(), ref.size());
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    ASSERT_LE(std::abs(y[i] - ref[i]), 2e-6f * bound[i] + 1e-30f) << what << " at " << i << ": " << y[i] << " vs "
+                                                                   << ref[i];
+  }
+}
+
+TEST(SimdTargets, MatmulEqualsReferenceOnEveryTargetDtypeAndShape) {
+  const MatmulCase cases[] = {{1, 1, 1},   {1, 37, 21}, {2, 130, 33}, {3, 257, 70},  {4, 64, 32},
+                              {5, 31, 65}, {9, 300, 7}, {17, 129, 95}, {33, 258, 300}, {70, 513, 40}};
+  ThreadPool pool(2);
+  std::uint32_t seed = 1;
+  for (const MatmulCase& c : cases) {
+    for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (bool bf16_act : {false, true}) {
+        if (bf16_act && dt != DType::kBF16) continue;
+        const auto x = random_vec(static_cast<std::size_t>(c.n * c.k), seed++);
+        const Tensor wt = Tensor::from_f32(dt, Shape{c.m, c.k}, random_vec(static_cast<std::size_t>(c.m * c.k), seed++));
+        WeightMatrix w = weight_matrix(wt.view(), "w");
+        w.bf16_activations = bf16_act;
+        std::vector<float> ref(static_cast<std::size_t>(c.n * c.m)), bound(ref.size());
+        matmul_reference(x.data(), c.n, w, ref.data());
+        std::vector<float> wrow(static_cast<std::size_t>(c.k));
+        for (std::int64_t j = 0; j < c.m; ++j) {
+          weight_row_f32(w, j, wrow.data());
+          for (std::int64_t r = 0; r < c.n; ++r) {
+            double s = 0;
+            for (std::int64_t i = 0; i < c.k; ++i) s += std::abs(double(x[r * c.k + i]) * wrow[i]);
+            bound[r * c.m + j] = static_cast<float>(s);
+          }
+        }
+        for (const std::string& t : simd_targets()) {
+          TargetGuard g(t);
+          for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            std::vector<float> y(ref.size(), NAN);
+            matmul(x.data(), c.n, w, y.data(), p);
+            expect_close_rows(y, ref, bound,
+                              t + " " + dtype_name(dt) + (bf16_act ? " bf16-act" : "") + " n=" + std::to_string(c.n) +
+                                  " k=" + std::to_string(c.k) + " m=" + std::to_string(c.m));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The bf16 policy is what it says: a GEMM on bf16 activations equals the f32 GEMM of the
+// bf16-rounded activations, and differs from the f32-activation result.
+TEST(SimdTargets, Bf16ActivationsRoundTheActivations) {
+  const std::int64_t n = 8, k = 96, m = 40;
+  const auto x = random_vec(n * k, 77);
+  const Tensor wt = Tensor::from_f32(DType::kBF16, Shape{m, k}, random_vec(m * k, 78));
+  WeightMatrix w = weight_matrix(wt.view(), "w");
+  std::vector<float> xr(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) xr[i] = bf16_to_f32(f32_to_bf16(x[i]));
+  std::vector<float> f32_of_rounded(n * m), f32_act(n * m), bf16_act(n * m);
+  matmul_reference(xr.data(), n, w, f32_of_rounded.data());
+  matmul_reference(x.data(), n, w, f32_act.data());
+  w.bf16_activations = true;
+  for (const std::string& t : kernel_targets()) {
+    TargetGuard g(t);
+    matmul(x.data(), n, w, bf16_act.data());
+    float diff_rounded = 0, diff_f32 = 0;
+    for (std::size_t i = 0; i < bf16_act.size(); ++i) {
+      diff_rounded = std::max(diff_rounded, std::abs(bf16_act[i] - f32_of_rounded[i]));
+      diff_f32 = std::max(diff_f32, std::abs(bf16_act[i] - f32_act[i]));
+    }
+    EXPECT_LT(diff_rounded, 2e-5f) << t;
+    EXPECT_GT(diff_f32, 1e-4f) << t << ": activations were not rounded";
+  }
+}
+
+TEST(SimdTargets, RoundToBf16IsRoundToNearestEven) {
+  auto x = random_vec(1000, 5, -1e3f, 1e3f);
+  x.push_back(1.0f + 1.0f / 256.0f);  // a tie: rounds to even (1.0)
+  x.push_back(1.0f + 3.0f / 256.0f);  // a tie: rounds to even (1 + 4/256)
+  for (const std::string& t : simd_targets()) {
+    TargetGuard g(t);
+    std::vector<float> y(x.size());
+    round_to_bf16(x.data(), static_cast<std::int64_t>(x.size()), y.data());
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], bf16_to_f32(f32_to_bf16(x[i]))) << t << " " << x[i];
+  }
+}
+
+TEST(SimdTargets, GeluEqualsReference) {
+  const auto g0 = random_vec(1003, 9, -8.0f, 8.0f), up = random_vec(1003, 10);
+  std::vector<float> ref = g0;
+  gelu_tanh_mul_reference(ref.data(), up.data(), static_cast<std::int64_t>(ref.size()));
+  for (const std::string& t : simd_targets()) {
+    TargetGuard g(t);
+    std::vector<float> y = g0;
+    gelu_tanh_mul(y.data(), up.data(), static_cast<std::int64_t>(y.size()));
+    for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], ref[i], 4e-6f * (1.0f + std::abs(ref[i]))) << t << " " << i;
+  }
+}
+
+// Attention on every target equals the reference (which visits every key) for the mask shapes
+// the runtime builds.
+struct AttentionCase {
+  const char* name;
+  std::int64_t queries, heads, kv_heads, hd, keys;
+};
+
+void expect_attention_matches(const AttentionCase& c, const std::vector<float>& mask, std::int64_t mask_stride,
+                              std::vector<KvSegment> segs, const std::vector<float>& q) {
+  const AttentionShape shape{c.queries, c.heads, c.kv_heads, c.hd};
+  std::vector<float> ref(q.size()), scratch;
+  attention_reference(q.data(), shape, segs, mask.data(), mask_stride, 0.125f, ref.data(), scratch);
+  ThreadPool pool(2);
+  for (const std::string& t : simd_targets()) {
+    TargetGuard g(t);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> out(q.size(), NAN);
+      attention(q.data(), shape, segs, mask.data(), mask_stride, 0.125f, out.data(), scratch, p);
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        ASSERT_NEAR(out[i], ref[i], 2e-5f) << c.name << " on " << t << " at " << i;
+      }
+    }
+  }
+}
+
+TEST(SimdTargets, PrefillAttentionCausalSlidingAndPadding) {
+  // 70 queries over 100 slots (30 of padding), one KV head for 4 query heads, head_dim 40.
+  for (std::optional<std::int64_t> window : {std::optional<std::int64_t>(), std::optional<std::int64_t>(16)}) {
+    const AttentionCase c{window ? "sliding" : "causal", 100, 4, 1, 40, 100};
+    std::vector<float> mask(100 * 100);
+    build_prefill_mask(mask, 100, 70, window, -120.0f);
+    const auto k = random_vec(100 * 40, 21, -3, 3), v = random_vec(100 * 40, 22);
+    const auto q = random_vec(100 * 4 * 40, 23, -3, 3);
+    expect_attention_matches(c, mask, 100, {KvSegment{k.data(), v.data(), 100, 100 * 40}}, q);
+  }
+}
+
+TEST(SimdTargets, SharedKeyPaddingMaskAsTheVisionTower) {
+  const AttentionCase c{"vision", 150, 3, 3, 24, 150};
+  std::vector<float> mask(150, 0.0f);
+  for (int r = 131; r < 150; ++r) mask[r] = -INFINITY;
+  const auto k = random_vec(3 * 150 * 24, 31, -2, 2), v = random_vec(3 * 150 * 24, 32);
+  const auto q = random_vec(150 * 3 * 24, 33, -2, 2);
+  expect_attention_matches(c, mask, 0, {KvSegment{k.data(), v.data(), 150, 150 * 24}}, q);
+}
+
+TEST(SimdTargets, DecodeAttentionReadsPastAndCurrentSegments) {
+  // max_seq 64: 63 past slots of which 20 are used, plus the current token's row.
+  for (std::optional<std::int64_t> window : {std::optional<std::int64_t>(), std::optional<std::int64_t>(8)}) {
+    const AttentionCase c{window ? "decode sliding" : "decode", 1, 8, 2, 32, 64};
+    std::vector<float> mask(64);
+    build_decode_mask(mask, 64, 20, window, -120.0f);
+    const auto past_k = random_vec(2 * 63 * 32, 41, -3, 3), past_v = random_vec(2 * 63 * 32, 42);
+    const auto cur_k = random_vec(2 * 32, 43, -3, 3), cur_v = random_vec(2 * 32, 44);
+    const auto q = random_vec(8 * 32, 45, -3, 3);
+    expect_attention_matches(c, mask, 64,
+                             {KvSegment{past_k.data(), past_v.data(), 63, 63 * 32},
+                              KvSegment{cur_k.data(), cur_v.data(), 1, 32}},
+                             q);
+  }
+}
+
+}  // namespace
+}  // namespace staticlm::cpu
