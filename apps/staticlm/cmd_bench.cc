@@ -6,6 +6,7 @@
 // vision_prefill over a full patch grid) is compute-bound: its flops (model/flops.h) per second
 // over the measured f32 FMA and bf16 dot-product peaks say how close it runs to the compute limit.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +26,7 @@
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "kernel_target_option.h"
 #include "model/checkpoint.h"
 #include "model/flops.h"
 #include "runtime/runtime.h"
@@ -41,6 +43,8 @@ struct BenchArgs {
   int threads = 0;
   bool image_encode = false;
   bool json = false;
+  bool f32_activations = false;
+  std::optional<std::string> kernel_target;
 };
 
 // Bytes of weights one decode step reads: every text tensor except the per-layer embedding
@@ -108,9 +112,19 @@ ImageEncode run_image_encode(const Checkpoint& ck, ThreadPool& pool) {
   return r;
 }
 
+// The resident set now (VmRSS: anonymous memory plus the mapped weight pages), in bytes.
+std::uint64_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int got = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return got == 2 ? resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
 // The process's peak resident set so far, in bytes. It includes the read-bandwidth buffer
 // (1 GiB, freed before the model loads), so it is only informative for models larger than that.
-std::uint64_t peak_rss_bytes() {
+std::uint64_t process_peak_rss_bytes() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
@@ -129,6 +143,7 @@ void run_bench(const BenchArgs& a) {
     invalid_argument("bench: -p " + std::to_string(a.prompt_len) + " plus -n " + std::to_string(a.decode_tokens) +
                      " tokens do not fit max_seq " + std::to_string(a.max_seq) + " (one slot is kept); raise --max-seq");
   }
+  apply_kernel_target(a.kernel_target);
   auto ck = Checkpoint::open(a.model);
   if (a.image_encode && !ck->config().vision) {
     invalid_argument("bench: --image-encode needs a model with a vision tower; " + a.model + " is text-only");
@@ -145,6 +160,7 @@ void run_bench(const BenchArgs& a) {
   profile.max_seq = a.max_seq;
   CpuBackendOptions bo;
   bo.pool = &pool;
+  bo.bf16_activations = !a.f32_activations;
   auto backend = CpuBackend::create(*ck, profile, bo);
   auto runtime = Runtime::create(*backend, ck->config(), ck->layers());
 
@@ -159,17 +175,21 @@ void run_bench(const BenchArgs& a) {
   std::int64_t token = std::max_element(logits.begin(), logits.end()) - logits.begin();
   const double first_token_s = seconds_since(t0);  // the first token id is known here
   t0 = std::chrono::steady_clock::now();
+  std::uint64_t decode_rss = resident_bytes();
   for (std::int64_t i = 0; i < a.decode_tokens; ++i) {
     logits = runtime->decode(token);
     token = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    decode_rss = std::max(decode_rss, resident_bytes());  // a read of /proc: microseconds
   }
   const double decode_s = seconds_since(t0);
+  // What decode must hold: the weights it reads per token and the KV cache.
+  const std::uint64_t kv_bytes = static_cast<std::uint64_t>(runtime->cache().bytes());
   std::optional<ImageEncode> image;
   if (a.image_encode) {
     std::fprintf(stderr, "bench: encoding one synthetic image...\n");
     image = run_image_encode(*ck, pool);
   }
-  const std::uint64_t rss = peak_rss_bytes();
+  const std::uint64_t rss = process_peak_rss_bytes();
 
   const double prefill_tps = a.prompt_len / prefill_s, decode_tps = a.decode_tokens / decode_s;
   const std::uint64_t bytes = decode_weight_bytes(*ck);
@@ -206,7 +226,11 @@ void run_bench(const BenchArgs& a) {
       j["image_encode_gflop_s"] = image_gflop_s;
       j["image_encode_fraction_of_peak"] = image_gflop_s / fma_peak;
     }
-    j["peak_rss_bytes"] = rss;
+    j["peak_rss_bytes"] = decode_rss;
+    j["kv_cache_bytes"] = kv_bytes;
+    j["peak_rss_fraction_of_decode_bytes"] =
+        static_cast<double>(decode_rss) / static_cast<double>(bytes + kv_bytes);
+    j["process_peak_rss_bytes"] = rss;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -236,7 +260,10 @@ void run_bench(const BenchArgs& a) {
                 static_cast<long long>(image->grid_width), static_cast<long long>(image->tokens), image->seconds,
                 image->flops / 1e9, image_gflop_s, percent(image_gflop_s / fma_peak).c_str());
   }
-  std::printf("rss      peak %.3f GB (getrusage, whole run)\n", rss / 1e9);
+  std::printf("rss      peak %.3f GB during decode, %.2f x (weights per token %.3f GB + KV cache %.3f GB); "
+              "%.3f GB for the whole run (getrusage, incl. the bandwidth buffer)\n",
+              decode_rss / 1e9, static_cast<double>(decode_rss) / static_cast<double>(bytes + kv_bytes), bytes / 1e9,
+              kv_bytes / 1e9, rss / 1e9);
 }
 
 }  // namespace
@@ -253,6 +280,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--image-encode", a->image_encode,
                 "also time one vision_prefill over a full synthetic patch grid (models with a vision tower)");
   cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
+  add_kernel_target_option(*cmd, a->kernel_target);
   cmd->callback([a] { run_bench(*a); });
 }
 

@@ -8,8 +8,8 @@
 
 namespace staticlm {
 
-// Best of `reps` timed passes summing a buffer of `bytes` (at least 64 MiB, so caches do not
-// serve it) with vector loads, split over all the pool's threads at once; returns GB/s (1e9
+// Best of 2 x `reps` timed passes summing a buffer of `bytes` (at least 64 MiB, so caches do not
+// serve it) with vector loads, plain and with software prefetch in turn, split over all the pool's threads at once; returns GB/s (1e9
 // bytes per second). The buffer is allocated (and counts toward peak RSS) only during the call.
 double measure_read_bandwidth(ThreadPool& pool, std::size_t bytes = std::size_t{1} << 30, int reps = 5);
 

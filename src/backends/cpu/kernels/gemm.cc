@@ -7,11 +7,16 @@
 #include <cstring>
 #include <memory>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "base/half.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/gemm.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 #ifndef STATICLM_GEMM_SCRATCH_ONCE
@@ -164,68 +169,77 @@ void GemmF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
   }
 }
 
-// Four weight rows against one activation row, weights widened in registers.
-template <int R>
-HWY_INLINE void DotRows(const float* x, const void* w, DType wtype, std::int64_t ldw, std::int64_t k,
-                        const float* xe, const float* xo, float* out) {
+// Bytes ahead of the current position that the GEMV asks the cache to fetch: rows are streamed
+// back to back, and a software prefetch keeps more lines in flight than the hardware prefetcher
+// starts on its own at each 4 KiB page.
+constexpr std::int64_t kPrefetchBytes = 2048;
+
+// Prefetches the `lines` cache lines kPrefetchBytes past p (the bytes one loop round reads).
+template <int lines, typename T>
+HWY_INLINE void PrefetchLines(const T* p) {
+  const char* c = reinterpret_cast<const char*>(p) + kPrefetchBytes;
+#if HWY_ARCH_X86
+  // Non-temporal: weights are read once per token, so they should not evict the activations.
+  for (int i = 0; i < lines; ++i) _mm_prefetch(c + 64 * i, _MM_HINT_NTA);
+#else
+  for (int i = 0; i < lines; ++i) hwy::Prefetch(c + 64 * i);
+#endif
+}
+
+// One weight row against one activation row, weights widened in registers; four accumulators.
+HWY_INLINE float DotRow(const float* x, const void* w, DType wtype, std::int64_t k, const float* xe,
+                        const float* xo) {
   const DF d;
   constexpr std::int64_t L = hn::MaxLanes(DF());
   using V = hn::Vec<DF>;
-  V acc[R][2];
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = hn::Zero(d);
-  std::int64_t i = 0;
-  float tail[R] = {};
+  V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  float tail = 0;
   if (wtype == DType::kBF16) {
     // A u32 lane holds two bf16: the low half is the even element, the high half the odd one.
     const hn::RebindToUnsigned<DF> du;
     const auto hi_mask = hn::Set(du, 0xFFFF0000u);
+    const auto* src = static_cast<const std::uint16_t*>(w);
+    const auto* src32 = reinterpret_cast<const std::uint32_t*>(src);  // LoadU: any alignment
     const std::int64_t pairs = k / 2;
     std::int64_t pi = 0;
+    for (; pi + 2 * L <= pairs; pi += 2 * L) {
+      PrefetchLines<2>(src32 + pi);
+      const auto r0 = hn::LoadU(du, src32 + pi), r1 = hn::LoadU(du, src32 + pi + L);
+      a0 = hn::MulAdd(hn::BitCast(d, hn::ShiftLeft<16>(r0)), hn::LoadU(d, xe + pi), a0);
+      a1 = hn::MulAdd(hn::BitCast(d, hn::And(r0, hi_mask)), hn::LoadU(d, xo + pi), a1);
+      a2 = hn::MulAdd(hn::BitCast(d, hn::ShiftLeft<16>(r1)), hn::LoadU(d, xe + pi + L), a2);
+      a3 = hn::MulAdd(hn::BitCast(d, hn::And(r1, hi_mask)), hn::LoadU(d, xo + pi + L), a3);
+    }
     for (; pi + L <= pairs; pi += L) {
-      const V ve = hn::LoadU(d, xe + pi), vo = hn::LoadU(d, xo + pi);
-      for (int r = 0; r < R; ++r) {
-        const auto* src = static_cast<const std::uint16_t*>(w) + r * ldw + 2 * pi;
-        const auto raw = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(src));
-        const V even = hn::BitCast(d, hn::ShiftLeft<16>(raw));
-        const V odd = hn::BitCast(d, hn::And(raw, hi_mask));
-        acc[r][0] = hn::MulAdd(even, ve, acc[r][0]);
-        acc[r][1] = hn::MulAdd(odd, vo, acc[r][1]);
-      }
+      const auto r0 = hn::LoadU(du, src32 + pi);
+      a0 = hn::MulAdd(hn::BitCast(d, hn::ShiftLeft<16>(r0)), hn::LoadU(d, xe + pi), a0);
+      a1 = hn::MulAdd(hn::BitCast(d, hn::And(r0, hi_mask)), hn::LoadU(d, xo + pi), a1);
     }
-    i = 2 * pi;
-    for (int r = 0; r < R; ++r) {
-      const auto* src = static_cast<const std::uint16_t*>(w) + r * ldw;
-      for (std::int64_t j = i; j < k; ++j) tail[r] += bf16_to_f32(src[j]) * x[j];
-    }
+    for (std::int64_t j = 2 * pi; j < k; ++j) tail += bf16_to_f32(src[j]) * x[j];
   } else if (wtype == DType::kF16) {
     const hn::Rebind<hwy::float16_t, DF> dh;
+    const auto* src = static_cast<const hwy::float16_t*>(w);
+    std::int64_t i = 0;
     for (; i + 2 * L <= k; i += 2 * L) {
-      const V x0 = hn::LoadU(d, x + i), x1 = hn::LoadU(d, x + i + L);
-      for (int r = 0; r < R; ++r) {
-        const auto* src = static_cast<const hwy::float16_t*>(w) + r * ldw + i;
-        acc[r][0] = hn::MulAdd(hn::PromoteTo(d, hn::LoadU(dh, src)), x0, acc[r][0]);
-        acc[r][1] = hn::MulAdd(hn::PromoteTo(d, hn::LoadU(dh, src + L)), x1, acc[r][1]);
-      }
+      PrefetchLines<1>(src + i);
+      a0 = hn::MulAdd(hn::PromoteTo(d, hn::LoadU(dh, src + i)), hn::LoadU(d, x + i), a0);
+      a1 = hn::MulAdd(hn::PromoteTo(d, hn::LoadU(dh, src + i + L)), hn::LoadU(d, x + i + L), a1);
     }
-    for (int r = 0; r < R; ++r) {
-      const auto* src = static_cast<const std::uint16_t*>(w) + r * ldw;
-      for (std::int64_t j = i; j < k; ++j) tail[r] += f16_to_f32(src[j]) * x[j];
-    }
+    const auto* raw = static_cast<const std::uint16_t*>(w);
+    for (; i < k; ++i) tail += f16_to_f32(raw[i]) * x[i];
   } else {
-    for (; i + 2 * L <= k; i += 2 * L) {
-      const V x0 = hn::LoadU(d, x + i), x1 = hn::LoadU(d, x + i + L);
-      for (int r = 0; r < R; ++r) {
-        const float* src = static_cast<const float*>(w) + r * ldw + i;
-        acc[r][0] = hn::MulAdd(hn::LoadU(d, src), x0, acc[r][0]);
-        acc[r][1] = hn::MulAdd(hn::LoadU(d, src + L), x1, acc[r][1]);
-      }
+    const float* src = static_cast<const float*>(w);
+    std::int64_t i = 0;
+    for (; i + 4 * L <= k; i += 4 * L) {
+      PrefetchLines<4>(src + i);
+      a0 = hn::MulAdd(hn::LoadU(d, src + i), hn::LoadU(d, x + i), a0);
+      a1 = hn::MulAdd(hn::LoadU(d, src + i + L), hn::LoadU(d, x + i + L), a1);
+      a2 = hn::MulAdd(hn::LoadU(d, src + i + 2 * L), hn::LoadU(d, x + i + 2 * L), a2);
+      a3 = hn::MulAdd(hn::LoadU(d, src + i + 3 * L), hn::LoadU(d, x + i + 3 * L), a3);
     }
-    for (int r = 0; r < R; ++r) {
-      const float* src = static_cast<const float*>(w) + r * ldw;
-      for (std::int64_t j = i; j < k; ++j) tail[r] += src[j] * x[j];
-    }
+    for (; i < k; ++i) tail += src[i] * x[i];
   }
-  for (int r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(d, hn::Add(acc[r][0], acc[r][1]))) + tail[r];
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)))) + tail;
 }
 
 void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
@@ -247,9 +261,7 @@ void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
       xo = deint + pairs;
     }
     float* y = a.y + r * a.ldy;
-    std::int64_t j = j0;
-    for (; j + 4 <= j1; j += 4) DotRows<4>(x, wbase + j * a.ldw * esize, a.wtype, a.ldw, a.k, xe, xo, y + j);
-    for (; j < j1; ++j) DotRows<1>(x, wbase + j * a.ldw * esize, a.wtype, a.ldw, a.k, xe, xo, y + j);
+    for (std::int64_t j = j0; j < j1; ++j) y[j] = DotRow(x, wbase + j * a.ldw * esize, a.wtype, a.k, xe, xo);
   }
 }
 

@@ -1,0 +1,127 @@
+// The CPU kernel families on their own, at E2B sizes, on the dispatched kernel target
+// (STATICLM_KERNEL_TARGET pins another): decode GEMV (bytes/s of weights streamed from memory),
+// prefill GEMM (flop/s, bf16 and f32 activations), attention (decode over a context, causal
+// prefill), and the GELU gate. Compare the GEMV rate with `staticlm bench`'s read bandwidth and
+// the GEMM rate with its FMA / bf16-dot peaks.
+//   build/bench_kernels [--benchmark_filter=Gemv]
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <vector>
+
+#include "backends/cpu/kernels/activations.h"
+#include "backends/cpu/kernels/attention.h"
+#include "backends/cpu/kernels/dispatch.h"
+#include "backends/cpu/kernels/matmul.h"
+#include "runtime/masks.h"
+
+namespace staticlm::cpu {
+namespace {
+
+std::vector<float> wave(std::size_t n, double f) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(f * static_cast<double>(i))) * 0.05f;
+  return v;
+}
+
+ThreadPool& pool_of(int threads) {
+  static ThreadPool one(1), two(2);
+  return threads == 1 ? one : two;
+}
+
+// args: dtype (0 f32, 1 f16, 2 bf16), threads. 64 matrices of 6144 x 1536 rotate so the weights
+// come from memory (0.6-1.2 GB), as in a decode step.
+void BM_Gemv(benchmark::State& state) {
+  const DType dt = state.range(0) == 0 ? DType::kF32 : state.range(0) == 1 ? DType::kF16 : DType::kBF16;
+  const std::int64_t rows = 6144, cols = 1536, count = 64;
+  std::vector<Tensor> w;
+  const auto v = wave(static_cast<std::size_t>(rows * cols), 0.37);
+  for (int i = 0; i < count; ++i) w.push_back(Tensor::from_f32(dt, Shape{rows, cols}, v));
+  const auto x = wave(cols, 0.11);
+  std::vector<float> y(rows);
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    matmul(x.data(), 1, weight_matrix(w[i++ % count].view(), "w"), y.data(), &pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(dtype_bytes(dt, static_cast<std::size_t>(rows * cols))));
+  state.SetLabel(kernel_target());
+}
+BENCHMARK(BM_Gemv)->ArgsProduct({{0, 1, 2}, {1, 2}})->UseRealTime();
+
+// args: rows n, bf16 activations (0/1), threads: [n, 1536] x [6144, 1536]^T, bf16 weights.
+void BM_Gemm(benchmark::State& state) {
+  const std::int64_t n = state.range(0), k = 1536, m = 6144;
+  const Tensor w = Tensor::from_f32(DType::kBF16, Shape{m, k}, wave(static_cast<std::size_t>(m * k), 0.37));
+  WeightMatrix wm = weight_matrix(w.view(), "w");
+  wm.bf16_activations = state.range(1) != 0;
+  const auto x = wave(static_cast<std::size_t>(n * k), 0.11);
+  std::vector<float> y(static_cast<std::size_t>(n * m));
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(2)));
+  for (auto _ : state) {
+    matmul(x.data(), n, wm, y.data(), &pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(2 * n * k * m) * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+  state.SetLabel(kernel_target());
+}
+BENCHMARK(BM_Gemm)->ArgsProduct({{64, 512}, {0, 1}, {1, 2}})->UseRealTime();
+
+// args: context length, threads. One decode row of a full-attention E2B layer (8 heads of 512,
+// one KV head) over a cache of max_seq 2048.
+void BM_AttentionDecode(benchmark::State& state) {
+  const std::int64_t ctx = state.range(0), s = 2048, heads = 8, hd = 512;
+  const auto k = wave(static_cast<std::size_t>((s - 1) * hd), 0.3), v = wave(static_cast<std::size_t>((s - 1) * hd), 0.7);
+  const auto ck = wave(static_cast<std::size_t>(hd), 0.2), cv = wave(static_cast<std::size_t>(hd), 0.9);
+  const auto q = wave(static_cast<std::size_t>(heads * hd), 0.5);
+  std::vector<float> mask(s), out(heads * hd), scratch;
+  build_decode_mask(mask, s, ctx, std::nullopt, -120.0f);
+  const KvSegment segs[2] = {{k.data(), v.data(), s - 1, (s - 1) * hd}, {ck.data(), cv.data(), 1, hd}};
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  for (auto _ : state) {
+    attention(q.data(), {1, heads, 1, hd}, segs, mask.data(), s, 1.0f, out.data(), scratch, &pool);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel(kernel_target());
+}
+BENCHMARK(BM_AttentionDecode)->ArgsProduct({{128, 1024}, {1, 2}})->UseRealTime();
+
+// args: valid rows, threads. Causal prefill of a sliding E2B layer's shape (8 heads of 256).
+void BM_AttentionPrefill(benchmark::State& state) {
+  const std::int64_t n = state.range(0), heads = 8, hd = 256;
+  const auto k = wave(static_cast<std::size_t>(n * hd), 0.3), v = wave(static_cast<std::size_t>(n * hd), 0.7);
+  const auto q = wave(static_cast<std::size_t>(n * heads * hd), 0.5);
+  std::vector<float> mask(static_cast<std::size_t>(n * n)), out(q.size()), scratch;
+  build_prefill_mask(mask, n, n, std::nullopt, -120.0f);
+  const KvSegment seg{k.data(), v.data(), n, n * hd};
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  for (auto _ : state) {
+    attention(q.data(), {n, heads, 1, hd}, std::span(&seg, 1), mask.data(), n, 1.0f, out.data(), scratch, &pool);
+    benchmark::DoNotOptimize(out.data());
+  }
+  // QK^T and PV over the causal half: 2 x 2 x heads x hd x n (n + 1) / 2 flops.
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * heads * hd * n * (n + 1) * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+  state.SetLabel(kernel_target());
+}
+BENCHMARK(BM_AttentionPrefill)->ArgsProduct({{512}, {1, 2}})->UseRealTime();
+
+void BM_GeluTanhMul(benchmark::State& state) {
+  const std::int64_t n = 512 * 6144;
+  auto g = wave(static_cast<std::size_t>(n), 0.3);
+  const auto u = wave(static_cast<std::size_t>(n), 0.7);
+  for (auto _ : state) {
+    gelu_tanh_mul(g.data(), u.data(), n);
+    benchmark::DoNotOptimize(g.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetLabel(kernel_target());
+}
+BENCHMARK(BM_GeluTanhMul);
+
+}  // namespace
+}  // namespace staticlm::cpu
+
+BENCHMARK_MAIN();
