@@ -79,7 +79,7 @@ struct ImageEncode {
 // soft tokens, k^2 patches each: 2520 rows for E2B), every patch row valid: a full grid as close
 // to square as the token count allows (42x60 patches for 280 tokens), canonical positions,
 // synthetic pixels in [0, 1]. Only the run is timed, not the weight loading.
-ImageEncode run_image_encode(const Checkpoint& ck, ThreadPool& pool) {
+ImageEncode run_image_encode(const Checkpoint& ck, ThreadPool& pool, bool bf16_activations) {
   const ModelConfig& config = ck.config();
   const VisionConfig& v = *config.vision;
   const std::int64_t tokens = v.default_output_length, k = v.pooling_kernel_size;
@@ -95,7 +95,7 @@ ImageEncode run_image_encode(const Checkpoint& ck, ThreadPool& pool) {
   profile.patch_grid_width = tokens / soft_h * k;
   const TensorStore& store = ck.weights();
   auto vision = cpu::VisionPrefill::create(config, [&store](const std::string& name) { return store.get(name); },
-                                           profile);
+                                           profile, bf16_activations);
 
   std::vector<float> pixels(static_cast<std::size_t>(profile.num_patches * profile.patch_vector_size));
   for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>((i * 37) % 256) / 255.0f;
@@ -187,7 +187,7 @@ void run_bench(const BenchArgs& a) {
   std::optional<ImageEncode> image;
   if (a.image_encode) {
     std::fprintf(stderr, "bench: encoding one synthetic image...\n");
-    image = run_image_encode(*ck, pool);
+    image = run_image_encode(*ck, pool, !a.f32_activations);
   }
   const std::uint64_t rss = process_peak_rss_bytes();
 

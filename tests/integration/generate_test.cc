@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "backends/cpu/kernels/dispatch.h"
 #include "base/file.h"
 #include "runtime/logits_dump.h"
 #include "text/tokenizer.h"
@@ -248,6 +249,10 @@ TEST_F(Generate, BadInputGetsOneLineErrors) {
     EXPECT_EQ(r.err, c.message) << c.args;
     EXPECT_TRUE(r.out.empty()) << c.args;
   }
+  const auto target = test::run_staticlm("run -m " + model() + " --prompt-ids 2 --kernel-target NEON9");
+  EXPECT_EQ(target.exit_code, 2);
+  EXPECT_EQ(target.err.rfind("error: kernel target 'NEON9' is not available on this CPU; available: scalar,", 0), 0u)
+      << target.err;
   const auto colour = test::run_staticlm("run -m " + model() + " --prompt-ids 2 --set colour=red");
   EXPECT_EQ(colour.exit_code, 2);
   EXPECT_EQ(colour.err.rfind("error: --set colour=red: unknown key 'colour'; known keys: model, max_seq,", 0), 0u)
@@ -262,7 +267,8 @@ TEST_F(Generate, BadInputGetsOneLineErrors) {
 }
 
 // Goldens written by tools/hf_golden.py (Hugging Face transformers, float32, eager) on a
-// checkpoint made by make-model: rebuild the same checkpoint and compare the dumps.
+// checkpoint made by make-model: rebuild the same checkpoint and compare the dumps, on every
+// kernel target. A bad --kernel-target is refused by name.
 TEST(Golden, MatchesHuggingFace) {
   const fs::path dir = test::fixture("golden");
   std::vector<fs::path> goldens;
@@ -280,15 +286,20 @@ TEST(Golden, MatchesHuggingFace) {
     test::TempDir tmp;
     const auto made = test::run_staticlm("make-model " + meta.at("make_model_args") + " --out " + tmp.file("m"));
     ASSERT_EQ(made.exit_code, 0) << made.err;
-    const auto r = test::run_staticlm("run -m " + tmp.file("m") + " --prompt-ids " + meta.at("prompt_ids") + " -n " +
-                                      meta.at("max_new_tokens") + " --max-seq " + meta.at("max_seq") +
-                                      " --temp 0 --dump-logits " + tmp.file("d.safetensors"));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const LogitsDump got = read_logits_dump(tmp.file("d.safetensors"));
-    EXPECT_EQ(got.tokens, want.tokens);
-    EXPECT_LT(max_abs_diff(got.prefill_logits, want.prefill_logits), 1e-4f);
-    if (got.tokens == want.tokens) {
-      EXPECT_LT(max_abs_diff(got.decode_logits, want.decode_logits), 1e-4f);
+    // On every kernel target this CPU has, the scalar reference included.
+    for (const std::string& target : cpu::kernel_targets()) {
+      SCOPED_TRACE("--kernel-target " + target);
+      const auto r = test::run_staticlm("run -m " + tmp.file("m") + " --prompt-ids " + meta.at("prompt_ids") + " -n " +
+                                        meta.at("max_new_tokens") + " --max-seq " + meta.at("max_seq") +
+                                        " --temp 0 --kernel-target '" + target + "' --dump-logits " +
+                                        tmp.file("d.safetensors"));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const LogitsDump got = read_logits_dump(tmp.file("d.safetensors"));
+      EXPECT_EQ(got.tokens, want.tokens);
+      EXPECT_LT(max_abs_diff(got.prefill_logits, want.prefill_logits), 1e-4f);
+      if (got.tokens == want.tokens) {
+        EXPECT_LT(max_abs_diff(got.decode_logits, want.decode_logits), 1e-4f);
+      }
     }
   }
 }
