@@ -22,28 +22,13 @@
 #ifndef STATICLM_GEMM_SCRATCH_ONCE
 #define STATICLM_GEMM_SCRATCH_ONCE
 namespace staticlm::cpu::detail {
-// A thread's packed weight panel, 64-byte aligned, grown on demand and kept for the next call.
-struct PanelScratch {
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::unique_ptr<void, Free> data;
-  std::size_t bytes = 0;
-  void* get(std::size_t n) {
-    if (n > bytes) {
-      n = (n + 63) / 64 * 64;
-      data.reset(std::aligned_alloc(64, n));
-      bytes = n;
-    }
-    return data.get();
-  }
-};
-inline PanelScratch& panel_scratch() {
-  static thread_local PanelScratch s;
+// This thread's packed panel and de-interleaved activation row (one per thread, for every target).
+inline AlignedScratch& panel_scratch() {
+  static thread_local AlignedScratch s;
   return s;
 }
-inline PanelScratch& row_scratch() {
-  static thread_local PanelScratch s;
+inline AlignedScratch& row_scratch() {
+  static thread_local AlignedScratch s;
   return s;
 }
 }  // namespace staticlm::cpu::detail

@@ -4,7 +4,10 @@
 // inside its own parallel loop. Internal to the CPU backend.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 
 #include "tensor/dtype.h"
 
@@ -38,6 +41,24 @@ void round_to_bf16(const float* x, std::int64_t count, float* out);
 void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ldxb, const GemmArgs& a, std::int64_t j0, std::int64_t j1);
 // x [n, k] f32 -> bf16 pairs as gemm_bf16_dot reads them (row stride (k + 1) / 2).
 void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out);
+
+// A 64-byte-aligned buffer that grows on demand and is kept for the next call: each thread's
+// packed weight panel.
+struct AlignedScratch {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data;
+  std::size_t bytes = 0;
+  void* get(std::size_t n) {
+    if (n > bytes) {
+      n = (n + 63) / 64 * 64;
+      data.reset(std::aligned_alloc(64, n));
+      bytes = n;
+    }
+    return data.get();
+  }
+};
 
 // Micro-panel width of the GEMMs: output columns handled together (a multiple of every
 // target's vector length); matmul() splits work across threads on multiples of it.

@@ -22,21 +22,6 @@ constexpr std::int64_t kKp = 128;               // pairs of k per panel (256 ele
 constexpr std::int64_t kNc = 256;               // columns per panel: 256 x 256 x 2 B = 128 KiB
 constexpr int kMr = 8;                          // 16 accumulators + 2 panel loads + 1 broadcast
 
-struct Scratch {
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::unique_ptr<void, Free> data;
-  std::size_t bytes = 0;
-  void* get(std::size_t n) {
-    if (n > bytes) {
-      n = (n + 63) / 64 * 64;
-      data.reset(std::aligned_alloc(64, n));
-      bytes = n;
-    }
-    return data.get();
-  }
-};
 
 // The pair (W[j][2p], W[j][2p + 1]) as one u32 (zero past k).
 inline std::uint32_t weight_pair(const std::uint16_t* row, std::int64_t e, std::int64_t k) {
@@ -118,7 +103,7 @@ STATICLM_BF16_TARGET void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ld
     for (std::int64_t r = 0; r < a.n; ++r) std::fill(a.y + r * a.ldy + j0, a.y + r * a.ldy + j1, 0.0f);
     return;
   }
-  static thread_local Scratch scratch;
+  static thread_local AlignedScratch scratch;
   auto* panel = static_cast<std::uint32_t*>(scratch.get(sizeof(std::uint32_t) * kNc * kKp));
   for (std::int64_t jc = j0; jc < j1; jc += kNc) {
     const std::int64_t nc = std::min(kNc, j1 - jc);
