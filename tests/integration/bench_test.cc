@@ -13,14 +13,34 @@
 namespace staticlm {
 namespace {
 
-TEST(Bench, ReportsSpeedAgainstBandwidth) {
-  if (test::gemma3_tokenizer_path().empty()) GTEST_SKIP() << "tokenizer not fetched";
-  test::TempDir dir;
-  auto made = test::run_staticlm("make-model --preset tiny --seed 5 --out " + dir.path());
-  ASSERT_EQ(made.exit_code, 0) << made.err;
-  auto r = test::run_staticlm("bench -m " + dir.path() + " -p 8 -n 4 --max-seq 64 --threads 1 --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+// One tiny model for the suite; bench_json runs `bench --json` on it with small sizes.
+class Bench : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (test::gemma3_tokenizer_path().empty()) return;
+    dir_ = new test::TempDir();
+    made_ = test::run_staticlm("make-model --preset tiny --seed 5 --out " + dir_->path());
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  void SetUp() override {
+    if (!dir_) GTEST_FAIL() << "Gemma 3 tokenizer.json not fetched: run scripts/setup.sh";
+    ASSERT_EQ(made_.exit_code, 0) << made_.err;
+  }
+  static nlohmann::json bench_json(const std::string& extra) {
+    const auto r = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 --threads 1 --json" + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  }
+  static test::TempDir* dir_;
+  static test::CommandResult made_;
+};
+test::TempDir* Bench::dir_ = nullptr;
+test::CommandResult Bench::made_;
+
+TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
+  const test::TempDir& dir = *dir_;
+  const auto j = bench_json("");
+  ASSERT_TRUE(j.contains("decode_tok_s"));
   EXPECT_GT(j["read_bandwidth_gb_s"].get<double>(), 0.1);
   EXPECT_GT(j["decode_tok_s"].get<double>(), 0.0);
   EXPECT_EQ(j["prompt_tokens"], 8);
@@ -59,7 +79,12 @@ TEST(Bench, ReportsSpeedAgainstBandwidth) {
     EXPECT_TRUE(j["prefill_fraction_of_bf16_peak"].is_null());
   }
   EXPECT_GE(j["time_to_first_token_s"].get<double>(), j["prefill_seconds"].get<double>());
+  // Resident set during decode: at least the weights it reads once they are paged in.
   EXPECT_GT(j["peak_rss_bytes"].get<std::int64_t>(), 0);
+  EXPECT_GT(j["kv_cache_bytes"].get<std::int64_t>(), 0);
+  EXPECT_NEAR(j["peak_rss_fraction_of_decode_bytes"].get<double>(),
+              j["peak_rss_bytes"].get<double>() / (bytes + j["kv_cache_bytes"].get<double>()), 1e-9);
+  EXPECT_GE(j["process_peak_rss_bytes"].get<std::int64_t>(), j["peak_rss_bytes"].get<std::int64_t>());
   EXPECT_FALSE(j.contains("image_encode_seconds"));  // only with --image-encode
 
   auto bad = test::run_staticlm("bench -m " + dir.path() + " -p 60 -n 4 --max-seq 64");
@@ -67,16 +92,11 @@ TEST(Bench, ReportsSpeedAgainstBandwidth) {
   EXPECT_NE(bad.err.find("do not fit max_seq 64"), std::string::npos) << bad.err;
 }
 
-TEST(Bench, ImageEncodeAgainstThePeak) {
-  if (test::gemma3_tokenizer_path().empty()) GTEST_SKIP() << "tokenizer not fetched";
-  test::TempDir dir;
-  auto made = test::run_staticlm("make-model --preset tiny --seed 5 --out " + dir.path());
-  ASSERT_EQ(made.exit_code, 0) << made.err;
-  auto r = test::run_staticlm("bench -m " + dir.path() + " -p 8 -n 4 --max-seq 64 --threads 1 --image-encode --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+TEST_F(Bench, ImageEncodeAgainstThePeak) {
+  const auto j = bench_json(" --image-encode");
+  ASSERT_TRUE(j.contains("image_encode_flops"));
   // The tiny tower on the full 2520-patch grid (280 tokens of 9 patches), every row valid.
-  const ModelConfig c = load_model_config(dir.path());
+  const ModelConfig c = load_model_config(dir_->path());
   EXPECT_EQ(j["image_encode_flops"].get<std::int64_t>(), vision_encode_flops(*c.vision, c.text.hidden_size, 2520, 280));
   EXPECT_GT(j["image_encode_seconds"].get<double>(), 0.0);
   const double gflop_s = j["image_encode_gflop_s"];
@@ -88,7 +108,7 @@ TEST(Bench, ImageEncodeAgainstThePeak) {
   EXPECT_TRUE(j.contains("prefill_flops"));
 
   test::TempDir text_only;
-  made = test::run_staticlm("make-model --preset tiny --seed 5 --text-only --out " + text_only.path());
+  const auto made = test::run_staticlm("make-model --preset tiny --seed 5 --text-only --out " + text_only.path());
   ASSERT_EQ(made.exit_code, 0) << made.err;
   auto bad = test::run_staticlm("bench -m " + text_only.path() + " -p 8 -n 4 --max-seq 64 --threads 1 --image-encode");
   EXPECT_EQ(bad.exit_code, 2);
