@@ -35,8 +35,10 @@ void BM_Gemv(benchmark::State& state) {
   const DType dt = state.range(0) == 0 ? DType::kF32 : state.range(0) == 1 ? DType::kF16 : DType::kBF16;
   const std::int64_t rows = 6144, cols = 1536, count = 64;
   std::vector<Tensor> w;
-  const auto v = wave(static_cast<std::size_t>(rows * cols), 0.37);
-  for (int i = 0; i < count; ++i) w.push_back(Tensor::from_f32(dt, Shape{rows, cols}, v));
+  // Distinct contents: identical pages could be merged by the host and served from cache.
+  for (int i = 0; i < count; ++i) {
+    w.push_back(Tensor::from_f32(dt, Shape{rows, cols}, wave(static_cast<std::size_t>(rows * cols), 0.37 + 0.01 * i)));
+  }
   const auto x = wave(cols, 0.11);
   std::vector<float> y(rows);
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));

@@ -157,7 +157,7 @@ void GemmF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
 // Bytes ahead of the current position that the GEMV asks the cache to fetch: rows are streamed
 // back to back, and a software prefetch keeps more lines in flight than the hardware prefetcher
 // starts on its own at each 4 KiB page.
-constexpr std::int64_t kPrefetchBytes = 2048;
+constexpr std::int64_t kPrefetchBytes = 4096;
 
 // Prefetches the `lines` cache lines kPrefetchBytes past p (the bytes one loop round reads).
 template <int lines, typename T>
