@@ -6,6 +6,7 @@
 //   build/bench_kernels [--benchmark_filter=Gemv]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -29,11 +30,13 @@ ThreadPool& pool_of(int threads) {
   return threads == 1 ? one : two;
 }
 
-// args: dtype (0 f32, 1 f16, 2 bf16), threads. 64 matrices of 6144 x 1536 rotate so the weights
-// come from memory (0.6-1.2 GB), as in a decode step.
+// args: dtype (0 f32, 1 f16, 2 bf16), threads, rows. Matrices of rows x 1536 rotate through
+// about 1 GB so the weights come from memory, as in a decode step; small matrices show the cost
+// of each parallel loop.
 void BM_Gemv(benchmark::State& state) {
   const DType dt = state.range(0) == 0 ? DType::kF32 : state.range(0) == 1 ? DType::kF16 : DType::kBF16;
-  const std::int64_t rows = 6144, cols = 1536, count = 64;
+  const std::int64_t rows = state.range(2), cols = 1536;
+  const std::int64_t count = std::max<std::int64_t>(2, (std::int64_t{1} << 30) / (rows * cols * 2));
   std::vector<Tensor> w;
   // Distinct contents: identical pages could be merged by the host and served from cache.
   for (int i = 0; i < count; ++i) {
@@ -50,7 +53,7 @@ void BM_Gemv(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(dtype_bytes(dt, static_cast<std::size_t>(rows * cols))));
   state.SetLabel(kernel_target());
 }
-BENCHMARK(BM_Gemv)->ArgsProduct({{0, 1, 2}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_Gemv)->ArgsProduct({{0, 1, 2}, {1, 2}, {6144}})->Args({2, 2, 256})->Args({2, 2, 2048})->UseRealTime();
 
 // args: rows n, bf16 activations (0/1), threads: [n, 1536] x [6144, 1536]^T, bf16 weights.
 void BM_Gemm(benchmark::State& state) {
