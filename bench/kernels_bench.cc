@@ -14,6 +14,7 @@
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/matmul.h"
+#include "quant/formats.h"
 #include "runtime/masks.h"
 
 namespace staticlm::cpu {
@@ -30,30 +31,56 @@ ThreadPool& pool_of(int threads) {
   return threads == 1 ? one : two;
 }
 
-// args: dtype (0 f32, 1 f16, 2 bf16), threads, rows. Matrices of rows x 1536 rotate through
-// about 1 GB so the weights come from memory, as in a decode step; small matrices show the cost
-// of each parallel loop.
+// args: dtype (0 f32, 1 f16, 2 bf16, 3 q8, 4 q4), threads, rows. Matrices of rows x 1536 rotate
+// through about 1 GB so the weights come from memory, as in a decode step; small matrices show
+// the cost of each parallel loop. Bytes counted: values plus scales.
 void BM_Gemv(benchmark::State& state) {
-  const DType dt = state.range(0) == 0 ? DType::kF32 : state.range(0) == 1 ? DType::kF16 : DType::kBF16;
+  const int kind = static_cast<int>(state.range(0));
   const std::int64_t rows = state.range(2), cols = 1536;
-  const std::int64_t count = std::max<std::int64_t>(2, (std::int64_t{1} << 30) / (rows * cols * 2));
-  std::vector<Tensor> w;
-  // Distinct contents: identical pages could be merged by the host and served from cache.
-  for (int i = 0; i < count; ++i) {
-    w.push_back(Tensor::from_f32(dt, Shape{rows, cols}, wave(static_cast<std::size_t>(rows * cols), 0.37 + 0.01 * i)));
+  struct Stored {
+    Tensor values;
+    std::vector<float> s8;
+    std::vector<std::uint16_t> s4;
+    WeightMatrix w;
+  };
+  const DType dt = kind == 0 ? DType::kF32 : kind == 1 ? DType::kF16 : kind == 2 ? DType::kBF16 : kind == 3 ? DType::kI8 : DType::kI4;
+  std::int64_t bytes = static_cast<std::int64_t>(dtype_bytes(dt, static_cast<std::size_t>(rows * cols)));
+  bytes += kind == 3 ? rows * 4 : kind == 4 ? rows * cols / quant::kQ4Group * 2 : 0;
+  const std::int64_t count = std::max<std::int64_t>(2, (std::int64_t{1} << 30) / bytes);
+  std::vector<Stored> w(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) {
+    // Distinct contents: identical pages could be merged by the host and served from cache.
+    const auto v = wave(static_cast<std::size_t>(rows * cols), 0.37 + 0.01 * static_cast<double>(i));
+    Stored& s = w[static_cast<std::size_t>(i)];
+    if (kind <= 2) {
+      s.values = Tensor::from_f32(dt, Shape{rows, cols}, v);
+      s.w = weight_matrix(s.values.view(), "w");
+    } else if (kind == 3) {
+      s.values = Tensor(DType::kI8, Shape{rows, cols});
+      s.s8.resize(static_cast<std::size_t>(rows));
+      quant::quantize_q8(v, rows, cols, {static_cast<std::int8_t*>(s.values.data()), v.size()}, s.s8);
+      s.w = {DType::kI8, rows, cols, s.values.data()};
+      s.w.scales = s.s8.data();
+    } else {
+      s.values = Tensor(DType::kI4, Shape{rows, cols});
+      s.s4.resize(static_cast<std::size_t>(rows * cols / quant::kQ4Group));
+      quant::quantize_q4(v, rows, cols, {static_cast<std::uint8_t*>(s.values.data()), v.size() / 2}, s.s4);
+      s.w = {DType::kI4, rows, cols, s.values.data()};
+      s.w.scales = s.s4.data();
+    }
   }
   const auto x = wave(cols, 0.11);
   std::vector<float> y(rows);
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
   std::int64_t i = 0;
   for (auto _ : state) {
-    matmul(x.data(), 1, weight_matrix(w[i++ % count].view(), "w"), y.data(), &pool);
+    matmul(x.data(), 1, w[static_cast<std::size_t>(i++ % count)].w, y.data(), &pool);
     benchmark::DoNotOptimize(y.data());
   }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(dtype_bytes(dt, static_cast<std::size_t>(rows * cols))));
+  state.SetBytesProcessed(state.iterations() * bytes);
   state.SetLabel(kernel_target());
 }
-BENCHMARK(BM_Gemv)->ArgsProduct({{0, 1, 2}, {1, 2}, {6144}})->Args({2, 2, 256})->Args({2, 2, 2048})->UseRealTime();
+BENCHMARK(BM_Gemv)->ArgsProduct({{0, 1, 2, 3, 4}, {1, 2}, {6144}})->Args({2, 2, 256})->Args({2, 2, 2048})->UseRealTime();
 
 // args: rows n, bf16 activations (0/1), threads: [n, 1536] x [6144, 1536]^T, bf16 weights.
 void BM_Gemm(benchmark::State& state) {

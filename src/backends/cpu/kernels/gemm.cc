@@ -12,6 +12,7 @@
 #endif
 
 #include "base/half.h"
+#include "quant/formats.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/gemm.cc"
@@ -78,9 +79,24 @@ void PackPanel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t
           for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = bf16_to_f32(src[kk]);
           break;
         }
-        default: {
+        case DType::kF16: {
           const std::uint16_t* src = static_cast<const std::uint16_t*>(a.w) + off;
           for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = f16_to_f32(src[kk]);
+          break;
+        }
+        case DType::kI8: {  // q8: dequantized as packed
+          const std::int8_t* src = static_cast<const std::int8_t*>(a.w) + off;
+          const float scale = static_cast<const float*>(a.scales)[j0 + j];
+          for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = static_cast<float>(src[kk]) * scale;
+          break;
+        }
+        default: {  // I4 (q4): groups of kQ4Group along k, one f16 scale each
+          const std::uint8_t* row = static_cast<const std::uint8_t*>(a.w) + (j0 + j) * (a.k / 2);
+          const std::uint16_t* sc = static_cast<const std::uint16_t*>(a.scales) + (j0 + j) * (a.k / quant::kQ4Group);
+          for (std::int64_t kk = 0; kk < kc; ++kk) {
+            const std::int64_t e = p0 + kk;
+            dst[kk * kNr + c] = static_cast<float>(quant::q4_value(row, e)) * f16_to_f32(sc[e / quant::kQ4Group]);
+          }
           break;
         }
       }
@@ -173,7 +189,7 @@ HWY_INLINE void PrefetchLines(const T* p) {
 
 // One weight row against one activation row, weights widened in registers; four accumulators.
 HWY_INLINE float DotRow(const float* x, const void* w, DType wtype, std::int64_t k, const float* xe,
-                        const float* xo) {
+                        const float* xo, const void* row_scales) {
   const DF d;
   constexpr std::int64_t L = hn::MaxLanes(DF());
   using V = hn::Vec<DF>;
@@ -201,6 +217,48 @@ HWY_INLINE float DotRow(const float* x, const void* w, DType wtype, std::int64_t
       a1 = hn::MulAdd(hn::BitCast(d, hn::And(r0, hi_mask)), hn::LoadU(d, xo + pi), a1);
     }
     for (std::int64_t j = 2 * pi; j < k; ++j) tail += bf16_to_f32(src[j]) * x[j];
+  } else if (wtype == DType::kI8) {
+    // q8: integer values widened and converted in registers, the row's scale applied once.
+    const hn::RebindToSigned<DF> di;
+    const hn::Rebind<std::int8_t, DF> d8;
+    const auto* src = static_cast<const std::int8_t*>(w);
+    std::int64_t i = 0;
+    for (; i + 4 * L <= k; i += 4 * L) {
+      PrefetchLines<(4 * L + 63) / 64>(src + i);
+      a0 = hn::MulAdd(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, src + i))), hn::LoadU(d, x + i), a0);
+      a1 = hn::MulAdd(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, src + i + L))), hn::LoadU(d, x + i + L), a1);
+      a2 = hn::MulAdd(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, src + i + 2 * L))), hn::LoadU(d, x + i + 2 * L),
+                      a2);
+      a3 = hn::MulAdd(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, src + i + 3 * L))), hn::LoadU(d, x + i + 3 * L),
+                      a3);
+    }
+    for (; i < k; ++i) tail += static_cast<float>(src[i]) * x[i];
+    const float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)))) + tail;
+    return sum * *static_cast<const float*>(row_scales);
+  } else if (wtype == DType::kI4) {
+    // q4: a byte holds elements 2i (low nibble) and 2i + 1 (high), like the bf16 pairs; each
+    // group of kQ4Group elements is dotted, then scaled by its f16 scale.
+    const hn::RebindToUnsigned<DF> du;
+    const hn::RebindToSigned<DF> di;
+    const hn::Rebind<std::uint8_t, DF> d8;
+    const auto* src = static_cast<const std::uint8_t*>(w);
+    const auto* scales = static_cast<const std::uint16_t*>(row_scales);
+    const auto low = hn::Set(du, 0xFu);
+    const auto eight = hn::Set(di, 8);
+    constexpr std::int64_t kPairs = quant::kQ4Group / 2;
+    for (std::int64_t g = 0; g < k / quant::kQ4Group; ++g) {
+      PrefetchLines<1>(src + g * kPairs);
+      V ge = hn::Zero(d), go = hn::Zero(d);
+      for (std::int64_t c = 0; c < kPairs; c += L) {
+        const std::int64_t pi = g * kPairs + c;
+        const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, src + pi));
+        const auto lo = hn::Sub(hn::BitCast(di, hn::Xor(hn::And(bytes, low), hn::BitCast(du, eight))), eight);
+        const auto hi = hn::Sub(hn::BitCast(di, hn::Xor(hn::ShiftRight<4>(bytes), hn::BitCast(du, eight))), eight);
+        ge = hn::MulAdd(hn::ConvertTo(d, lo), hn::LoadU(d, xe + pi), ge);
+        go = hn::MulAdd(hn::ConvertTo(d, hi), hn::LoadU(d, xo + pi), go);
+      }
+      a0 = hn::MulAdd(hn::Add(ge, go), hn::Set(d, f16_to_f32(scales[g])), a0);
+    }
   } else if (wtype == DType::kF16) {
     const hn::Rebind<hwy::float16_t, DF> dh;
     const auto* src = static_cast<const hwy::float16_t*>(w);
@@ -228,10 +286,14 @@ HWY_INLINE float DotRow(const float* x, const void* w, DType wtype, std::int64_t
 }
 
 void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
-  const std::size_t esize = a.wtype == DType::kF32 ? 4 : 2;
   const auto* wbase = static_cast<const unsigned char*>(a.w);
+  const std::size_t row_bytes = dtype_bytes(a.wtype, static_cast<std::size_t>(a.k));  // ldw = k when quantized
+  const std::size_t row_stride = a.wtype == DType::kI4 ? row_bytes : dtype_bytes(a.wtype, static_cast<std::size_t>(a.ldw));
+  // Scales of row j: I8 one f32, I4 k / kQ4Group f16.
+  const std::size_t scale_stride = a.wtype == DType::kI8 ? 4 : a.wtype == DType::kI4 ? 2 * (a.k / quant::kQ4Group) : 0;
+  const auto* sbase = static_cast<const unsigned char*>(a.scales);
   float* deint = nullptr;
-  if (a.wtype == DType::kBF16) deint = static_cast<float*>(detail::row_scratch().get(sizeof(float) * (a.k + 2)));
+  if (a.wtype == DType::kBF16 || a.wtype == DType::kI4) deint = static_cast<float*>(detail::row_scratch().get(sizeof(float) * (a.k + 2)));
   for (std::int64_t r = 0; r < a.n; ++r) {
     const float* x = a.x + r * a.ldx;
     const float *xe = nullptr, *xo = nullptr;
@@ -246,7 +308,9 @@ void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
       xo = deint + pairs;
     }
     float* y = a.y + r * a.ldy;
-    for (std::int64_t j = j0; j < j1; ++j) y[j] = DotRow(x, wbase + j * a.ldw * esize, a.wtype, a.k, xe, xo);
+    for (std::int64_t j = j0; j < j1; ++j) {
+      y[j] = DotRow(x, wbase + j * row_stride, a.wtype, a.k, xe, xo, sbase ? sbase + j * scale_stride : nullptr);
+    }
   }
 }
 

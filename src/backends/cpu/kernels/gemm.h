@@ -18,11 +18,12 @@ struct GemmArgs {
   std::int64_t ldx = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  const void* w = nullptr;  // [m, k] of `wtype` (F32, F16 or BF16), row j at w + j * ldw elements
+  const void* w = nullptr;  // [m, k] of `wtype` (F32, F16, BF16, I8, I4), row j at w + j * ldw elements
   DType wtype = DType::kF32;
   std::int64_t ldw = 0;
   float* y = nullptr;  // [n, m], row r at y + r * ldy
   std::int64_t ldy = 0;
+  const void* scales = nullptr;  // quantized weights (I8, I4): WeightMatrix::scales; ldw = k
 };
 
 // y[:, j0:j1] for every row, Highway f32 FMA micro-kernel over packed weight panels (weights

@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/dot.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "quant/formats.h"
 
 namespace staticlm::cpu {
 
@@ -32,6 +33,33 @@ WeightMatrix weight_matrix(const TensorView& view, const std::string& name, std:
   return {view.dtype, view.shape[0], view.shape[1], view.data};
 }
 
+WeightMatrix quantized_weight_matrix(const TensorView& values, const TensorView& scales, const std::string& name,
+                                     std::int64_t rows, std::int64_t cols) {
+  if (values.dtype != DType::kI8 && values.dtype != DType::kI4) {
+    invalid_file("weight " + name + ": dtype " + dtype_name(values.dtype) + ", expected I8 (q8) or I4 (q4)");
+  }
+  if (values.shape.rank() != 2 || (rows >= 0 && values.shape[0] != rows) || (cols >= 0 && values.shape[1] != cols)) {
+    invalid_file("weight " + name + ": shape " + values.shape.to_string() + ", expected [" +
+                 (rows >= 0 ? std::to_string(rows) : std::string("*")) + ", " +
+                 (cols >= 0 ? std::to_string(cols) : std::string("*")) + "]");
+  }
+  const std::int64_t r = values.shape[0], c = values.shape[1];
+  const bool q8 = values.dtype == DType::kI8;
+  if (!q8 && c % quant::kQ4Group != 0) {
+    invalid_file("weight " + name + ": q4 input width " + std::to_string(c) + " is not a multiple of " +
+                 std::to_string(quant::kQ4Group));
+  }
+  const Shape want = q8 ? Shape{r} : Shape{r, c / quant::kQ4Group};
+  const DType want_dtype = q8 ? DType::kF32 : DType::kF16;
+  if (scales.dtype != want_dtype || scales.shape != want) {
+    invalid_file("weight " + name + "_scale: " + dtype_name(scales.dtype) + " " + scales.shape.to_string() +
+                 ", expected " + dtype_name(want_dtype) + " " + want.to_string() + " for " + (q8 ? "q8" : "q4"));
+  }
+  WeightMatrix w{values.dtype, r, c, values.data};
+  w.scales = scales.data;
+  return w;
+}
+
 void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out) {
   const std::int64_t n = w.cols;
   switch (w.dtype) {
@@ -48,6 +76,13 @@ void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out) {
       for (std::int64_t i = 0; i < n; ++i) out[i] = f16_to_f32(p[i]);
       return;
     }
+    case DType::kI8:
+      quant::dequantize_q8_row(static_cast<const std::int8_t*>(w.data), static_cast<const float*>(w.scales), r, n, out);
+      return;
+    case DType::kI4:
+      quant::dequantize_q4_row(static_cast<const std::uint8_t*>(w.data), static_cast<const std::uint16_t*>(w.scales), r,
+                               n, out);
+      return;
     default:
       internal_error(std::string("weight_row_f32: dtype ") + dtype_name(w.dtype));
   }
@@ -99,7 +134,7 @@ PreparedX& prepared_x() {
 void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool) {
   if (scalar_kernels()) return matmul_reference(x, n, w, y, pool);
   const std::int64_t in = w.cols, out = w.rows;
-  GemmArgs a{x, in, n, in, w.data, w.dtype, in, y, out};
+  GemmArgs a{x, in, n, in, w.data, w.dtype, in, y, out, w.scales};
   if (n < kGemvRows) {
     // Decode: output rows split statically over the pool, each weight row read once.
     parallel_for(pool, (out + 15) / 16, 1, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
@@ -142,8 +177,8 @@ void matmul_gate_up_gelu(const float* x, std::int64_t n, const WeightMatrix& gat
     return;
   }
   // Decode: each thread computes its rows of both products, then the activation on them.
-  const GemmArgs g{x, in, n, in, gate.data, gate.dtype, in, out, f};
-  const GemmArgs u{x, in, n, in, up.data, up.dtype, in, scratch, f};
+  const GemmArgs g{x, in, n, in, gate.data, gate.dtype, in, out, f, gate.scales};
+  const GemmArgs u{x, in, n, in, up.data, up.dtype, in, scratch, f, up.scales};
   parallel_for(pool, (f + 15) / 16, 1, static_cast<double>(32 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
     const std::int64_t j0 = b0 * 16, j1 = std::min(f, b1 * 16);
     gemv_f32(g, j0, j1);

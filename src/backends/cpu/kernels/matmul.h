@@ -19,12 +19,14 @@
 namespace staticlm::cpu {
 
 struct WeightMatrix {
-  DType dtype = DType::kF32;  // kF32, kF16 or kBF16
+  DType dtype = DType::kF32;  // kF32, kF16, kBF16, or quantized kI8 (q8) / kI4 (q4), quant/formats.h
   std::int64_t rows = 0;      // out features
   std::int64_t cols = 0;      // in features
   const void* data = nullptr;  // not owned
   // BF16 only: GEMMs round activations to bf16 (the backend's precision policy).
   bool bf16_activations = false;
+  // Quantized only: I8 F32 [rows]; I4 F16 bits [rows, cols / 32]. Not owned.
+  const void* scales = nullptr;
 };
 
 // Rows below which matmul runs the GEMV path.
@@ -35,7 +37,13 @@ inline constexpr std::int64_t kGemvRows = 4;
 WeightMatrix weight_matrix(const TensorView& view, const std::string& name, std::int64_t rows = -1,
                            std::int64_t cols = -1);
 
-// Row r of w converted to f32: out[cols].
+// A quantized matrix (quant/formats.h): q8 = values I8 [rows, cols] + scales F32 [rows]; q4 =
+// values I4 [rows, cols] + scales F16 [rows, cols / 32]. kInvalidFile naming `name` and the
+// tensor at fault for a wrong dtype or shape.
+WeightMatrix quantized_weight_matrix(const TensorView& values, const TensorView& scales, const std::string& name,
+                                     std::int64_t rows = -1, std::int64_t cols = -1);
+
+// Row r of w converted to f32 (dequantized when quantized): out[cols].
 void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out);
 
 // y [n, w.rows] = x [n, w.cols] . w^T. y must not alias x. With a pool, output rows are split
