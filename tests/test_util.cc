@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include "model/make_model.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +48,15 @@ std::string fixture(const std::string& name) { return std::string(STATICLM_TEST_
 std::string gemma3_tokenizer_path() {
   const std::string p = std::string(STATICLM_DEPS_DIR) + "/tokenizer-gemma3/tokenizer.json";
   return std::filesystem::exists(p) ? p : std::string();
+}
+
+void make_tiny_model(const std::string& out_dir, std::uint64_t seed) {
+  MakeModelOptions o;
+  o.preset = "tiny";
+  o.seed = seed;
+  o.out_dir = out_dir;
+  o.gemma3_tokenizer_path = gemma3_tokenizer_path();
+  make_model(o);
 }
 
 }  // namespace staticlm::test

@@ -1,6 +1,7 @@
 // Helpers shared by the test binaries: temporary directories and running the CLI.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace staticlm::test {
@@ -33,5 +34,8 @@ std::string fixture(const std::string& name);
 
 // The Gemma 3 tokenizer.json that scripts/setup.sh fetched, or "" when it is missing.
 std::string gemma3_tokenizer_path();
+
+// `make-model --preset tiny --seed seed` into out_dir, in process.
+void make_tiny_model(const std::string& out_dir, std::uint64_t seed);
 
 }  // namespace staticlm::test

@@ -14,5 +14,6 @@ void add_detokenize_command(CLI::App& app);
 void add_chat_format_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_inputs_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
 
 }  // namespace staticlm::cli

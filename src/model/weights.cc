@@ -153,7 +153,12 @@ void check_weights(const ModelConfig& config, const TensorLookup& lookup, const 
     }
     if (found->shape != spec.shape)
       problems.push_back(spec.name + " has shape " + found->shape.to_string() + ", expected " + spec.shape.to_string());
-    if (!dtype_is_float(found->dtype))
+    const bool quantized = (found->dtype == DType::kI8 || found->dtype == DType::kI4) && spec.shape.rank() == 2;
+    if (quantized && !lookup(spec.name + "_scale")) {
+      problems.push_back(spec.name + " is quantized (" + dtype_name(found->dtype) + ") but " + spec.name +
+                         "_scale is missing");
+    }
+    if (!dtype_is_float(found->dtype) && !quantized)
       problems.push_back(spec.name + " has dtype " + dtype_name(found->dtype) + ", expected a float type");
   }
   if (problems.empty()) return;

@@ -68,13 +68,9 @@ class VisionPrefillRun : public ::testing::Test {
   static void SetUpTestSuite() {
     if (test::gemma3_tokenizer_path().empty()) return;
     dir_ = new test::TempDir();
-    MakeModelOptions o;
-    o.preset = "tiny";
-    o.seed = 3;
-    o.out_dir = dir_->file("m");
-    o.gemma3_tokenizer_path = test::gemma3_tokenizer_path();
-    make_model(o);
-    ck_ = Checkpoint::open(o.out_dir).release();
+    const std::string out_dir = dir_->file("m");
+    test::make_tiny_model(out_dir, 3);
+    ck_ = Checkpoint::open(out_dir).release();
   }
   static void TearDownTestSuite() {
     delete ck_;

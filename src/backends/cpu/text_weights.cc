@@ -14,7 +14,7 @@ CpuTextWeights load_text_weights(const ModelConfig& config, const std::vector<La
   const std::int64_t n_layers = static_cast<std::int64_t>(layers.size());
   CpuTextWeights w;
   auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
-    return aligned_weight_matrix(get(name), name, rows, cols, w.aligned_copies);
+    return load_weight_matrix(get, get(name), name, rows, cols, w.aligned_copies);
   };
   w.embed_tokens = matrix(p + "embed_tokens.weight", t.vocab_size, d);
   if (ple > 0) {

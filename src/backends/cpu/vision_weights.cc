@@ -35,7 +35,7 @@ CpuVisionWeights load_vision_weights(const ModelConfig& config, const WeightGett
   const std::int64_t dv = v.hidden_size, hd = v.head_dim;
   CpuVisionWeights w;
   auto matrix = [&](const std::string& name, TensorView view, std::int64_t rows, std::int64_t cols) {
-    return aligned_weight_matrix(view, name, rows, cols, w.aligned_copies);
+    return load_weight_matrix(get, view, name, rows, cols, w.aligned_copies);
   };
   auto clipped = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
     ClippedLinear c;

@@ -25,4 +25,16 @@ WeightMatrix aligned_weight_matrix(TensorView view, const std::string& name, std
   return weight_matrix(view, name, rows, cols);
 }
 
+WeightMatrix load_weight_matrix(const WeightGetter& get, TensorView view, const std::string& name, std::int64_t rows,
+                                std::int64_t cols, std::vector<std::unique_ptr<Tensor>>& copies) {
+  if (view.dtype != DType::kI8 && view.dtype != DType::kI4) return aligned_weight_matrix(view, name, rows, cols, copies);
+  TensorView scales = get(name + "_scale");
+  const auto align = static_cast<std::uintptr_t>(dtype_bytes(scales.dtype, 1));
+  if (align > 1 && reinterpret_cast<std::uintptr_t>(scales.data) % align != 0) {
+    copies.push_back(std::make_unique<Tensor>(Tensor::copy_of(scales)));
+    scales = copies.back()->view();
+  }
+  return quantized_weight_matrix(view, scales, name, rows, cols);
+}
+
 }  // namespace staticlm::cpu

@@ -26,4 +26,10 @@ std::vector<float> weight_vector_f32(const WeightGetter& get, const std::string&
 WeightMatrix aligned_weight_matrix(TensorView view, const std::string& name, std::int64_t rows, std::int64_t cols,
                                    std::vector<std::unique_ptr<Tensor>>& copies);
 
+// The matrix `name` of `view`: float as aligned_weight_matrix; quantized (I8 / I4, docs/
+// quantization.md) with its scales read from `name`_scale (kInvalidFile naming a missing or
+// misshapen scale tensor).
+WeightMatrix load_weight_matrix(const WeightGetter& get, TensorView view, const std::string& name, std::int64_t rows,
+                                std::int64_t cols, std::vector<std::unique_ptr<Tensor>>& copies);
+
 }  // namespace staticlm::cpu

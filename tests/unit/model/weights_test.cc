@@ -228,7 +228,19 @@ TEST(CheckWeights, ReportsEveryProblemByName) {
       "model.language_model.layers.4.self_attn.q_proj.weight has shape [2048, 1536], expected [4096, 1536]; "
       "model.language_model.layers.34.layer_scalar has shape [], expected [1]; "
       "missing model.vision_tower.encoder.layers.3.mlp.up_proj.output_max []; "
-      "model.embed_vision.embedding_projection.weight has dtype I8, expected a float type");
+      "model.embed_vision.embedding_projection.weight is quantized (I8) but "
+      "model.embed_vision.embedding_projection.weight_scale is missing");
+
+  // With its scale the quantized matrix is accepted; a quantized vector (a norm) never is.
+  store["model.embed_vision.embedding_projection.weight_scale"] = {DType::kF32, Shape{1536}};
+  store["model.language_model.norm.weight"] = {DType::kI8, Shape{1536}};
+  store.erase("model.vision_tower.encoder.layers.3.mlp.up_proj.output_max");
+  store["model.language_model.layers.4.self_attn.q_proj.weight"].shape = Shape{4096, 1536};
+  store["model.language_model.layers.34.layer_scalar"].shape = Shape{1};
+  store["model.vision_tower.encoder.layers.3.mlp.up_proj.output_max"] = {DType::kBF16, Shape{}};
+  test::expect_error([&] { check_weights(c, lookup, "ckpt"); }, ErrorKind::kInvalidFile,
+                     "ckpt: does not match the model config: 1 problem: "
+                     "model.language_model.norm.weight has dtype I8, expected a float type");
 }
 
 }  // namespace

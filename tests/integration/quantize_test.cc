@@ -1,0 +1,142 @@
+// `staticlm quantize` on the tiny model: the quantized directory loads and runs through every
+// subgraph, quantizing twice gives identical bytes, a missing scale tensor or an unknown scheme
+// is refused by name, and teacher-forced logits stay close to the bf16 model's (q8 tightly, q4
+// within a looser stated bound; the tiny model's random weights amplify error layer by layer).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "backends/cpu/cpu_backend.h"
+#include "base/error.h"
+#include "base/file.h"
+#include "model/checkpoint.h"
+#include "model/make_model.h"
+#include "quant/quantize_checkpoint.h"
+#include "runtime/runtime.h"
+#include "tensor/safetensors.h"
+#include "test_util.h"
+
+namespace staticlm {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Quantize : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (test::gemma3_tokenizer_path().empty()) return;
+    dir_ = new test::TempDir();
+    const std::string out_dir = dir_->file("bf16");
+    test::make_tiny_model(out_dir, 1);
+    for (const char* s : {"q8", "q4"}) quant::quantize_checkpoint({out_dir, dir_->file(s), s, nullptr});
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  void SetUp() override {
+    if (!dir_) GTEST_FAIL() << "Gemma 3 tokenizer.json not fetched: run scripts/setup.sh";
+  }
+  static test::TempDir* dir_;
+};
+test::TempDir* Quantize::dir_ = nullptr;
+
+// Logits after each position of a 24-token prompt, the quantized model fed the same tokens
+// (teacher forcing): prefill of the first token, then one decode per token.
+std::vector<std::vector<float>> forced_logits(const std::string& model) {
+  auto ck = Checkpoint::open(model);
+  SubgraphProfile p;
+  p.max_seq = 64;
+  auto b = CpuBackend::create(*ck, p);
+  auto rt = Runtime::create(*b, ck->config(), ck->layers());
+  std::vector<std::int64_t> prompt = {2};
+  for (int i = 1; i < 24; ++i) prompt.push_back(1000 + 37 * i);
+  std::vector<std::vector<float>> out;
+  auto l = rt->prefill_tokens(std::span(prompt).first(1));
+  out.emplace_back(l.begin(), l.end());
+  for (std::size_t i = 1; i < prompt.size(); ++i) {
+    l = rt->decode(prompt[i]);
+    out.emplace_back(l.begin(), l.end());
+  }
+  return out;
+}
+
+struct Agreement {
+  double nmse = 0;  // sum (a - b)^2 / sum a^2 over every position
+  double top1 = 0;  // fraction of positions with the same argmax
+};
+
+Agreement compare(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+  double err = 0, ref = 0;
+  int same = 0;
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    for (std::size_t i = 0; i < a[t].size(); ++i) {
+      err += (double(a[t][i]) - b[t][i]) * (double(a[t][i]) - b[t][i]);
+      ref += double(a[t][i]) * a[t][i];
+    }
+    same += std::max_element(a[t].begin(), a[t].end()) - a[t].begin() ==
+            std::max_element(b[t].begin(), b[t].end()) - b[t].begin();
+  }
+  return {err / ref, double(same) / double(a.size())};
+}
+
+TEST_F(Quantize, LogitsStayCloseToBf16) {
+  const auto base = forced_logits(dir_->file("bf16"));
+  const Agreement q8 = compare(base, forced_logits(dir_->file("q8")));
+  const Agreement q4 = compare(base, forced_logits(dir_->file("q4")));
+  RecordProperty("q8", "nmse " + std::to_string(q8.nmse) + " top1 " + std::to_string(q8.top1));
+  RecordProperty("q4", "nmse " + std::to_string(q4.nmse) + " top1 " + std::to_string(q4.top1));
+  EXPECT_GT(q8.nmse, 0.0);  // the weights did change
+  EXPECT_LT(q8.nmse, 0.01);  // measured 0.0045
+  EXPECT_GE(q8.top1, 0.85);  // measured 22 of 24 (issue 11 asks 95%: open)
+  EXPECT_GT(q4.nmse, q8.nmse);
+  EXPECT_LT(q4.nmse, 0.6);  // measured 0.40 (top-1 3 of 24): random weights amplify q4 error
+}
+
+TEST_F(Quantize, DirectoryIsCompleteAndDeterministic) {
+  const std::string again = dir_->file("q8_again");
+  const auto r = quant::quantize_checkpoint({dir_->file("bf16"), again, "q8", nullptr});
+  EXPECT_GT(r.quantized, 0);
+  EXPECT_GT(r.kept, 0);  // norms and scalars
+  EXPECT_LT(r.bytes_out, r.bytes_in * 6 / 10);
+  EXPECT_EQ(read_file(again + "/model.safetensors"), read_file(dir_->file("q8") + "/model.safetensors"));
+  for (const char* f : {"tokenizer.json", "generation_config.json", "chat_template.jinja"}) {
+    EXPECT_EQ(read_file(again + "/" + f), read_file(dir_->file("bf16") + "/" + f)) << f;
+  }
+  EXPECT_NE(read_file(again + "/config.json").find("\"scheme\": \"q8\""), std::string::npos);
+  const auto f = SafetensorsFile::open(again + "/model.safetensors");
+  EXPECT_EQ(f->metadata().at("staticlm_quantization"), "q8");
+  const TensorView q = f->get("model.language_model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(q.dtype, DType::kI8);
+  EXPECT_EQ(f->get("model.language_model.layers.0.self_attn.q_proj.weight_scale").dtype, DType::kF32);
+  const auto f4 = SafetensorsFile::open(dir_->file("q4") + "/model.safetensors");
+  EXPECT_EQ(f4->get("model.language_model.embed_tokens.weight").dtype, DType::kI4);
+  EXPECT_EQ(f4->get("model.language_model.embed_tokens.weight_scale").dtype, DType::kF16);
+}
+
+TEST_F(Quantize, RunsFromTheCliAndRefusesBadInput) {
+  const auto r = test::run_staticlm("run -m " + dir_->file("q4") + " --prompt-ids 2,105,2364 -n 3 --max-seq 32 --temp 0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto bad = test::run_staticlm("quantize -m " + dir_->file("bf16") + " --scheme q5 --out " + dir_->file("x"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("unknown scheme 'q5'; expected q8 or q4"), std::string::npos) << bad.err;
+
+  // A quantized file without one scale tensor is refused, naming it.
+  const std::string broken = dir_->file("broken");
+  fs::create_directories(broken);
+  fs::copy_file(dir_->file("q8") + "/config.json", broken + "/config.json");
+  const auto src = SafetensorsFile::open(dir_->file("q8") + "/model.safetensors");
+  SafetensorsWriter w;
+  const std::string dropped = "model.language_model.layers.1.mlp.down_proj.weight_scale";
+  for (const std::string& n : src->names()) {
+    if (n != dropped) w.add(n, src->get(n));
+  }
+  w.write(broken + "/model.safetensors");
+  const auto info = test::run_staticlm("info -m " + broken);
+  EXPECT_EQ(info.exit_code, 2);
+  EXPECT_NE(info.err.find("model.language_model.layers.1.mlp.down_proj.weight is quantized (I8) but "
+                          "model.language_model.layers.1.mlp.down_proj.weight_scale is missing"),
+            std::string::npos)
+      << info.err;
+}
+
+}  // namespace
+}  // namespace staticlm
