@@ -31,7 +31,7 @@ ThreadPool& pool_of(int threads) {
   return threads == 1 ? one : two;
 }
 
-// args: dtype (0 f32, 1 f16, 2 bf16, 3 q8, 4 q4), threads, rows. Matrices of rows x 1536 rotate
+// args: dtype (0 f32, 1 f16, 2 bf16, 3 q8, 4 q4, 5 npu-w4 U4), threads, rows. Matrices of rows x 1536 rotate
 // through about 1 GB so the weights come from memory, as in a decode step; small matrices show
 // the cost of each parallel loop. Bytes counted: values plus scales.
 void BM_Gemv(benchmark::State& state) {
@@ -41,11 +41,12 @@ void BM_Gemv(benchmark::State& state) {
     Tensor values;
     std::vector<float> s8;
     std::vector<std::uint16_t> s4;
+    std::vector<std::uint8_t> zero;
     WeightMatrix w;
   };
-  const DType dt = kind == 0 ? DType::kF32 : kind == 1 ? DType::kF16 : kind == 2 ? DType::kBF16 : kind == 3 ? DType::kI8 : DType::kI4;
+  const DType dt = kind == 0 ? DType::kF32 : kind == 1 ? DType::kF16 : kind == 2 ? DType::kBF16 : kind == 3 ? DType::kI8 : kind == 4 ? DType::kI4 : DType::kU4;
   std::int64_t bytes = static_cast<std::int64_t>(dtype_bytes(dt, static_cast<std::size_t>(rows * cols)));
-  bytes += kind == 3 ? rows * 4 : kind == 4 ? rows * cols / quant::kQ4Group * 2 : 0;
+  bytes += kind == 3 ? rows * 4 : kind == 4 ? rows * cols / quant::kQ4Group * 2 : kind == 5 ? rows * 5 : 0;
   const std::int64_t count = std::max<std::int64_t>(2, (std::int64_t{1} << 30) / bytes);
   std::vector<Stored> w(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i) {
@@ -61,6 +62,14 @@ void BM_Gemv(benchmark::State& state) {
       quant::quantize_q8(v, rows, cols, {static_cast<std::int8_t*>(s.values.data()), v.size()}, s.s8);
       s.w = {DType::kI8, rows, cols, s.values.data()};
       s.w.scales = s.s8.data();
+    } else if (kind == 5) {  // npu-w4 U4
+      s.values = Tensor(DType::kU4, Shape{rows, cols});
+      s.s8.resize(static_cast<std::size_t>(rows));
+      s.zero.resize(static_cast<std::size_t>(rows));
+      quant::quantize_asym(v, rows, cols, 4, {static_cast<std::uint8_t*>(s.values.data()), v.size() / 2}, s.s8, s.zero);
+      s.w = {DType::kU4, rows, cols, s.values.data()};
+      s.w.scales = s.s8.data();
+      s.w.zero_points = s.zero.data();
     } else {
       s.values = Tensor(DType::kI4, Shape{rows, cols});
       s.s4.resize(static_cast<std::size_t>(rows * cols / quant::kQ4Group));
@@ -80,7 +89,7 @@ void BM_Gemv(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * bytes);
   state.SetLabel(kernel_target());
 }
-BENCHMARK(BM_Gemv)->ArgsProduct({{0, 1, 2, 3, 4}, {1, 2}, {6144}})->Args({2, 2, 256})->Args({2, 2, 2048})->UseRealTime();
+BENCHMARK(BM_Gemv)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {6144}})->Args({2, 2, 256})->Args({2, 2, 2048})->UseRealTime();
 
 // args: rows n, bf16 activations (0/1), threads: [n, 1536] x [6144, 1536]^T, bf16 weights.
 void BM_Gemm(benchmark::State& state) {

@@ -29,6 +29,7 @@
 #include "kernel_target_option.h"
 #include "model/checkpoint.h"
 #include "model/flops.h"
+#include "model/weight_stats.h"
 #include "runtime/runtime.h"
 
 namespace staticlm::cli {
@@ -46,24 +47,6 @@ struct BenchArgs {
   bool f32_activations = false;
   std::optional<std::string> kernel_target;
 };
-
-// Bytes of weights one decode step reads: every text tensor except the per-layer embedding
-// table, of which it reads one row.
-std::uint64_t decode_weight_bytes(const Checkpoint& ck) {
-  const std::string prefix = ck.config().text_prefix();
-  const auto& store = ck.weights();
-  std::uint64_t bytes = 0;
-  for (const std::string& name : store.names()) {
-    if (name.rfind(prefix, 0) != 0) continue;
-    const TensorView v = store.get(name);
-    if (name == prefix + "embed_tokens_per_layer.weight") {
-      bytes += v.nbytes() / static_cast<std::uint64_t>(std::max<std::int64_t>(1, v.shape[0]));
-    } else {
-      bytes += v.nbytes();
-    }
-  }
-  return bytes;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

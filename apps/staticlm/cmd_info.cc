@@ -1,7 +1,10 @@
-// staticlm info -m DIR [--json]: the config summary, the per-layer table and the parameter
-// count. Works on a directory holding only config.json; when weights are present they are
-// checked against the config. Other checks read --json exactly: "layers" (index, type,
-// head_dim, intermediate_size, kv_source) and "num_parameters".
+// staticlm info -m DIR [--json]: the config summary, the per-layer table, the parameter
+// count and the quantization scheme. Works on a directory holding only config.json; when
+// weights are present they are checked against the config, and their dtypes and the bytes one
+// decoded token reads are reported. Other checks read --json exactly: "layers" (index, type,
+// head_dim, intermediate_size, kv_source), "num_parameters", "quantization_scheme" (a string,
+// "none" for a float checkpoint), "weight_dtypes" and "decode_weight_bytes_per_token" (null
+// without weights; the same count as bench's key of that name).
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -9,6 +12,7 @@
 
 #include "commands.h"
 #include "model/checkpoint.h"
+#include "model/weight_stats.h"
 #include "model/weights.h"
 
 namespace staticlm::cli {
@@ -62,6 +66,14 @@ nlohmann::ordered_json info_json(const Checkpoint& ck) {
   j["num_parameters_text"] = params.text;
   j["num_parameters_vision"] = params.vision;
   j["weights"] = ck.has_weights() ? "ok" : "absent";
+  j["quantization_scheme"] = quantization_scheme(ck);
+  if (ck.has_weights()) {
+    j["weight_dtypes"] = weight_dtype_counts(ck.weights());
+    j["decode_weight_bytes_per_token"] = decode_weight_bytes(ck);
+  } else {
+    j["weight_dtypes"] = nullptr;
+    j["decode_weight_bytes_per_token"] = nullptr;
+  }
   return j;
 }
 
@@ -99,6 +111,17 @@ void print_text(const Checkpoint& ck) {
   std::printf("params   %s (text %s, vision %s)\n", billions(params.total()).c_str(), billions(params.text).c_str(),
               billions(params.vision).c_str());
   std::printf("weights  %s\n", ck.has_weights() ? "present, match the config" : "absent (config only)");
+  std::printf("quant    %s\n", quantization_scheme(ck).c_str());
+  if (ck.has_weights()) {
+    std::string dtypes;
+    for (const auto& [dtype, count] : weight_dtype_counts(ck.weights())) {
+      dtypes += (dtypes.empty() ? "" : ", ") + dtype + " " + std::to_string(count);
+    }
+    std::printf("dtypes   %s (tensors)\n", dtypes.c_str());
+    const std::uint64_t bytes = decode_weight_bytes(ck);
+    std::printf("decode   %llu bytes of weights per token (%.3f %s)\n", static_cast<unsigned long long>(bytes),
+                bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6, bytes >= 1e9 ? "GB" : "MB");
+  }
   std::printf("\nlayer  type     head_dim  q/kv width   mlp     rope                 kv\n");
   for (const LayerInfo& l : ck.layers()) {
     const std::string kv = l.owns_kv ? (l.stores_shared_kv ? "own, shared" : "own") : "layer " + std::to_string(l.kv_source);

@@ -15,5 +15,6 @@ void add_chat_format_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_inputs_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_quant_report_command(CLI::App& app);
 
 }  // namespace staticlm::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   staticlm::cli::add_inputs_command(app);
   staticlm::cli::add_bench_command(app);
   staticlm::cli::add_quantize_command(app);
+  staticlm::cli::add_quant_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

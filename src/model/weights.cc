@@ -153,10 +153,15 @@ void check_weights(const ModelConfig& config, const TensorLookup& lookup, const 
     }
     if (found->shape != spec.shape)
       problems.push_back(spec.name + " has shape " + found->shape.to_string() + ", expected " + spec.shape.to_string());
-    const bool quantized = (found->dtype == DType::kI8 || found->dtype == DType::kI4) && spec.shape.rank() == 2;
-    if (quantized && !lookup(spec.name + "_scale")) {
-      problems.push_back(spec.name + " is quantized (" + dtype_name(found->dtype) + ") but " + spec.name +
-                         "_scale is missing");
+    const DType t = found->dtype;
+    const bool quantized =
+        (t == DType::kI8 || t == DType::kI4 || t == DType::kU4 || t == DType::kU8) && spec.shape.rank() == 2;
+    for (const char* companion : {"_scale", "_zero_point"}) {
+      const bool needed = companion[1] == 's' || t == DType::kU4 || t == DType::kU8;  // zero points: npu-w4 only
+      if (quantized && needed && !lookup(spec.name + companion)) {
+        problems.push_back(spec.name + " is quantized (" + dtype_name(t) + ") but " + spec.name + companion +
+                           " is missing");
+      }
     }
     if (!dtype_is_float(found->dtype) && !quantized)
       problems.push_back(spec.name + " has dtype " + dtype_name(found->dtype) + ", expected a float type");

@@ -13,6 +13,7 @@ int dtype_bits(DType t) {
     case DType::kI64: return 64;
     case DType::kBool: return 8;
     case DType::kI4: return 4;
+    case DType::kU4: return 4;
   }
   return 0;
 }
@@ -30,13 +31,14 @@ const char* dtype_name(DType t) {
     case DType::kI64: return "I64";
     case DType::kBool: return "BOOL";
     case DType::kI4: return "I4";
+    case DType::kU4: return "U4";
   }
   return "?";
 }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kI8, DType::kU8, DType::kI32, DType::kI64,
-                  DType::kBool, DType::kI4}) {
+                  DType::kBool, DType::kI4, DType::kU4}) {
     if (name == dtype_name(t)) return t;
   }
   return std::nullopt;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,8 @@ class TensorStore {
   // All names, sorted.
   std::vector<std::string> names() const;
   const std::string& source() const { return source_; }
+  // The value of a "__metadata__" key in the first file (shard) that has it; nullopt when none does.
+  std::optional<std::string> metadata(const std::string& key) const;
 
  private:
   std::string source_;

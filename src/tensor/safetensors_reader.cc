@@ -30,7 +30,7 @@ constexpr ForeignDType kForeignDTypes[] = {
     {"F8_E4M3", 8}, {"F8_E5M2", 8}, {"F8_E8M0", 8},  {"F6_E2M3", 6},  {"F6_E3M2", 6}, {"F4", 4},
 };
 
-constexpr const char* kSupportedNames = "F32, F16, BF16, I8, U8, I32, I64, BOOL, I4";
+constexpr const char* kSupportedNames = "F32, F16, BF16, I8, U8, I32, I64, BOOL, I4, U4";
 
 // A name in double quotes, JSON-escaped (bytes that are not UTF-8 become U+FFFD).
 std::string quoted(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -341,6 +341,14 @@ std::vector<std::string> TensorStore::names() const {
   out.reserve(where_.size());
   for (const auto& [name, file] : where_) out.push_back(name);
   return out;
+}
+
+std::optional<std::string> TensorStore::metadata(const std::string& key) const {
+  for (const auto& file : files_) {
+    auto it = file->metadata().find(key);
+    if (it != file->metadata().end()) return it->second;
+  }
+  return std::nullopt;
 }
 
 }  // namespace staticlm

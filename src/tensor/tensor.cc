@@ -12,7 +12,7 @@ bool dtype_matches(DType t) {
   if constexpr (std::is_same_v<T, float>) return t == DType::kF32;
   if constexpr (std::is_same_v<T, std::uint16_t>) return t == DType::kF16 || t == DType::kBF16;
   if constexpr (std::is_same_v<T, std::int8_t>) return t == DType::kI8;
-  if constexpr (std::is_same_v<T, std::uint8_t>) return t == DType::kU8 || t == DType::kBool || t == DType::kI4;
+  if constexpr (std::is_same_v<T, std::uint8_t>) return t == DType::kU8 || t == DType::kBool || t == DType::kI4 || t == DType::kU4;
   if constexpr (std::is_same_v<T, std::int32_t>) return t == DType::kI32;
   if constexpr (std::is_same_v<T, std::int64_t>) return t == DType::kI64;
   return false;
@@ -26,7 +26,7 @@ std::span<const T> TensorView::as() const {
   if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) != 0)
     invalid_argument(std::string("tensor of dtype ") + dtype_name(dtype) + " is not " + std::to_string(alignof(T)) +
                      "-byte aligned for typed access; read it with get_f32() or Tensor::copy_of()");
-  const std::size_t n = dtype == DType::kI4 ? nbytes() : static_cast<std::size_t>(numel());
+  const std::size_t n = dtype == DType::kI4 || dtype == DType::kU4 ? nbytes() : static_cast<std::size_t>(numel());
   return {static_cast<const T*>(data), n};
 }
 
@@ -59,7 +59,8 @@ float TensorView::get_f32(std::int64_t i) const {
     case DType::kBool: return static_cast<float>(p[i]);
     case DType::kI32: { std::int32_t v; std::memcpy(&v, p + 4 * i, 4); return static_cast<float>(v); }
     case DType::kI64: { std::int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<float>(v); }
-    case DType::kI4: break;
+    case DType::kI4:
+    case DType::kU4: break;
   }
   unsupported(std::string("get_f32 on dtype ") + dtype_name(dtype));
 }

@@ -27,12 +27,16 @@ WeightMatrix aligned_weight_matrix(TensorView view, const std::string& name, std
 
 WeightMatrix load_weight_matrix(const WeightGetter& get, TensorView view, const std::string& name, std::int64_t rows,
                                 std::int64_t cols, std::vector<std::unique_ptr<Tensor>>& copies) {
-  if (view.dtype != DType::kI8 && view.dtype != DType::kI4) return aligned_weight_matrix(view, name, rows, cols, copies);
+  if (!quantized_dtype(view.dtype)) return aligned_weight_matrix(view, name, rows, cols, copies);
   TensorView scales = get(name + "_scale");
   const auto align = static_cast<std::uintptr_t>(dtype_bytes(scales.dtype, 1));
   if (align > 1 && reinterpret_cast<std::uintptr_t>(scales.data) % align != 0) {
     copies.push_back(std::make_unique<Tensor>(Tensor::copy_of(scales)));
     scales = copies.back()->view();
+  }
+  if (view.dtype == DType::kU4 || view.dtype == DType::kU8) {
+    const TensorView zero_points = get(name + "_zero_point");
+    return quantized_weight_matrix(view, scales, name, rows, cols, &zero_points);
   }
   return quantized_weight_matrix(view, scales, name, rows, cols);
 }

@@ -26,9 +26,9 @@ std::vector<float> weight_vector_f32(const WeightGetter& get, const std::string&
 WeightMatrix aligned_weight_matrix(TensorView view, const std::string& name, std::int64_t rows, std::int64_t cols,
                                    std::vector<std::unique_ptr<Tensor>>& copies);
 
-// The matrix `name` of `view`: float as aligned_weight_matrix; quantized (I8 / I4, docs/
-// quantization.md) with its scales read from `name`_scale (kInvalidFile naming a missing or
-// misshapen scale tensor).
+// The matrix `name` of `view`: float as aligned_weight_matrix; quantized (I8 / I4 / U4 / U8,
+// docs/quantization.md) with its scales read from `name`_scale and, for U4 / U8, its zero points
+// from `name`_zero_point (kInvalidFile naming a missing or misshapen companion tensor).
 WeightMatrix load_weight_matrix(const WeightGetter& get, TensorView view, const std::string& name, std::int64_t rows,
                                 std::int64_t cols, std::vector<std::unique_ptr<Tensor>>& copies);
 

@@ -103,42 +103,134 @@ TEST(QuantizedMatrix, ScaleTensorsAreChecked) {
   EXPECT_EQ(cpu::quantized_weight_matrix(q4.view(), q4_scale.view(), "w").cols, 64);
 }
 
+TEST(Asym, RoundTripWithinHalfAStepZeroExactAndLayout) {
+  for (int bits : {4, 8}) {
+    const std::int64_t rows = 6, cols = 34;
+    auto w = random_vec(rows * cols, 5 + bits, 0.1f);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      w[2 * cols + c] = 0.0f;                       // all zero: scale 0
+      w[3 * cols + c] = 0.05f + 0.01f * c;          // all positive: the range is widened to 0
+    }
+    w[cols + 5] = 0.0f;
+    const std::int64_t row_bytes = bits == 4 ? cols / 2 : cols;
+    std::vector<std::uint8_t> q(rows * row_bytes), z(rows);
+    std::vector<float> s(rows), back(cols);
+    quantize_asym(w, rows, cols, bits, q, s, z);
+    EXPECT_EQ(s[2], 0.0f);
+    EXPECT_EQ(z[3], 0);  // min is 0 after widening
+    for (std::int64_t r = 0; r < rows; ++r) {
+      dequantize_asym_row(q.data(), bits, s.data(), z.data(), r, cols, back.data());
+      for (std::int64_t c = 0; c < cols; ++c) {
+        ASSERT_LE(std::abs(back[c] - w[r * cols + c]), 0.5f * s[r] * 1.0001f + 1e-12f) << bits << " " << r << " " << c;
+      }
+    }
+    dequantize_asym_row(q.data(), bits, s.data(), z.data(), 1, cols, back.data());
+    EXPECT_EQ(back[5], 0.0f);  // zero is representable exactly
+  }
+  // U4 layout: element 2i in the low nibble; w = scale * (u - zero).
+  const std::vector<float> e = {-3.0f, 12.0f, 0.0f, 1.0f};  // range 15: scale 1, zero 3
+  std::vector<std::uint8_t> q(2), z(1);
+  std::vector<float> s(1);
+  quantize_asym(e, 1, 4, 4, q, s, z);
+  EXPECT_EQ(s[0], 1.0f);
+  EXPECT_EQ(z[0], 3);
+  EXPECT_EQ(q[0], 0xF0);  // u = 0, 15
+  EXPECT_EQ(q[1], 0x43);  // u = 3, 4
+}
+
+struct QuantizedCase {
+  cpu::WeightMatrix w;
+  std::vector<float> deq;  // [m, k] dequantized
+  std::vector<float> raw;  // [m, k]: |value| * scale with the zero point added back (U4 / U8), for float error bounds
+};
+
+// The matrix wf [m, k] quantized as `t` (storage kept in `keep`).
+QuantizedCase make_case(DType t, const std::vector<float>& wf, std::int64_t m, std::int64_t k,
+                        std::vector<std::vector<std::uint8_t>>& keep) {
+  QuantizedCase c;
+  c.w = {t, m, k, nullptr};
+  auto buffer = [&](std::size_t bytes) { keep.emplace_back(bytes); return keep.back().data(); };
+  if (t == DType::kI8) {
+    auto* q = reinterpret_cast<std::int8_t*>(buffer(m * k));
+    auto* sc = reinterpret_cast<float*>(buffer(4 * m));
+    quantize_q8(wf, m, k, {q, static_cast<std::size_t>(m * k)}, {sc, static_cast<std::size_t>(m)});
+    c.w.data = q;
+    c.w.scales = sc;
+  } else if (t == DType::kI4) {
+    auto* q = buffer(m * k / 2);
+    auto* sc = reinterpret_cast<std::uint16_t*>(buffer(2 * m * k / kQ4Group));
+    quantize_q4(wf, m, k, {q, static_cast<std::size_t>(m * k / 2)}, {sc, static_cast<std::size_t>(m * k / kQ4Group)});
+    c.w.data = q;
+    c.w.scales = sc;
+  } else {
+    const int bits = t == DType::kU4 ? 4 : 8;
+    const std::size_t bytes = static_cast<std::size_t>(bits == 4 ? m * k / 2 : m * k);
+    auto* q = buffer(bytes);
+    auto* sc = reinterpret_cast<float*>(buffer(4 * m));
+    auto* z = buffer(m);
+    quantize_asym(wf, m, k, bits, {q, bytes}, {sc, static_cast<std::size_t>(m)}, {z, static_cast<std::size_t>(m)});
+    c.w.data = q;
+    c.w.scales = sc;
+    c.w.zero_points = z;
+  }
+  c.deq.resize(m * k);
+  c.raw.resize(m * k);
+  for (std::int64_t r = 0; r < m; ++r) cpu::weight_row_f32(c.w, r, c.deq.data() + r * k);
+  for (std::int64_t i = 0; i < m * k; ++i) {
+    c.raw[i] = std::abs(c.deq[i]);
+    if (c.w.zero_points) c.raw[i] += static_cast<const float*>(c.w.scales)[i / k] * 2.0f * c.w.zero_points[i / k];
+  }
+  return c;
+}
+
 // Every SIMD target and the scalar reference: the quantized matmul equals the f32 matmul of the
-// dequantized matrix (double reference), GEMV (n < 4) and GEMM rows alike.
+// dequantized matrix (double reference) for q8, q4 and npu-w4 (U4, U8), GEMV (n < 4) and GEMM
+// rows alike, widths that the VNNI kernel takes (multiples of 64, incl. a partial chunk of q4
+// scales) and widths it leaves to the f32 GEMV. Bounds: f32 rounding (2e-6 of sum |x w|); the
+// VNNI GEMV adds the int8 rounding of x, at most half a step of x's group per element (and proves
+// it ran by differing from the f32 result); the bf16 GEMM path rounds x and w to bf16 (2^-8).
 TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
-  const std::int64_t m = 37, k = 96;
-  const auto wf = random_vec(m * k, 3, 0.05f);
-  std::vector<std::int8_t> q8(m * k);
-  std::vector<float> s8(m);
-  quantize_q8(wf, m, k, q8, s8);
-  std::vector<std::uint8_t> q4(m * k / 2);
-  std::vector<std::uint16_t> s4(m * k / kQ4Group);
-  quantize_q4(wf, m, k, q4, s4);
-  cpu::WeightMatrix w8{DType::kI8, m, k, q8.data()};
-  w8.scales = s8.data();
-  cpu::WeightMatrix w4{DType::kI4, m, k, q4.data()};
-  w4.scales = s4.data();
   ThreadPool pool(2);
   const std::string saved = cpu::kernel_target();
-  for (const cpu::WeightMatrix& w : {w8, w4}) {
-    std::vector<float> deq(m * k);
-    for (std::int64_t r = 0; r < m; ++r) (w.dtype == DType::kI8 ? dequantize_q8_row(q8.data(), s8.data(), r, k, deq.data() + r * k)
-                                                                : dequantize_q4_row(q4.data(), s4.data(), r, k, deq.data() + r * k));
-    for (std::int64_t n : {1, 3, 4, 13}) {
-      const auto x = random_vec(n * k, 4 + static_cast<std::uint32_t>(n));
-      for (const std::string& t : cpu::kernel_targets()) {
-        cpu::select_kernel_target(t);
-        std::vector<float> y(n * m, NAN);
-        cpu::matmul(x.data(), n, w, y.data(), &pool);
-        for (std::int64_t r = 0; r < n; ++r) {
-          for (std::int64_t j = 0; j < m; ++j) {
-            double ref = 0, mag = 0;
-            for (std::int64_t i = 0; i < k; ++i) {
-              ref += double(x[r * k + i]) * deq[j * k + i];
-              mag += std::abs(double(x[r * k + i]) * deq[j * k + i]);
+  for (const std::int64_t k : {96, 128, 192, 640}) {
+    const std::int64_t m = 37;
+    const auto wf = random_vec(m * k, 3 + static_cast<std::uint32_t>(k), 0.05f);
+    std::vector<std::vector<std::uint8_t>> keep;
+    for (DType t : {DType::kI8, DType::kI4, DType::kU4, DType::kU8}) {
+      const QuantizedCase qc = make_case(t, wf, m, k, keep);
+      for (bool bf16 : {false, true}) {
+        cpu::WeightMatrix w = qc.w;
+        w.bf16_activations = bf16;
+        for (std::int64_t n : {1, 3, 4, 13}) {
+          const auto x = random_vec(n * k, 4 + static_cast<std::uint32_t>(n));
+          for (const std::string& target : cpu::kernel_targets()) {
+            cpu::select_kernel_target(target);
+            const bool vnni = n < cpu::kGemvRows && cpu::vnni_kernels() && k % 64 == 0;
+            const bool bf16_path = n >= cpu::kGemvRows && bf16 && cpu::bf16_dot_kernels();
+            std::vector<float> y(n * m, NAN);
+            cpu::matmul(x.data(), n, w, y.data(), &pool);
+            bool differs = false;
+            for (std::int64_t r = 0; r < n; ++r) {
+              for (std::int64_t j = 0; j < m; ++j) {
+                double ref = 0, mag = 0, raw = 0, xround = 0;
+                for (std::int64_t i = 0; i < k; ++i) {
+                  const double xi = x[r * k + i];
+                  ref += xi * qc.deq[j * k + i];
+                  mag += std::abs(xi * qc.deq[j * k + i]);
+                  raw += std::abs(xi) * qc.raw[j * k + i];
+                  float gmax = 0;
+                  for (std::int64_t g = i / 32 * 32; g < i / 32 * 32 + 32; ++g) gmax = std::max(gmax, std::abs(x[r * k + g]));
+                  xround += std::abs(qc.deq[j * k + i]) * gmax / 127.0 / 2.0;
+                }
+                double bound = 2e-6 * (mag + raw) + 1e-30;
+                if (vnni) bound += xround * 1.001;
+                if (bf16_path) bound += std::ldexp(mag, -8);
+                differs |= std::abs(y[r * m + j] - ref) > 2e-6 * (mag + raw);
+                ASSERT_NEAR(y[r * m + j], ref, bound) << dtype_name(t) << " on " << target << ", k=" << k << ", n=" << n
+                                                      << ", bf16=" << bf16 << ", row " << r << " col " << j;
+              }
             }
-            ASSERT_NEAR(y[r * m + j], ref, 2e-6 * mag + 1e-30)
-                << dtype_name(w.dtype) << " on " << t << ", n=" << n << " row " << r << " col " << j;
+            if (vnni) EXPECT_TRUE(differs) << "the VNNI GEMV did not run on " << target << " for " << dtype_name(t);
           }
         }
       }

@@ -49,10 +49,19 @@ std::mutex& mu() {
 }
 
 std::string g_name;  // guarded by mu()
-std::atomic<bool> g_ready{false}, g_scalar{false}, g_bf16{false};
+std::atomic<bool> g_ready{false}, g_scalar{false}, g_bf16{false}, g_vnni{false};
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+#else
+  return false;
+#endif
+}
 
 void apply(const std::string& name) {
-  bool scalar = false, bf16 = false;
+  bool scalar = false, bf16 = false, vnni = false;
   if (name == "scalar") {
     scalar = true;
   } else {
@@ -73,12 +82,15 @@ void apply(const std::string& name) {
       for (const std::string& k : kernel_targets()) known += (known.empty() ? "" : ", ") + k;
       invalid_argument("kernel target '" + name + "' is not available on this CPU; available: " + known);
     }
+    // Highway's AVX3_DL requires VNNI; the int8 GEMV (gemv_vnni.cc) runs on it.
+    vnni = chosen == HWY_AVX3_DL && cpu_has_avx512_vnni();
     hwy::SetSupportedTargetsForTest(chosen);
     hwy::GetChosenTarget().Update(hwy::SupportedTargets());
   }
   g_name = name;
   g_scalar = scalar;
   g_bf16 = bf16;
+  g_vnni = vnni;
   g_ready = true;
 }
 
@@ -119,6 +131,11 @@ std::string kernel_target() {
 bool scalar_kernels() {
   ensure_initialised();
   return g_scalar.load(std::memory_order_relaxed);
+}
+
+bool vnni_kernels() {
+  ensure_initialised();
+  return g_vnni.load(std::memory_order_relaxed);
 }
 
 bool bf16_dot_kernels() {

@@ -1,7 +1,8 @@
 // Which kernel implementation the CPU backend runs. One binary carries several: a plain scalar
 // reference, Highway code compiled for every x86 target (SSE4, AVX2, AVX3, AVX3_DL) and picked
 // at run time from CPUID, and hand-written AVX-512 BF16 kernels (Highway 1.0.3 has no bf16 dot
-// product) used when the CPU has `vdpbf16ps`. The best target is chosen on first use; tests and
+// product) used when the CPU has `vdpbf16ps`, and AVX-512 VNNI int8 GEMVs for quantized weights
+// on the AVX3_DL targets. The best target is chosen on first use; tests and
 // benchmarks may pin another (select_kernel_target, or STATICLM_KERNEL_TARGET in the
 // environment). The choice is process-wide, like the CPU itself.
 #pragma once
@@ -26,5 +27,7 @@ std::string kernel_target();
 bool scalar_kernels();
 // True when bf16 GEMMs may use the AVX-512 BF16 dot-product kernel.
 bool bf16_dot_kernels();
+// True when quantized decode GEMVs may use the AVX-512 VNNI int8 kernel (the AVX3_DL targets).
+bool vnni_kernels();
 
 }  // namespace staticlm::cpu

@@ -84,19 +84,10 @@ void PackPanel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t
           for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = f16_to_f32(src[kk]);
           break;
         }
-        case DType::kI8: {  // q8: dequantized as packed
-          const std::int8_t* src = static_cast<const std::int8_t*>(a.w) + off;
-          const float scale = static_cast<const float*>(a.scales)[j0 + j];
-          for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = static_cast<float>(src[kk]) * scale;
-          break;
-        }
-        default: {  // I4 (q4): groups of kQ4Group along k, one f16 scale each
-          const std::uint8_t* row = static_cast<const std::uint8_t*>(a.w) + (j0 + j) * (a.k / 2);
-          const std::uint16_t* sc = static_cast<const std::uint16_t*>(a.scales) + (j0 + j) * (a.k / quant::kQ4Group);
-          for (std::int64_t kk = 0; kk < kc; ++kk) {
-            const std::int64_t e = p0 + kk;
-            dst[kk * kNr + c] = static_cast<float>(quant::q4_value(row, e)) * f16_to_f32(sc[e / quant::kQ4Group]);
-          }
+        default: {  // quantized: dequantized as packed
+          float* tmp = static_cast<float*>(detail::row_scratch().get(sizeof(float) * kKc));
+          quant::dequantize_range(a.wtype, a.w, a.scales, a.zero_points, a.k, j0 + j, p0, p0 + kc, tmp);
+          for (std::int64_t kk = 0; kk < kc; ++kk) dst[kk * kNr + c] = tmp[kk];
           break;
         }
       }
@@ -188,8 +179,9 @@ HWY_INLINE void PrefetchLines(const T* p) {
 }
 
 // One weight row against one activation row, weights widened in registers; four accumulators.
+// U4 / U8 rows: s * (sum u x - zero * xsum), with xsum the sum of x.
 HWY_INLINE float DotRow(const float* x, const void* w, DType wtype, std::int64_t k, const float* xe,
-                        const float* xo, const void* row_scales) {
+                        const float* xo, const void* row_scales, int zero, float xsum) {
   const DF d;
   constexpr std::int64_t L = hn::MaxLanes(DF());
   using V = hn::Vec<DF>;
@@ -259,6 +251,36 @@ HWY_INLINE float DotRow(const float* x, const void* w, DType wtype, std::int64_t
       }
       a0 = hn::MulAdd(hn::Add(ge, go), hn::Set(d, f16_to_f32(scales[g])), a0);
     }
+  } else if (wtype == DType::kU8 || wtype == DType::kU4) {
+    // npu-w4: unsigned values widened in registers (U4 nibbles against the de-interleaved x, as
+    // q4), the zero point and the row's scale applied once.
+    const hn::RebindToSigned<DF> di;
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Rebind<std::uint8_t, DF> d8;
+    const auto* src = static_cast<const std::uint8_t*>(w);
+    if (wtype == DType::kU8) {
+      std::int64_t i = 0;
+      for (; i + 2 * L <= k; i += 2 * L) {
+        PrefetchLines<(2 * L + 63) / 64>(src + i);
+        a0 = hn::MulAdd(hn::ConvertTo(d, hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, src + i)))), hn::LoadU(d, x + i), a0);
+        a1 = hn::MulAdd(hn::ConvertTo(d, hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d8, src + i + L)))),
+                        hn::LoadU(d, x + i + L), a1);
+      }
+      for (; i < k; ++i) tail += static_cast<float>(src[i]) * x[i];
+    } else {
+      const auto low = hn::Set(du, 0xFu);
+      const std::int64_t pairs = k / 2;
+      std::int64_t pi = 0;
+      for (; pi + L <= pairs; pi += L) {
+        PrefetchLines<(L + 63) / 64>(src + pi);
+        const auto bytes = hn::PromoteTo(du, hn::LoadU(d8, src + pi));
+        a0 = hn::MulAdd(hn::ConvertTo(d, hn::BitCast(di, hn::And(bytes, low))), hn::LoadU(d, xe + pi), a0);
+        a1 = hn::MulAdd(hn::ConvertTo(d, hn::BitCast(di, hn::ShiftRight<4>(bytes))), hn::LoadU(d, xo + pi), a1);
+      }
+      for (std::int64_t j = 2 * pi; j < k; ++j) tail += static_cast<float>(quant::u4_value(src, j)) * x[j];
+    }
+    const float sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1))) + tail;
+    return (sum - static_cast<float>(zero) * xsum) * *static_cast<const float*>(row_scales);
   } else if (wtype == DType::kF16) {
     const hn::Rebind<hwy::float16_t, DF> dh;
     const auto* src = static_cast<const hwy::float16_t*>(w);
@@ -288,14 +310,21 @@ HWY_INLINE float DotRow(const float* x, const void* w, DType wtype, std::int64_t
 void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
   const auto* wbase = static_cast<const unsigned char*>(a.w);
   const std::size_t row_bytes = dtype_bytes(a.wtype, static_cast<std::size_t>(a.k));  // ldw = k when quantized
-  const std::size_t row_stride = a.wtype == DType::kI4 ? row_bytes : dtype_bytes(a.wtype, static_cast<std::size_t>(a.ldw));
-  // Scales of row j: I8 one f32, I4 k / kQ4Group f16.
-  const std::size_t scale_stride = a.wtype == DType::kI8 ? 4 : a.wtype == DType::kI4 ? 2 * (a.k / quant::kQ4Group) : 0;
+  const bool quantized = a.scales != nullptr;
+  const std::size_t row_stride = quantized ? row_bytes : dtype_bytes(a.wtype, static_cast<std::size_t>(a.ldw));
+  // Scales of row j: I8, U4, U8 one f32, I4 k / kQ4Group f16.
+  const std::size_t scale_stride = a.wtype == DType::kI4 ? 2 * (a.k / quant::kQ4Group) : quantized ? 4 : 0;
   const auto* sbase = static_cast<const unsigned char*>(a.scales);
   float* deint = nullptr;
-  if (a.wtype == DType::kBF16 || a.wtype == DType::kI4) deint = static_cast<float*>(detail::row_scratch().get(sizeof(float) * (a.k + 2)));
+  if (a.wtype == DType::kBF16 || a.wtype == DType::kI4 || a.wtype == DType::kU4) {
+    deint = static_cast<float*>(detail::row_scratch().get(sizeof(float) * (a.k + 2)));
+  }
   for (std::int64_t r = 0; r < a.n; ++r) {
     const float* x = a.x + r * a.ldx;
+    float xsum = 0;  // for the zero points of U4 / U8 rows
+    if (a.zero_points) {
+      for (std::int64_t i = 0; i < a.k; ++i) xsum += x[i];
+    }
     const float *xe = nullptr, *xo = nullptr;
     if (deint) {
       // Even and odd elements apart, matching the two halves of each u32 weight lane.
@@ -309,7 +338,8 @@ void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
     }
     float* y = a.y + r * a.ldy;
     for (std::int64_t j = j0; j < j1; ++j) {
-      y[j] = DotRow(x, wbase + j * row_stride, a.wtype, a.k, xe, xo, sbase ? sbase + j * scale_stride : nullptr);
+      y[j] = DotRow(x, wbase + j * row_stride, a.wtype, a.k, xe, xo, sbase ? sbase + j * scale_stride : nullptr,
+                    a.zero_points ? a.zero_points[j] : 0, xsum);
     }
   }
 }

@@ -18,12 +18,13 @@ struct GemmArgs {
   std::int64_t ldx = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  const void* w = nullptr;  // [m, k] of `wtype` (F32, F16, BF16, I8, I4), row j at w + j * ldw elements
+  const void* w = nullptr;  // [m, k] of `wtype` (F32, F16, BF16, I8, I4, U4, U8), row j at w + j * ldw elements
   DType wtype = DType::kF32;
   std::int64_t ldw = 0;
   float* y = nullptr;  // [n, m], row r at y + r * ldy
   std::int64_t ldy = 0;
-  const void* scales = nullptr;  // quantized weights (I8, I4): WeightMatrix::scales; ldw = k
+  const void* scales = nullptr;  // quantized weights (I8, I4, U4, U8): WeightMatrix::scales; ldw = k
+  const std::uint8_t* zero_points = nullptr;  // U4, U8: WeightMatrix::zero_points
 };
 
 // y[:, j0:j1] for every row, Highway f32 FMA micro-kernel over packed weight panels (weights
@@ -37,7 +38,8 @@ void gemv_f32(const GemmArgs& a, std::int64_t j0, std::int64_t j1);
 // x rounded to bf16 values (round to nearest even), kept as f32: out[i] for i < count.
 void round_to_bf16(const float* x, std::int64_t count, float* out);
 
-// AVX-512 BF16 (vdpbf16ps) GEMM for BF16 weights: x must already be bf16 pairs, row r at
+// AVX-512 BF16 (vdpbf16ps) GEMM for BF16 weights (or quantized ones, dequantized and rounded to
+// bf16 as they are packed): x must already be bf16 pairs, row r at
 // xb + r * ldxb uint32 (k rounded up to even, zero padded). Only call when bf16_dot_kernels().
 void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ldxb, const GemmArgs& a, std::int64_t j0, std::int64_t j1);
 // x [n, k] f32 -> bf16 pairs as gemm_bf16_dot reads them (row stride (k + 1) / 2).

@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
+#include "base/half.h"
+#include "quant/formats.h"
 
 #define STATICLM_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
 
@@ -44,6 +47,17 @@ void pack_panel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_
       const std::int64_t j = q * kNr + c;
       if (j >= nc) {
         for (std::int64_t p = 0; p < kp; ++p) dst[p * kNr + c] = 0;
+        continue;
+      }
+      if (a.scales != nullptr) {  // quantized: dequantized, then rounded to bf16 (4 / 8-bit values fit)
+        static thread_local std::vector<float> tmp;
+        const std::int64_t e0 = 2 * p0, e1 = std::min(a.k, 2 * (p0 + kp));
+        tmp.assign(static_cast<std::size_t>(2 * kp), 0.0f);
+        quant::dequantize_range(a.wtype, a.w, a.scales, a.zero_points, a.k, j0 + j, e0, e1, tmp.data());
+        for (std::int64_t p = 0; p < kp; ++p) {
+          dst[p * kNr + c] = static_cast<std::uint32_t>(f32_to_bf16(tmp[2 * p])) |
+                             (static_cast<std::uint32_t>(f32_to_bf16(tmp[2 * p + 1])) << 16);
+        }
         continue;
       }
       const std::uint16_t* row = w + (j0 + j) * a.ldw;

@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/dot.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemv_vnni.h"
 #include "quant/formats.h"
 
 namespace staticlm::cpu {
@@ -34,9 +35,10 @@ WeightMatrix weight_matrix(const TensorView& view, const std::string& name, std:
 }
 
 WeightMatrix quantized_weight_matrix(const TensorView& values, const TensorView& scales, const std::string& name,
-                                     std::int64_t rows, std::int64_t cols) {
-  if (values.dtype != DType::kI8 && values.dtype != DType::kI4) {
-    invalid_file("weight " + name + ": dtype " + dtype_name(values.dtype) + ", expected I8 (q8) or I4 (q4)");
+                                     std::int64_t rows, std::int64_t cols, const TensorView* zero_points) {
+  if (!quantized_dtype(values.dtype)) {
+    invalid_file("weight " + name + ": dtype " + dtype_name(values.dtype) +
+                 ", expected I8 (q8), I4 (q4), U4 or U8 (npu-w4)");
   }
   if (values.shape.rank() != 2 || (rows >= 0 && values.shape[0] != rows) || (cols >= 0 && values.shape[1] != cols)) {
     invalid_file("weight " + name + ": shape " + values.shape.to_string() + ", expected [" +
@@ -44,19 +46,39 @@ WeightMatrix quantized_weight_matrix(const TensorView& values, const TensorView&
                  (cols >= 0 ? std::to_string(cols) : std::string("*")) + "]");
   }
   const std::int64_t r = values.shape[0], c = values.shape[1];
-  const bool q8 = values.dtype == DType::kI8;
-  if (!q8 && c % quant::kQ4Group != 0) {
+  const DType t = values.dtype;
+  const char* scheme = t == DType::kI8 ? "q8" : t == DType::kI4 ? "q4" : "npu-w4";
+  if (t == DType::kI4 && c % quant::kQ4Group != 0) {
     invalid_file("weight " + name + ": q4 input width " + std::to_string(c) + " is not a multiple of " +
                  std::to_string(quant::kQ4Group));
   }
-  const Shape want = q8 ? Shape{r} : Shape{r, c / quant::kQ4Group};
-  const DType want_dtype = q8 ? DType::kF32 : DType::kF16;
+  if (t == DType::kU4 && c % 2 != 0) {
+    invalid_file("weight " + name + ": U4 input width " + std::to_string(c) + " is odd; rows are whole bytes");
+  }
+  const Shape want = t == DType::kI4 ? Shape{r, c / quant::kQ4Group} : Shape{r};
+  const DType want_dtype = t == DType::kI4 ? DType::kF16 : DType::kF32;
   if (scales.dtype != want_dtype || scales.shape != want) {
     invalid_file("weight " + name + "_scale: " + dtype_name(scales.dtype) + " " + scales.shape.to_string() +
-                 ", expected " + dtype_name(want_dtype) + " " + want.to_string() + " for " + (q8 ? "q8" : "q4"));
+                 ", expected " + dtype_name(want_dtype) + " " + want.to_string() + " for " + scheme);
   }
-  WeightMatrix w{values.dtype, r, c, values.data};
+  WeightMatrix w{t, r, c, values.data};
   w.scales = scales.data;
+  if (t == DType::kU4 || t == DType::kU8) {
+    if (zero_points == nullptr) invalid_file("weight " + name + " is quantized (" + dtype_name(t) + ") but " + name + "_zero_point is missing");
+    if (zero_points->dtype != DType::kU8 || zero_points->shape != Shape{r}) {
+      invalid_file("weight " + name + "_zero_point: " + dtype_name(zero_points->dtype) + " " +
+                   zero_points->shape.to_string() + ", expected U8 [" + std::to_string(r) + "] for npu-w4");
+    }
+    w.zero_points = static_cast<const std::uint8_t*>(zero_points->data);
+    if (t == DType::kU4) {
+      for (std::int64_t i = 0; i < r; ++i) {
+        if (w.zero_points[i] > 15) {
+          invalid_file("weight " + name + "_zero_point: row " + std::to_string(i) + " holds " +
+                       std::to_string(w.zero_points[i]) + ", expected 0..15 for U4 values");
+        }
+      }
+    }
+  }
   return w;
 }
 
@@ -82,6 +104,11 @@ void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out) {
     case DType::kI4:
       quant::dequantize_q4_row(static_cast<const std::uint8_t*>(w.data), static_cast<const std::uint16_t*>(w.scales), r,
                                n, out);
+      return;
+    case DType::kU4:
+    case DType::kU8:
+      quant::dequantize_asym_row(static_cast<const std::uint8_t*>(w.data), w.dtype == DType::kU4 ? 4 : 8,
+                                 static_cast<const float*>(w.scales), w.zero_points, r, n, out);
       return;
     default:
       internal_error(std::string("weight_row_f32: dtype ") + dtype_name(w.dtype));
@@ -129,23 +156,44 @@ PreparedX& prepared_x() {
   return p;
 }
 
+// Decode rows quantized for the VNNI GEMV of `w`, or nullptr when that kernel does not apply.
+// `slot` keeps two sets apart (gate and up may differ in dtype).
+const std::vector<VnniRow>* vnni_rows(const float* x, std::int64_t n, const WeightMatrix& w, int slot = 0) {
+  if (!vnni_kernels() || !vnni_gemv_supported(w.dtype, w.cols)) return nullptr;
+  static thread_local std::vector<VnniRow> rows[2];
+  std::vector<VnniRow>& r = rows[slot];
+  r.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) prepare_vnni_row(x + i * w.cols, w.cols, w.dtype, r[static_cast<std::size_t>(i)]);
+  return &r;
+}
+
+// Rows [j0, j1) of every decode row: the VNNI kernel when `rows` is set, else the f32 GEMV.
+void gemv_rows(const GemmArgs& a, const std::vector<VnniRow>* rows, std::int64_t j0, std::int64_t j1) {
+  if (rows == nullptr) return gemv_f32(a, j0, j1);
+  for (std::int64_t r = 0; r < a.n; ++r) gemv_vnni((*rows)[static_cast<std::size_t>(r)], a, a.y + r * a.ldy, j0, j1);
+}
+
 }  // namespace
 
 void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool) {
   if (scalar_kernels()) return matmul_reference(x, n, w, y, pool);
   const std::int64_t in = w.cols, out = w.rows;
-  GemmArgs a{x, in, n, in, w.data, w.dtype, in, y, out, w.scales};
+  GemmArgs a{x, in, n, in, w.data, w.dtype, in, y, out, w.scales, w.zero_points};
   if (n < kGemvRows) {
     // Decode: output rows split statically over the pool, each weight row read once.
+    const std::vector<VnniRow>* rows = vnni_rows(x, n, w);
     parallel_for(pool, (out + 15) / 16, 1, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
-      gemv_f32(a, b0 * 16, std::min(out, b1 * 16));
+      gemv_rows(a, rows, b0 * 16, std::min(out, b1 * 16));
     });
     return;
   }
   const std::int64_t blocks = (out + kGemmColumnBlock - 1) / kGemmColumnBlock;
   const double cost = static_cast<double>(kGemmColumnBlock * in * n);
   const bool round = w.bf16_activations && w.dtype == DType::kBF16;
-  if (round && bf16_dot_kernels()) {
+  // Quantized weights marked bf16_activations take the bf16 dot path where the CPU has it
+  // (dequantized into bf16 panels); elsewhere they stay f32 like the reference.
+  const bool quantized_bf16 = w.bf16_activations && quantized_dtype(w.dtype) && bf16_dot_kernels();
+  if ((round && bf16_dot_kernels()) || quantized_bf16) {
     PreparedX& p = prepared_x();
     const std::int64_t ld = (in + 1) / 2;
     p.pairs.resize(static_cast<std::size_t>(n * ld));
@@ -177,12 +225,14 @@ void matmul_gate_up_gelu(const float* x, std::int64_t n, const WeightMatrix& gat
     return;
   }
   // Decode: each thread computes its rows of both products, then the activation on them.
-  const GemmArgs g{x, in, n, in, gate.data, gate.dtype, in, out, f, gate.scales};
-  const GemmArgs u{x, in, n, in, up.data, up.dtype, in, scratch, f, up.scales};
+  const GemmArgs g{x, in, n, in, gate.data, gate.dtype, in, out, f, gate.scales, gate.zero_points};
+  const GemmArgs u{x, in, n, in, up.data, up.dtype, in, scratch, f, up.scales, up.zero_points};
+  const std::vector<VnniRow>* grows = vnni_rows(x, n, gate, 0);
+  const std::vector<VnniRow>* urows = up.dtype == gate.dtype ? grows : vnni_rows(x, n, up, 1);
   parallel_for(pool, (f + 15) / 16, 1, static_cast<double>(32 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
     const std::int64_t j0 = b0 * 16, j1 = std::min(f, b1 * 16);
-    gemv_f32(g, j0, j1);
-    gemv_f32(u, j0, j1);
+    gemv_rows(g, grows, j0, j1);
+    gemv_rows(u, urows, j0, j1);
     for (std::int64_t r = 0; r < n; ++r) gelu_tanh_mul(out + r * f + j0, scratch + r * f + j0, j1 - j0);
   });
 }

@@ -19,15 +19,21 @@
 namespace staticlm::cpu {
 
 struct WeightMatrix {
-  DType dtype = DType::kF32;  // kF32, kF16, kBF16, or quantized kI8 (q8) / kI4 (q4), quant/formats.h
+  DType dtype = DType::kF32;  // kF32, kF16, kBF16, or quantized (quant/formats.h): kI8 (q8), kI4 (q4),
+                              // kU4 / kU8 (npu-w4)
   std::int64_t rows = 0;      // out features
   std::int64_t cols = 0;      // in features
   const void* data = nullptr;  // not owned
   // BF16 only: GEMMs round activations to bf16 (the backend's precision policy).
   bool bf16_activations = false;
-  // Quantized only: I8 F32 [rows]; I4 F16 bits [rows, cols / 32]. Not owned.
+  // Quantized only: I8, U4, U8 F32 [rows]; I4 F16 bits [rows, cols / 32]. Not owned.
   const void* scales = nullptr;
+  // U4, U8 only: zero points [rows]. Not owned.
+  const std::uint8_t* zero_points = nullptr;
 };
+
+// True for the quantized weight dtypes (I8, I4, U4, U8).
+inline bool quantized_dtype(DType t) { return t == DType::kI8 || t == DType::kI4 || t == DType::kU4 || t == DType::kU8; }
 
 // Rows below which matmul runs the GEMV path.
 inline constexpr std::int64_t kGemvRows = 4;
@@ -38,10 +44,13 @@ WeightMatrix weight_matrix(const TensorView& view, const std::string& name, std:
                            std::int64_t cols = -1);
 
 // A quantized matrix (quant/formats.h): q8 = values I8 [rows, cols] + scales F32 [rows]; q4 =
-// values I4 [rows, cols] + scales F16 [rows, cols / 32]. kInvalidFile naming `name` and the
-// tensor at fault for a wrong dtype or shape.
+// values I4 [rows, cols] + scales F16 [rows, cols / 32]; npu-w4 = values U4 or U8 [rows, cols] +
+// scales F32 [rows] + zero points U8 [rows] (`zero_points` required for U4 / U8, ignored
+// otherwise). kInvalidFile naming `name` and the tensor at fault for a wrong dtype, shape or
+// zero point.
 WeightMatrix quantized_weight_matrix(const TensorView& values, const TensorView& scales, const std::string& name,
-                                     std::int64_t rows = -1, std::int64_t cols = -1);
+                                     std::int64_t rows = -1, std::int64_t cols = -1,
+                                     const TensorView* zero_points = nullptr);
 
 // Row r of w converted to f32 (dequantized when quantized): out[cols].
 void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out);

@@ -1,0 +1,30 @@
+// What a checkpoint's stored weights cost and how they are stored, for `info` and `bench`: the
+// bytes one decode step reads, the tensors per dtype, and the quantization scheme
+// (docs/quantization.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace staticlm {
+
+class Checkpoint;
+class TensorStore;
+
+// Bytes of weights one decode step reads: every text tensor once (the token embedding whole,
+// since the tied LM head reads all of it), except the per-layer embedding table, of which it
+// reads one row. A quantized matrix NAME counts with its companions NAME_scale and
+// NAME_zero_point; the per-layer table's companions count their share of one row too.
+// Needs the weights (kInvalidArgument when the checkpoint has none).
+std::uint64_t decode_weight_bytes(const Checkpoint& ck);
+
+// Number of tensors of each dtype ("BF16", "I8", ...), companions included.
+std::map<std::string, int> weight_dtype_counts(const TensorStore& store);
+
+// The scheme `staticlm quantize` wrote: config.json "quantization_config": {"scheme": ...},
+// else the safetensors metadata "staticlm_quantization"; "none" when neither names one.
+// kInvalidFile naming both when they disagree.
+std::string quantization_scheme(const Checkpoint& ck);
+
+}  // namespace staticlm
