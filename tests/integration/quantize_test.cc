@@ -90,13 +90,15 @@ TEST_F(Quantize, LogitsStayCloseToBf16) {
   std::printf("q8 nmse %.5f top1 %.3f; q4 nmse %.4f top1 %.3f; npu-w4 nmse %.4f top1 %.3f\n", q8.nmse, q8.top1, q4.nmse,
               q4.top1, w4.nmse, w4.top1);
   EXPECT_GT(q8.nmse, 0.0);  // the weights did change
-  EXPECT_LT(q8.nmse, 0.01);  // measured 0.0045
-  EXPECT_GE(q8.top1, 0.85);  // measured 22 of 24 (issue 11 asks 95%: open)
+  // Measured 0.0078, top-1 21 of 24 with the int8 activations of the VNNI GEMV (0.0045, 22 of 24
+  // with f32 activations); issue 11 asks 95% top-1: open, see docs/quantization.md.
+  EXPECT_LT(q8.nmse, 0.012);
+  EXPECT_GE(q8.top1, 0.85);
   EXPECT_GT(q4.nmse, q8.nmse);
   EXPECT_LT(q4.nmse, 0.6);  // measured 0.40 (top-1 3 of 24): random weights amplify q4 error
   // npu-w4: 4 bits per output channel (coarser than q4's groups of 32), 8 bits for the embeddings.
   EXPECT_GT(w4.nmse, q8.nmse);
-  EXPECT_LT(w4.nmse, 1.0);
+  EXPECT_LT(w4.nmse, 0.5);  // measured 0.27 (its embeddings are 8-bit; q4's are 4-bit)
 }
 
 // npu-w4 writes the NPU recipe: U4 linears, U8 embeddings and patch embedding, each with F32

@@ -185,18 +185,19 @@ QuantizedCase make_case(DType t, const std::vector<float>& wf, std::int64_t m, s
 
 // Every SIMD target and the scalar reference: the quantized matmul equals the f32 matmul of the
 // dequantized matrix (double reference) for q8, q4 and npu-w4 (U4, U8), GEMV (n < 4) and GEMM
-// rows alike, widths that the VNNI kernel takes (multiples of 64, incl. a partial chunk of q4
+// rows alike, odd widths (8-bit formats), widths that the VNNI kernel takes (multiples of 64, incl. a partial chunk of q4
 // scales) and widths it leaves to the f32 GEMV. Bounds: f32 rounding (2e-6 of sum |x w|); the
 // VNNI GEMV adds the int8 rounding of x, at most half a step of x's group per element (and proves
 // it ran by differing from the f32 result); the bf16 GEMM path rounds x and w to bf16 (2^-8).
 TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
   ThreadPool pool(2);
   const std::string saved = cpu::kernel_target();
-  for (const std::int64_t k : {96, 128, 192, 640}) {
+  for (const std::int64_t k : {45, 96, 128, 192, 640}) {
     const std::int64_t m = 37;
     const auto wf = random_vec(m * k, 3 + static_cast<std::uint32_t>(k), 0.05f);
     std::vector<std::vector<std::uint8_t>> keep;
     for (DType t : {DType::kI8, DType::kI4, DType::kU4, DType::kU8}) {
+      if ((t == DType::kI4 && k % kQ4Group != 0) || (t == DType::kU4 && k % 2 != 0)) continue;
       const QuantizedCase qc = make_case(t, wf, m, k, keep);
       for (bool bf16 : {false, true}) {
         cpu::WeightMatrix w = qc.w;

@@ -36,6 +36,70 @@ inline std::uint32_t weight_pair(const std::uint16_t* row, std::int64_t e, std::
   return e < k ? row[e] : 0u;
 }
 
+// The bf16 pair (lo, hi) of 16 lanes of f32 as u32 lanes.
+STATICLM_BF16_TARGET inline __m512i bf16_pairs(__m512 lo, __m512 hi) {
+  const __m512i l = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
+  const __m512i h = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
+  return _mm512_or_si512(l, _mm512_slli_epi32(h, 16));
+}
+
+// Pairs [p0, p0 + kp) of quantized row j dequantized and rounded to bf16 pairs: 16 pairs per
+// step in registers (a byte holds a pair of 4-bit values; two bytes a pair of 8-bit ones; a
+// q4 group is 16 pairs, aligned since p0 is a multiple of 16), the scalar dequantizer for the
+// tail. Values and zero points are exact in f32; the product is rounded once, to bf16.
+STATICLM_BF16_TARGET void quantized_pairs(const GemmArgs& a, std::int64_t j, std::int64_t p0, std::int64_t kp,
+                                          std::uint32_t* out) {
+  const auto* w = static_cast<const std::uint8_t*>(a.w);
+  const bool nibbles = a.wtype == DType::kI4 || a.wtype == DType::kU4;
+  const std::uint8_t* row = w + j * (nibbles ? a.k / 2 : a.k);
+  const float row_scale = a.wtype == DType::kI4 ? 0.0f : static_cast<const float*>(a.scales)[j];
+  const __m512 zero = _mm512_set1_ps(a.zero_points ? static_cast<float>(a.zero_points[j]) : 0.0f);
+  const __m512i low = _mm512_set1_epi32(0xF), eight = _mm512_set1_epi32(8);
+  std::int64_t p = 0;
+  for (; p + 16 <= kp && 2 * (p0 + p + 16) <= a.k; p += 16) {
+    const std::int64_t e = 2 * (p0 + p);  // first element
+    __m512i lo, hi;
+    __m512 scale;
+    if (nibbles) {
+      const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + e / 2)));
+      lo = _mm512_and_si512(b, low);
+      hi = _mm512_srli_epi32(b, 4);
+      if (a.wtype == DType::kI4) {  // two's complement nibbles
+        lo = _mm512_sub_epi32(_mm512_xor_si512(lo, eight), eight);
+        hi = _mm512_sub_epi32(_mm512_xor_si512(hi, eight), eight);
+        const auto* sc = static_cast<const std::uint16_t*>(a.scales) + j * (a.k / quant::kQ4Group);
+        scale = _mm512_set1_ps(f16_to_f32(sc[e / quant::kQ4Group]));
+      } else {
+        scale = _mm512_set1_ps(row_scale);
+      }
+    } else {
+      const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + e));
+      if (a.wtype == DType::kI8) {
+        const __m512i v = _mm512_cvtepi16_epi32(words);
+        lo = _mm512_srai_epi32(_mm512_slli_epi32(v, 24), 24);
+        hi = _mm512_srai_epi32(v, 8);
+      } else {
+        const __m512i v = _mm512_cvtepu16_epi32(words);
+        lo = _mm512_and_si512(v, _mm512_set1_epi32(0xFF));
+        hi = _mm512_srli_epi32(v, 8);
+      }
+      scale = _mm512_set1_ps(row_scale);
+    }
+    const __m512 flo = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(lo), zero), scale);
+    const __m512 fhi = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(hi), zero), scale);
+    _mm512_storeu_si512(out + p, bf16_pairs(flo, fhi));
+  }
+  if (p < kp) {
+    float tmp[2 * 128] = {};
+    const std::int64_t e0 = 2 * (p0 + p), e1 = std::min(a.k, 2 * (p0 + kp));
+    quant::dequantize_range(a.wtype, a.w, a.scales, a.zero_points, a.k, j, e0, e1, tmp);
+    for (std::int64_t q = p; q < kp; ++q) {
+      out[q] = static_cast<std::uint32_t>(f32_to_bf16(tmp[2 * (q - p)])) |
+               (static_cast<std::uint32_t>(f32_to_bf16(tmp[2 * (q - p) + 1])) << 16);
+    }
+  }
+}
+
 // panel[c / kNr][p][c % kNr] = pair p of column j0 + c, pairs [p0, p0 + kp).
 void pack_panel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t p0, std::int64_t kp,
                 std::uint32_t* panel) {
@@ -49,15 +113,10 @@ void pack_panel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_
         for (std::int64_t p = 0; p < kp; ++p) dst[p * kNr + c] = 0;
         continue;
       }
-      if (a.scales != nullptr) {  // quantized: dequantized, then rounded to bf16 (4 / 8-bit values fit)
-        static thread_local std::vector<float> tmp;
-        const std::int64_t e0 = 2 * p0, e1 = std::min(a.k, 2 * (p0 + kp));
-        tmp.assign(static_cast<std::size_t>(2 * kp), 0.0f);
-        quant::dequantize_range(a.wtype, a.w, a.scales, a.zero_points, a.k, j0 + j, e0, e1, tmp.data());
-        for (std::int64_t p = 0; p < kp; ++p) {
-          dst[p * kNr + c] = static_cast<std::uint32_t>(f32_to_bf16(tmp[2 * p])) |
-                             (static_cast<std::uint32_t>(f32_to_bf16(tmp[2 * p + 1])) << 16);
-        }
+      if (a.scales != nullptr) {  // quantized: dequantized, then rounded to bf16
+        alignas(64) std::uint32_t pairs[kKp];
+        quantized_pairs(a, j0 + j, p0, kp, pairs);
+        for (std::int64_t p = 0; p < kp; ++p) dst[p * kNr + c] = pairs[p];
         continue;
       }
       const std::uint16_t* row = w + (j0 + j) * a.ldw;
