@@ -187,8 +187,9 @@ QuantizedCase make_case(DType t, const std::vector<float>& wf, std::int64_t m, s
 // dequantized matrix (double reference) for q8, q4 and npu-w4 (U4, U8), GEMV (n < 4) and GEMM
 // rows alike, odd widths (8-bit formats), widths that the VNNI kernel takes (multiples of 64, incl. a partial chunk of q4
 // scales) and widths it leaves to the f32 GEMV. Bounds: f32 rounding (2e-6 of sum |x w|); the
-// VNNI GEMV adds the int8 rounding of x, at most half a step of x's group per element (and proves
-// it ran by differing from the f32 result); the bf16 GEMM path rounds x and w to bf16 (2^-8).
+// VNNI GEMV and GEMM add the int8 rounding of x, at most half a step of x's group per element
+// (and prove they ran by differing from the f32 result); the bf16 GEMM path rounds x and w to
+// bf16 (2^-8).
 TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
   ThreadPool pool(2);
   const std::string saved = cpu::kernel_target();
@@ -206,8 +207,9 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
           const auto x = random_vec(n * k, 4 + static_cast<std::uint32_t>(n));
           for (const std::string& target : cpu::kernel_targets()) {
             cpu::select_kernel_target(target);
-            const bool vnni = n < cpu::kGemvRows && cpu::vnni_kernels() && k % 64 == 0;
-            const bool bf16_path = n >= cpu::kGemvRows && bf16 && cpu::bf16_dot_kernels();
+            // int8 activations: the VNNI GEMV (k % 64 == 0) and the VNNI GEMM (k % 32 == 0).
+            const bool vnni = cpu::vnni_kernels() && (n < cpu::kGemvRows ? k % 64 == 0 : k % 32 == 0);
+            const bool bf16_path = n >= cpu::kGemvRows && !vnni && bf16 && cpu::bf16_dot_kernels();
             std::vector<float> y(n * m, NAN);
             cpu::matmul(x.data(), n, w, y.data(), &pool);
             bool differs = false;
@@ -231,7 +233,7 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
                                                       << ", bf16=" << bf16 << ", row " << r << " col " << j;
               }
             }
-            if (vnni) EXPECT_TRUE(differs) << "the VNNI GEMV did not run on " << target << " for " << dtype_name(t);
+            if (vnni) EXPECT_TRUE(differs) << "the VNNI kernel did not run on " << target << " for " << dtype_name(t);
           }
         }
       }

@@ -152,6 +152,24 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
 
 }  // namespace
 
+STATICLM_VNNI_TARGET float quantize_group_s8(const float* x, std::int8_t* q, int* sum) {
+  static_assert(kVnniGroup == 32, "two zmm of f32 per group");
+  const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+  const float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
+  const float scale = m / 127.0f;
+  const __m512 inv = _mm512_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
+  // Round to nearest even (the default MXCSR mode, as lrint); |x * inv| <= 127 up to rounding,
+  // and the saturating narrowing clamps the rest.
+  const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, inv)), q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, inv));
+  const __m512i lim = _mm512_set1_epi32(127);
+  const __m512i c0 = _mm512_max_epi32(_mm512_min_epi32(q0, lim), _mm512_sub_epi32(_mm512_setzero_si512(), lim));
+  const __m512i c1 = _mm512_max_epi32(_mm512_min_epi32(q1, lim), _mm512_sub_epi32(_mm512_setzero_si512(), lim));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(c0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(c1));
+  *sum = _mm512_reduce_add_epi32(_mm512_add_epi32(c0, c1));
+  return scale;
+}
+
 bool vnni_gemv_supported(DType wtype, std::int64_t k) {
   const bool quantized = wtype == DType::kI8 || wtype == DType::kI4 || wtype == DType::kU4 || wtype == DType::kU8;
   return quantized && k > 0 && k % kBlock == 0;
@@ -167,20 +185,15 @@ void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out)
   out.lane_scale.assign(static_cast<std::size_t>(k / 4), 0.0f);
   out.lane_init.assign(static_cast<std::size_t>(k / 4), 0);
   double total = 0;
+  std::int8_t q[kVnniGroup];
   for (std::int64_t g = 0; g < k / kVnniGroup; ++g) {
-    const float* xg = x + g * kVnniGroup;
-    float m = 0;
-    for (std::int64_t i = 0; i < kVnniGroup; ++i) m = std::max(m, std::abs(xg[i]));
-    const float scale = m / 127.0f;
-    const float inv = scale > 0 ? 1.0f / scale : 0.0f;
-    out.group_scale[static_cast<std::size_t>(g)] = scale;
     int sum = 0;
+    const float scale = quantize_group_s8(x + g * kVnniGroup, q, &sum);
+    out.group_scale[static_cast<std::size_t>(g)] = scale;
     for (std::int64_t i = 0; i < kVnniGroup; ++i) {
       const std::int64_t e = g * kVnniGroup + i;
-      const int q = std::clamp(static_cast<int>(std::lrint(xg[i] * inv)), -127, 127);
-      sum += q;
       const std::int64_t at = (e / kBlock) * kBlock + stored_at(e % kBlock, nib);
-      out.xq[static_cast<std::size_t>(at)] = static_cast<std::int8_t>(q);
+      out.xq[static_cast<std::size_t>(at)] = q[i];
       out.lane_scale[static_cast<std::size_t>(at / 4)] = scale;
     }
     total += static_cast<double>(scale) * sum;

@@ -28,6 +28,10 @@ struct VnniRow {
   float total = 0;                       // sum of the dequantized x (for zero points)
 };
 
+// x[0, kVnniGroup) -> q (round to nearest even, clamped to +-127) with scale max|x| / 127 (0 for
+// an all-zero group), returned; *sum = the sum of q. AVX-512: only when vnni_kernels().
+float quantize_group_s8(const float* x, std::int8_t* q, int* sum);
+
 // True when the VNNI GEMV handles weights of `wtype` with `k` input columns (quantized, k a
 // multiple of 64).
 bool vnni_gemv_supported(DType wtype, std::int64_t k);

@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/dot.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/gemv_vnni.h"
 #include "quant/formats.h"
 
@@ -189,6 +190,16 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
   }
   const std::int64_t blocks = (out + kGemmColumnBlock - 1) / kGemmColumnBlock;
   const double cost = static_cast<double>(kGemmColumnBlock * in * n);
+  if (vnni_kernels() && int8_gemm_supported(w.dtype, in)) {
+    // Quantized weights on VNNI CPUs: int8 activations, int8 dot products.
+    static thread_local Int8Rows this_thread;
+    const Int8Rows& rows = this_thread;  // a reference: the pool's threads must see this thread's rows
+    prepare_int8_rows(x, n, in, this_thread, pool);
+    parallel_for(pool, blocks, 1, cost, [&](std::int64_t b0, std::int64_t b1, int) {
+      gemm_int8(rows, a, b0 * kGemmColumnBlock, std::min(out, b1 * kGemmColumnBlock));
+    });
+    return;
+  }
   const bool round = w.bf16_activations && w.dtype == DType::kBF16;
   // Quantized weights marked bf16_activations take the bf16 dot path where the CPU has it
   // (dequantized into bf16 panels); elsewhere they stay f32 like the reference.
