@@ -37,7 +37,7 @@ struct Strip {
 };
 
 // Unpacks row j of the quantized matrix into k unsigned bytes in k order (I8 + 128, I4 + 8).
-void unsigned_row(const GemmArgs& a, std::int64_t j, std::uint8_t* out) {
+STATICLM_VNNI_TARGET void unsigned_row(const GemmArgs& a, std::int64_t j, std::uint8_t* out) {
   const auto* w = static_cast<const std::uint8_t*>(a.w);
   const std::int64_t k = a.k;
   switch (a.wtype) {
@@ -49,13 +49,15 @@ void unsigned_row(const GemmArgs& a, std::int64_t j, std::uint8_t* out) {
     case DType::kU8:
       std::memcpy(out, w + j * k, static_cast<std::size_t>(k));
       return;
-    default: {  // I4 (two's complement nibbles, + 8 by flipping bit 3) or U4
-      const std::uint8_t flip = a.wtype == DType::kI4 ? 0x88 : 0x00;
+    default: {  // I4 (two's complement nibbles, + 8 by flipping bit 3) or U4; k % 32 == 0
+      const __m128i flip = _mm_set1_epi8(a.wtype == DType::kI4 ? static_cast<char>(0x88) : 0);
+      const __m128i low = _mm_set1_epi8(0x0F);
       const std::uint8_t* row = w + j * (k / 2);
-      for (std::int64_t i = 0; i < k / 2; ++i) {
-        const std::uint8_t b = static_cast<std::uint8_t>(row[i] ^ flip);
-        out[2 * i] = b & 0xF;
-        out[2 * i + 1] = static_cast<std::uint8_t>(b >> 4);
+      for (std::int64_t i = 0; i < k / 2; i += 16) {
+        const __m128i b = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i)), flip);
+        const __m128i lo = _mm_and_si128(b, low), hi = _mm_and_si128(_mm_srli_epi16(b, 4), low);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i), _mm_unpacklo_epi8(lo, hi));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i + 16), _mm_unpackhi_epi8(lo, hi));
       }
       return;
     }
@@ -64,7 +66,7 @@ void unsigned_row(const GemmArgs& a, std::int64_t j, std::uint8_t* out) {
 
 // Packs columns [j0, j0 + nc) (zero past nc): quads[q][c] = bytes 4q..4q+3 of column c; for I4
 // the f16 group scales as f32 [g][c].
-void pack_strip(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::uint32_t* quads, float* group_scale,
+STATICLM_VNNI_TARGET void pack_strip(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::uint32_t* quads, float* group_scale,
                 std::uint8_t* row) {
   const std::int64_t nq = a.k / 4, groups = a.k / kGroup;
   for (std::int64_t c = 0; c < kNr; ++c) {
