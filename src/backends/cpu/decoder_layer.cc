@@ -58,19 +58,19 @@ void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::in
   float* normed = Workspace::get(ws.normed, static_cast<std::size_t>(n * d));
   rms_norm(call.hidden, n, d, w.input_norm.data(), eps, normed);
   float* q = Workspace::get(ws.q, static_cast<std::size_t>(n * heads * hd));
-  matmul(normed, n, w.q_proj, q, options.pool);
+  float* k = layer.owns_kv ? Workspace::get(ws.k, static_cast<std::size_t>(n * kv_heads * hd)) : nullptr;
+  float* v = layer.owns_kv ? Workspace::get(ws.v, static_cast<std::size_t>(n * kv_heads * hd)) : nullptr;
+  // q, k and v read the same normed input: one parallel loop for decode.
+  const MatmulOut qkv[] = {{&w.q_proj, q}, {&w.k_proj, k}, {&w.v_proj, v}};
+  matmul_same_input(normed, n, std::span(qkv, layer.owns_kv ? 3 : 1), options.pool);
   rms_norm(q, n * heads, hd, w.q_norm.data(), eps, q);
   apply_rope(q, n, heads, hd, call.cos, call.sin, options.rope_sine);
 
   KvSegment segments[2];
   std::size_t n_segments = 1;
   if (layer.owns_kv) {
-    float* k = Workspace::get(ws.k, static_cast<std::size_t>(n * kv_heads * hd));
-    float* v = Workspace::get(ws.v, static_cast<std::size_t>(n * kv_heads * hd));
-    matmul(normed, n, w.k_proj, k, options.pool);
     rms_norm(k, n * kv_heads, hd, w.k_norm.data(), eps, k);
     apply_rope(k, n, kv_heads, hd, call.cos, call.sin, options.rope_sine);
-    matmul(normed, n, w.v_proj, v, options.pool);
     rms_norm(v, n * kv_heads, hd, nullptr, eps, v);  // v_norm has no weight
     to_head_major(k, n, kv_heads, hd, rows, call.new_k);
     to_head_major(v, n, kv_heads, hd, rows, call.new_v);

@@ -226,6 +226,32 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
   });
 }
 
+void matmul_same_input(const float* x, std::int64_t n, std::span<const MatmulOut> outs, ThreadPool* pool) {
+  bool fuse = !scalar_kernels() && n < kGemvRows && outs.size() > 1;
+  for (const MatmulOut& o : outs) fuse = fuse && o.w->dtype == outs[0].w->dtype && o.w->cols == outs[0].w->cols;
+  if (!fuse) {
+    for (const MatmulOut& o : outs) matmul(x, n, *o.w, o.y, pool);
+    return;
+  }
+  const std::int64_t in = outs[0].w->cols;
+  const std::vector<VnniRow>* rows = vnni_rows(x, n, *outs[0].w);
+  std::vector<GemmArgs> args;
+  std::vector<std::int64_t> first_block = {0};  // blocks of 16 output rows, matrix after matrix
+  for (const MatmulOut& o : outs) {
+    const WeightMatrix& w = *o.w;
+    args.push_back({x, in, n, in, w.data, w.dtype, in, o.y, w.rows, w.scales, w.zero_points});
+    first_block.push_back(first_block.back() + (w.rows + 15) / 16);
+  }
+  parallel_for(pool, first_block.back(), 1, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::int64_t lo = std::max(b0, first_block[i]), hi = std::min(b1, first_block[i + 1]);
+      if (lo >= hi) continue;
+      const std::int64_t m = outs[i].w->rows;
+      gemv_rows(args[i], rows, (lo - first_block[i]) * 16, std::min(m, (hi - first_block[i]) * 16));
+    }
+  });
+}
+
 void matmul_gate_up_gelu(const float* x, std::int64_t n, const WeightMatrix& gate, const WeightMatrix& up, float* out,
                          float* scratch, ThreadPool* pool) {
   const std::int64_t f = gate.rows, in = gate.cols;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "base/thread_pool.h"
@@ -58,6 +59,17 @@ void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out);
 // y [n, w.rows] = x [n, w.cols] . w^T. y must not alias x. With a pool, output rows are split
 // across its threads in blocks; every output is computed the same way either way.
 void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool = nullptr);
+
+// One product of matmul_same_input: y = x . w^T.
+struct MatmulOut {
+  const WeightMatrix* w;
+  float* y;
+};
+
+// Every product in `outs` for the same x [n, cols] (q, k and v of a layer): for decode rows one
+// parallel loop covers the output rows of all of them, and x is prepared once, when the matrices
+// share dtype and width; otherwise matmul() each. Results equal matmul()'s.
+void matmul_same_input(const float* x, std::int64_t n, std::span<const MatmulOut> outs, ThreadPool* pool = nullptr);
 
 // The scalar reference: f32 dot products in a fixed order (x rounded to bf16 first when the
 // weight is marked bf16_activations and n >= kGemvRows, as matmul does).
