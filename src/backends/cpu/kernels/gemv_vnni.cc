@@ -73,20 +73,36 @@ STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w) {
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(f0, f1), _mm512_add_ps(f2, f3)));
 }
 
-// U4 rows: lane_scale * (sum of nibbles x activations).
+// One 64-element block of a U4 row: acc += lane_scale * (nibbles . activations).
+STATICLM_VNNI_TARGET inline void block_u4(const VnniRow& x, const std::uint8_t* w, std::int64_t b, __m512& acc) {
+  const __m512i u = _mm512_and_si512(unpack_nibbles(w + b * 32), _mm512_set1_epi8(0x0F));
+  const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, _mm512_loadu_si512(x.xq.data() + b * kBlock));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_loadu_ps(x.lane_scale.data() + b * 16), acc);
+}
+
+// U4 rows, two blocks (one cache line) per step into two accumulators held in registers.
 STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w) {
   const std::int64_t blocks = x.k / kBlock;
-  const __m512i low = _mm512_set1_epi8(0x0F);
-  __m512 f[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-  const auto* xq = x.xq.data();
-  const float* ls = x.lane_scale.data();
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    if (b % 2 == 0) prefetch(w + b * 32);
-    const __m512i u = _mm512_and_si512(unpack_nibbles(w + b * 32), low);
-    const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, _mm512_loadu_si512(xq + b * kBlock));
-    f[b % 2] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_loadu_ps(ls + b * 16), f[b % 2]);
+  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
+  std::int64_t b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    prefetch(w + b * 32);
+    block_u4(x, w, b, f0);
+    block_u4(x, w, b + 1, f1);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(f[0], f[1]));
+  if (b < blocks) block_u4(x, w, b, f0);
+  return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
+}
+
+// One 64-element block of an I4 row: acc += (weight x activation group scales, spread over the
+// lanes by `pick`) * (lane_init + (nibble ^ 8) . activations).
+STATICLM_VNNI_TARGET inline void block_i4(const VnniRow& x, const std::uint8_t* w, std::int64_t b,
+                                          const std::int32_t* li, __m512 sv, __m512i pick, __m512& acc) {
+  // (nibble & 0xF) ^ 8: the signed nibble plus 8, in 0..15.
+  const __m512i u =
+      _mm512_ternarylogic_epi32(unpack_nibbles(w + b * 32), _mm512_set1_epi8(0x0F), _mm512_set1_epi8(0x08), 0x6A);
+  const __m512i d = _mm512_dpbusd_epi32(_mm512_loadu_si512(li + b * 16), u, _mm512_loadu_si512(x.xq.data() + b * kBlock));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(pick, sv), acc);
 }
 
 // I4 rows: each group's weight scale times its activation scale, per lane. Groups come 16 at a
@@ -94,25 +110,23 @@ STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w) {
 STATICLM_VNNI_TARGET float dot_i4(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
                                   const __m512i* pick) {
   const std::int64_t groups = x.k / kVnniGroup;
-  const __m512i low = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(0x08);
-  __m512 f[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-  const auto* xq = x.xq.data();
+  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
   const std::int32_t* li = x.lane_init.data();
   for (std::int64_t g0 = 0; g0 < groups; g0 += 16) {
     const std::int64_t gn = std::min<std::int64_t>(16, groups - g0);
     const __mmask16 m = static_cast<__mmask16>(gn == 16 ? 0xFFFF : (1u << gn) - 1);
     const __m512 sw = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, scales + g0));
     const __m512 sv = _mm512_mul_ps(sw, _mm512_maskz_loadu_ps(m, x.group_scale.data() + g0));
-    for (std::int64_t j = 0; j < gn / 2; ++j) {
-      const std::int64_t b = g0 / 2 + j;
-      if (b % 2 == 0) prefetch(w + b * 32);
-      // (nibble & 0xF) ^ 8: the signed nibble plus 8, in 0..15.
-      const __m512i u = _mm512_ternarylogic_epi32(unpack_nibbles(w + b * 32), low, eight, 0x6A);
-      const __m512i d = _mm512_dpbusd_epi32(_mm512_loadu_si512(li + b * 16), u, _mm512_loadu_si512(xq + b * kBlock));
-      f[j % 2] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(pick[j], sv), f[j % 2]);
+    // Two blocks (one cache line) per step into two accumulators held in registers.
+    std::int64_t j = 0;
+    for (; j + 2 <= gn / 2; j += 2) {
+      prefetch(w + (g0 / 2 + j) * 32);
+      block_i4(x, w, g0 / 2 + j, li, sv, pick[j], f0);
+      block_i4(x, w, g0 / 2 + j + 1, li, sv, pick[j + 1], f1);
     }
+    if (j < gn / 2) block_i4(x, w, g0 / 2 + j, li, sv, pick[j], f0);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(f[0], f[1]));
+  return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
 }
 
 STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, float* y, std::int64_t j0,
