@@ -100,16 +100,10 @@ void weight_row_f32(const WeightMatrix& w, std::int64_t r, float* out) {
       return;
     }
     case DType::kI8:
-      quant::dequantize_q8_row(static_cast<const std::int8_t*>(w.data), static_cast<const float*>(w.scales), r, n, out);
-      return;
     case DType::kI4:
-      quant::dequantize_q4_row(static_cast<const std::uint8_t*>(w.data), static_cast<const std::uint16_t*>(w.scales), r,
-                               n, out);
-      return;
     case DType::kU4:
     case DType::kU8:
-      quant::dequantize_asym_row(static_cast<const std::uint8_t*>(w.data), w.dtype == DType::kU4 ? 4 : 8,
-                                 static_cast<const float*>(w.scales), w.zero_points, r, n, out);
+      quant::dequantize_range(w.dtype, w.data, w.scales, w.zero_points, n, r, 0, n, out);
       return;
     default:
       internal_error(std::string("weight_row_f32: dtype ") + dtype_name(w.dtype));
