@@ -1,7 +1,7 @@
 // staticlm run -m DIR [--config runtime.yaml] [--set k=v]... (-p PROMPT | --prompt-ids 2,105,...
 // | --messages F) [--chat] [--image F]... [-n N] [--max-seq S] [--temp T] [--top-k K] [--top-p P]
 // [--min-p P] [--repetition-penalty R] [--seed S] [--threads N] [--stop STR]...
-// [--dump-logits OUT.safetensors]
+// [--dump-logits OUT.safetensors] [--record DIR [--record-graph NAME]...]
 //
 // With --image F (one image: the static layout holds one span) the runtime config (--config,
 // --set: vision_profile, image_fit, max_seq, ...) gives the vision profile; the prompt's
@@ -15,6 +15,10 @@
 // is greedy; sampling defaults come from generation_config.json (greedy without one). Stops on
 // any EOS id of the checkpoint, a stop string, -n tokens, or when the KV cache is full (a clean
 // stop with a message, exit 0).
+//
+// --record DIR writes every subgraph call's inputs and outputs (one safetensors file per call)
+// and an index.json to DIR, a new or empty directory, for `staticlm replay`
+// (docs/record-replay.md); --record-graph limits it to some graphs. What is generated is the same.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -28,7 +32,9 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/thread_pool.h"
+#include "backends/observed_backend.h"
 #include "commands.h"
+#include "inspect/recorder.h"
 #include "kernel_target_option.h"
 #include "run_image.h"
 #include "model/checkpoint.h"
@@ -60,6 +66,8 @@ struct RunArgs {
   std::optional<std::string> kernel_target;
   std::vector<std::string> stops;
   std::optional<std::string> dump_logits;
+  std::optional<std::string> record;
+  std::vector<std::string> record_graphs;
 };
 
 // The runtime settings `run` reads from --config / --set (the keys of the runtime config).
@@ -133,6 +141,7 @@ std::vector<std::int64_t> prompt_ids(const RunArgs& a, const ModelConfig& config
 void run_command(const RunArgs& a) {
   const int sources = (a.prompt ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
   if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, --prompt-ids, --messages");
+  if (!a.record && !a.record_graphs.empty()) invalid_argument("run: --record-graph goes with --record DIR");
   const RunSettings settings = settings_from(a);
   // With an image, the same runtime config also gives the vision profile and the static
   // layout; the StaticInputBuilder lays the prompt out.
@@ -195,7 +204,15 @@ void run_command(const RunArgs& a) {
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
   auto cpu = CpuBackend::create(*ck, profile, bo);
-  VisionTap backend(*cpu);  // times vision_prefill and keeps its rows
+  // With --record, every call goes through the recorder too (after the cpu backend computed it).
+  ObservedBackend observed(*cpu);
+  std::unique_ptr<inspect::Recorder> recorder;
+  if (a.record) {
+    recorder = std::make_unique<inspect::Recorder>(*a.record, inspect::record_setup(a.model, *cpu, bo));
+    recorder->only_graphs(a.record_graphs);
+    observed.add_observer(recorder->observer());
+  }
+  VisionTap backend(recorder ? static_cast<Backend&>(observed) : *cpu);  // times vision_prefill and keeps its rows
   RuntimeOptions ro;
   ro.mask_fill_value = settings.mask_fill_value;
   auto runtime = Runtime::create(backend, config, ck->layers(), ro);
@@ -227,6 +244,13 @@ void run_command(const RunArgs& a) {
   }
   if (out_text) std::cout << out_text->finish();
   std::cout << "\n" << std::flush;
+  if (recorder) {
+    recorder->finish();
+    char mib[32];
+    std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(recorder->bytes_written()) / (1 << 20));
+    std::cerr << "recorded " << recorder->calls().size() << " subgraph calls (" << mib << ") in " << recorder->dir()
+              << "\n";
+  }
 
   if (a.dump_logits) {
     write_logits_dump(*a.dump_logits, LogitsDump{r.prefill_logits, r.decode_logits, r.tokens, backend.vision_embeds(),
@@ -275,6 +299,10 @@ void add_run_command(CLI::App& app) {
   add_kernel_target_option(*cmd, a->kernel_target);
   cmd->add_option("--stop", a->stops, "stop when the text contains this string (repeatable)");
   cmd->add_option("--dump-logits", a->dump_logits, "write prefill/decode logits and tokens (safetensors)");
+  cmd->add_option("--record", a->record,
+                  "write every subgraph call's inputs and outputs to this new or empty directory (for replay)");
+  cmd->add_option("--record-graph", a->record_graphs,
+                  "with --record: record only this graph, or the graphs it is a prefix of up to '_' (repeatable)");
   cmd->callback([a] { run_command(*a); });
 }
 

@@ -16,5 +16,12 @@ void add_run_command(CLI::App& app);
 void add_inputs_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_quant_report_command(CLI::App& app);
+void add_replay_command(CLI::App& app);
+
+// Thrown by a command that did its work and printed its result, but must exit with this code
+// (replay: an output that differs); main prints nothing more.
+struct CommandExit {
+  int code = 1;
+};
 
 }  // namespace staticlm::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   staticlm::cli::add_bench_command(app);
   staticlm::cli::add_quantize_command(app);
   staticlm::cli::add_quant_report_command(app);
+  staticlm::cli::add_replay_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     std::cerr << "error: " << e.what() << "\n";
     return 2;
+  } catch (const staticlm::cli::CommandExit& e) {
+    return e.code;
   } catch (const staticlm::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return staticlm::exit_code_for(e.kind());
