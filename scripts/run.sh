@@ -10,7 +10,13 @@ model=models/tiny
 if [ ! -f "$model/model.safetensors" ]; then
   build/staticlm make-model --preset tiny --seed 1 --out "$model"
 fi
-if [ $# -eq 0 ]; then
-  set -- -p "Write a poem about Machine Learning." --chat -n 32 --max-seq 256
+if [ $# -gt 0 ]; then
+  exec build/staticlm run -m "$model" "$@"
 fi
-build/staticlm run -m "$model" "$@"
+build/staticlm run -m "$model" -p "Write a poem about Machine Learning." --chat -n 32 --max-seq 256
+# The model's weights are random, so its text is noise; what it shows is that the static
+# pipeline computes what an independent execution computes: the inspector's eight steps, on an
+# image prompt so that the vision steps run too.
+echo
+build/staticlm inspect -m "$model" -p "<|image|>Describe the image." --image tests/fixtures/static/photo_640x480.png \
+  --set image_fit=fit --max-seq 300 --gen-steps 8

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "commands.h"
+#include "prompt_source.h"
 #include "runtime/runtime_config.h"
 #include "runtime/static_input_builder.h"
 #include "runtime/static_inputs_check.h"
@@ -89,38 +90,6 @@ nlohmann::ordered_json summary(const StaticInputBuilder& b, const StaticInputs& 
   return j;
 }
 
-// The prompt text: --prompt (or the config's prompt) as given, or wrapped in the chat format
-// with --chat; or the rendered --messages file, whose image parts name their files (parts
-// without a file take the --image files in order).
-std::string resolve_prompt(const InputsArgs& a, const RuntimeConfig& cfg, std::vector<std::string>& image_paths) {
-  if (!a.messages) {
-    const std::string prompt = a.prompt ? *a.prompt : cfg.prompt;
-    if (!a.chat) return prompt;
-    ChatMessage user;
-    user.parts.push_back(ChatPart{ChatPart::Type::kText, prompt, ""});
-    return render_gemma4_chat(std::span<const ChatMessage>(&user, 1)).text;
-  }
-  const std::vector<ChatMessage> messages = parse_chat_messages_json(read_file(*a.messages), *a.messages);
-  const ChatPrompt rendered = render_gemma4_chat(messages);
-  std::vector<std::string> paths;
-  std::size_t next = 0;
-  for (const std::string& source : rendered.images) {
-    if (!source.empty()) {
-      paths.push_back(source);
-    } else if (next < a.images.size()) {
-      paths.push_back(a.images[next++]);
-    } else {
-      invalid_argument(*a.messages + ": an image part names no file and no --image is left for it");
-    }
-  }
-  if (next < a.images.size()) {
-    invalid_argument(std::to_string(a.images.size() - next) + " --image file(s) left over: the messages in " + *a.messages +
-                     " have " + std::to_string(rendered.images.size()) + " image part(s)");
-  }
-  image_paths = paths;
-  return rendered.text;
-}
-
 void run(const InputsArgs& a) {
   if (a.prompt && a.messages) invalid_argument("give --prompt or --messages, not both");
   std::vector<std::string> sets = a.sets;
@@ -130,8 +99,8 @@ void run(const InputsArgs& a) {
   const RuntimeConfig cfg = load_runtime_config(a.config, sets);
   const auto builder = StaticInputBuilder::create(a.model, cfg, a.reserve_decode_slot);
 
-  std::vector<std::string> image_paths = a.images;
-  const std::string prompt = resolve_prompt(a, cfg, image_paths);
+  std::vector<std::string> image_paths;
+  const std::string prompt = resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images}, cfg, image_paths);
   std::vector<RgbImage> images;
   for (const std::string& path : image_paths) images.push_back(decode_image_file(path));
 

@@ -17,6 +17,7 @@ void add_inputs_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_quant_report_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
 
 // Thrown by a command that did its work and printed its result, but must exit with this code
 // (replay: an output that differs); main prints nothing more.

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   staticlm::cli::add_quantize_command(app);
   staticlm::cli::add_quant_report_command(app);
   staticlm::cli::add_replay_command(app);
+  staticlm::cli::add_inspect_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

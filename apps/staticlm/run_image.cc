@@ -29,12 +29,7 @@ ImageRun prepare_image_run(const std::string& model_dir, const std::optional<std
   const VisionProfile& v = r.builder->options().profile;
   r.profile.max_seq = r.inputs.max_seq();
   r.profile.rope_sine = r.config.rope_sine;
-  r.profile.visual_start_idx = v.visual_start_idx;
-  r.profile.num_visual_tokens = v.num_visual_tokens;
-  r.profile.num_patches = v.num_patches();
-  r.profile.patch_vector_size = v.patch_vector_size();
-  r.profile.patch_grid_height = v.patch_grid_height;
-  r.profile.patch_grid_width = v.patch_grid_width;
+  set_vision_profile(r.profile, v);
   return r;
 }
 

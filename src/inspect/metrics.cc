@@ -68,6 +68,20 @@ std::int64_t argmax(std::span<const float> x) {
   return static_cast<std::int64_t>(std::max_element(x.begin(), x.end()) - x.begin());
 }
 
+double top2_margin(std::span<const float> x) {
+  if (x.size() < 2) return 0;
+  double best = -std::numeric_limits<double>::infinity(), second = best;
+  for (float v : x) {
+    if (v > best) {
+      second = best;
+      best = v;
+    } else if (v > second) {
+      second = v;
+    }
+  }
+  return best - second;
+}
+
 TokenAgreement agree(std::span<const std::int64_t> actual, std::span<const std::int64_t> reference) {
   TokenAgreement t;
   t.compared = static_cast<std::int64_t>(std::min(actual.size(), reference.size()));

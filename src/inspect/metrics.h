@@ -24,6 +24,9 @@ DiffMetrics compare(std::span<const float> actual, std::span<const float> refere
 // Index of the first maximum (as the greedy sampler picks); -1 for an empty span.
 std::int64_t argmax(std::span<const float> x);
 
+// The best logit minus the second best (0 for fewer than two): how firm a greedy choice is.
+double top2_margin(std::span<const float> logits);
+
 struct TokenAgreement {
   std::int64_t matched = 0;         // equal tokens over the first min(len) positions
   std::int64_t compared = 0;        // min(actual.size(), reference.size())

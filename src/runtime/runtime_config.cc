@@ -141,6 +141,18 @@ YAML::Node parse_override_value(const std::string& value) {
   return YAML::Node(value);
 }
 
+// --set inspect.thresholds.STEP.METRIC=VALUE: one leaf of the inspect mapping.
+void set_inspect_override(YAML::Node& block, const std::string& where, const std::string& sub, const YAML::Node& value) {
+  const auto a = sub.find('.'), b = a == std::string::npos ? a : sub.find('.', a + 1);
+  if (sub.substr(0, a) != "thresholds" || b == std::string::npos || b == a + 1 || b + 1 >= sub.size() ||
+      sub.find('.', b + 1) != std::string::npos) {
+    invalid_argument(where + ": expected inspect.thresholds.STEP.METRIC=VALUE");
+  }
+  YAML::Node inspect = block["inspect"];
+  if (inspect.IsDefined() && !inspect.IsNull() && !inspect.IsMap()) invalid_argument(where + ": inspect is not a mapping");
+  block["inspect"]["thresholds"][sub.substr(a + 1, b - a - 1)][sub.substr(b + 1)] = value;
+}
+
 void apply_override(YAML::Node& block, std::map<std::string, std::string>& origins, const std::string& text) {
   const std::string where = "--set " + text;
   const auto eq = text.find('=');
@@ -158,8 +170,9 @@ void apply_override(YAML::Node& block, std::map<std::string, std::string>& origi
     block[top] = value;
     return;
   }
-  // Only an inline vision profile has sub-keys.
   const std::string sub = key.substr(dot + 1);
+  if (top == "inspect") return set_inspect_override(block, where, sub, value);
+  // Otherwise only an inline vision profile has sub-keys.
   if (top != "vision_profile") invalid_argument(where + ": key '" + top + "' has no fields");
   if (!contains(kInlineProfileKeys, sub)) {
     invalid_argument(where + ": unknown vision_profile field '" + sub + "'; inline profile fields: " + join(kInlineProfileKeys));
@@ -237,6 +250,36 @@ ProfileSource read_profile_source(const Reader& r, const std::string& base_dir) 
   return src;
 }
 
+// inspect: {thresholds: {STEP: {METRIC: number}}} -> {"STEP.METRIC": number}.
+std::map<std::string, double> read_inspect(const YAML::Node& n, const std::string& where) {
+  std::map<std::string, double> out;
+  if (!n.IsMap()) invalid_argument(where + ": expected a mapping with 'thresholds'");
+  for (const auto& kv : n) {
+    if (kv.first.as<std::string>() != "thresholds") {
+      invalid_argument(where + ": unknown field '" + kv.first.as<std::string>() + "'; fields: thresholds");
+    }
+  }
+  const YAML::Node t = n["thresholds"];
+  if (t.IsNull()) return out;
+  if (!t.IsMap()) invalid_argument(where + ".thresholds: expected a mapping of steps");
+  for (const auto& step : t) {
+    const std::string s = step.first.as<std::string>();
+    if (!step.second.IsMap()) invalid_argument(where + ".thresholds." + s + ": expected a mapping of metrics to numbers");
+    for (const auto& metric : step.second) {
+      const std::string m = metric.first.as<std::string>();
+      double v = 0;
+      try {
+        if (!metric.second.IsScalar()) throw YAML::Exception(YAML::Mark::null_mark(), "");
+        v = metric.second.as<double>();
+      } catch (const YAML::Exception&) {
+        invalid_argument(where + ".thresholds." + s + "." + m + ": expected a number, got " + show(metric.second));
+      }
+      out[s + "." + m] = v;
+    }
+  }
+  return out;
+}
+
 RuntimeConfig read_config(const YAML::Node& block, const std::map<std::string, std::string>& origins,
                           const std::string& source, const std::string& base_dir) {
   for (const auto& kv : block) {
@@ -284,6 +327,7 @@ RuntimeConfig read_config(const YAML::Node& block, const std::map<std::string, s
     c.rope_sine = rope == "hf" ? RopeSine::kHf : RopeSine::kPreNegatedSin;
   }
   c.image_fit = r.choice("image_fit", {"strict", "fit"}, "strict") == "fit" ? ImageFit::kFit : ImageFit::kStrict;
+  if (r.has("inspect")) c.inspect_thresholds = read_inspect(r.node("inspect"), r.where("inspect"));
   return c;
 }
 
@@ -305,7 +349,7 @@ const std::vector<std::string>& runtime_config_keys() {
   static const std::vector<std::string> keys = {
       "model",      "max_seq",      "vision_profile", "image_height",    "image_width", "visual_start_idx",
       "num_visual_tokens", "padding_side", "device",   "prompt",          "verify_steps", "gen_steps",
-      "mask_fill_value", "rope_sine", "rope",          "image_fit"};
+      "mask_fill_value", "rope_sine", "rope",          "image_fit",   "inspect"};
   return keys;
 }
 
@@ -360,6 +404,22 @@ std::string runtime_config_to_yaml(const RuntimeConfig& c) {
   e << YAML::Key << "mask_fill_value" << YAML::Value << c.mask_fill_value;
   e << YAML::Key << "rope_sine" << YAML::Value << rope_sine_name(c.rope_sine);
   e << YAML::Key << "image_fit" << YAML::Value << image_fit_name(c.image_fit);
+  if (!c.inspect_thresholds.empty()) {
+    // "STEP.METRIC" keys back into inspect.thresholds.STEP.METRIC (the map is sorted by step).
+    e << YAML::Key << "inspect" << YAML::Value << YAML::BeginMap << YAML::Key << "thresholds" << YAML::Value
+      << YAML::BeginMap;
+    std::string open;
+    for (const auto& [key, v] : c.inspect_thresholds) {
+      const std::string step = key.substr(0, key.find('.')), metric = key.substr(key.find('.') + 1);
+      if (step != open) {
+        if (!open.empty()) e << YAML::EndMap;
+        e << YAML::Key << step << YAML::Value << YAML::BeginMap;
+        open = step;
+      }
+      e << YAML::Key << metric << YAML::Value << v;
+    }
+    e << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+  }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct RuntimeConfig {
   double mask_fill_value = -120.0;  // additive mask value of the PTQ/export ABI; finite and < 0
   RopeSine rope_sine = RopeSine::kPreNegatedSin;  // key `rope_sine` (TICO's `rope` is accepted too)
   ImageFit image_fit = ImageFit::kStrict;
+  // `inspect.thresholds.<step>.<metric>: value` (staticlm inspect), keyed "<step>.<metric>" as
+  // written; the inspector checks the step and metric names.
+  std::map<std::string, double> inspect_thresholds;
 };
 
 // The keys a config may hold, in documentation order.

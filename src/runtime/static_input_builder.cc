@@ -66,7 +66,7 @@ Tensor with_batch_dim(const Tensor& t) {
 }  // namespace
 
 std::unique_ptr<StaticInputBuilder> StaticInputBuilder::create(const std::string& model_dir, const RuntimeConfig& config,
-                                                               bool reserve_decode_slot) {
+                                                               bool reserve_decode_slot, bool text_only) {
   std::unique_ptr<StaticInputBuilder> b(new StaticInputBuilder());
   b->model_ = load_model_config(model_dir);
   b->tokenizer_ = Tokenizer::load(path_join(model_dir, "tokenizer.json"));
@@ -74,7 +74,8 @@ std::unique_ptr<StaticInputBuilder> StaticInputBuilder::create(const std::string
   b->add_bos_token_ = *settings.add_bos_token;
   b->image_fit_ = config.image_fit;
   StaticInputOptions& o = b->options_;
-  if (b->model_.vision) {
+  b->text_only_ = text_only;
+  if (b->model_.vision && !text_only) {
     const StaticSetup setup = resolve_static_setup(config, &*b->model_.vision);
     setup.profile.validate_processor(settings);
     if (setup.profile.patch_size != kPatchSize || setup.profile.pooling_kernel_size != kPoolingKernel) {
@@ -104,6 +105,7 @@ ProcessorBatch StaticInputBuilder::process(const std::string& prompt, std::span<
   }
   if (!images.empty()) {
     if (!has_vision()) invalid_argument("an image was given but the model is text-only (its config.json has no vision_config)");
+    if (text_only_) invalid_argument("an image was given to a builder made for text prompts only");
     const VisionProfile& p = options_.profile;
     const PatchGrid grid{static_cast<int>(p.patch_grid_height), static_cast<int>(p.patch_grid_width)};
     const FitMode mode = image_fit_ == ImageFit::kFit ? FitMode::kFit : FitMode::kStrict;
@@ -127,6 +129,15 @@ ProcessorBatch StaticInputBuilder::process(const std::string& prompt, std::span<
 
 StaticInputs StaticInputBuilder::build(const std::string& prompt, std::span<const RgbImage> images) const {
   return build_static_inputs(process(prompt, images), options_);
+}
+
+void set_vision_profile(SubgraphProfile& p, const VisionProfile& v) {
+  p.visual_start_idx = v.visual_start_idx;
+  p.num_visual_tokens = v.num_visual_tokens;
+  p.num_patches = v.num_patches();
+  p.patch_vector_size = v.patch_vector_size();
+  p.patch_grid_height = v.patch_grid_height;
+  p.patch_grid_width = v.patch_grid_width;
 }
 
 }  // namespace staticlm

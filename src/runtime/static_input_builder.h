@@ -13,10 +13,15 @@
 #include "model/config.h"
 #include "runtime/runtime_config.h"
 #include "runtime/static_inputs.h"
+#include "staticlm/backend.h"
 #include "text/tokenizer.h"
 #include "vision/rgb_image.h"
 
 namespace staticlm {
+
+// The backend profile for inputs laid out with `vision`: its image span and patch grid set, the
+// other fields (max_seq, rope_sine) left as given.
+void set_vision_profile(SubgraphProfile& profile, const VisionProfile& vision);
 
 class StaticInputBuilder {
  public:
@@ -26,8 +31,10 @@ class StaticInputBuilder {
   // model with a vision tower gets the validated vision profile and layout (the processor
   // settings must agree with it, TICO's validate_processor), a text-only model a layout without
   // image span.
+  // text_only lays out text prompts only (no image span, the vision profile left unresolved),
+  // as `run` does for a prompt without an image; an image is then refused.
   static std::unique_ptr<StaticInputBuilder> create(const std::string& model_dir, const RuntimeConfig& config,
-                                                    bool reserve_decode_slot = false);
+                                                    bool reserve_decode_slot = false, bool text_only = false);
 
   // The processor's raw, unpadded output for one prompt (the text as given, with "<|image|>"
   // placeholders) and its images. More than one image is refused: the static layout has one
@@ -48,6 +55,7 @@ class StaticInputBuilder {
   ModelConfig model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   bool add_bos_token_ = false;
+  bool text_only_ = false;
   ImageFit image_fit_ = ImageFit::kStrict;
   StaticInputOptions options_;
 };

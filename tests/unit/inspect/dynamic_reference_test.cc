@@ -114,12 +114,7 @@ TEST_F(DynamicReferenceTest, ImagePromptMatchesStaticRuntime) {
   SubgraphProfile sp;
   sp.max_seq = in.max_seq();
   sp.rope_sine = rc.rope_sine;
-  sp.visual_start_idx = vp.visual_start_idx;
-  sp.num_visual_tokens = vp.num_visual_tokens;
-  sp.num_patches = vp.num_patches();
-  sp.patch_vector_size = vp.patch_vector_size();
-  sp.patch_grid_height = vp.patch_grid_height;
-  sp.patch_grid_width = vp.patch_grid_width;
+  set_vision_profile(sp, vp);
   ThreadPool pool(2);
   CpuBackendOptions bo;
   bo.pool = &pool;
