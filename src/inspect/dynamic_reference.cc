@@ -195,8 +195,12 @@ std::vector<float> DynamicReference::encode_image(std::span<const float> pixels,
   const std::int64_t d = c.text.hidden_size;
   std::vector<float> out(sz(valid * d));  // pooling never makes more cells than patches
   cpu::VisionScratch scratch;
+  vision_layers_.clear();
+  const cpu::VisionLayerTap tap = [this](int, const float* x, std::int64_t n, std::int64_t dv) {
+    vision_layers_.emplace_back(x, x + n * dv);
+  };
   const std::int64_t tokens = cpu::run_vision_tower(*vision_, *c.vision, px.data(), pos.data(), valid, out.data(),
-                                                    valid, scratch, options_.pool);
+                                                    valid, scratch, options_.pool, &tap);
   out.resize(sz(tokens * d));
   return out;
 }
@@ -218,7 +222,11 @@ DynamicStep DynamicReference::prefill(const DynamicPrompt& prompt) {
 
   // Encode first: nothing changes when the image is refused.
   std::vector<float> image;
-  if (!prompt.pixel_values.empty()) image = encode_image(prompt.pixel_values, prompt.image_position_ids);
+  if (!prompt.pixel_values.empty()) {
+    image = encode_image(prompt.pixel_values, prompt.image_position_ids);
+  } else {
+    vision_layers_.clear();
+  }
   const std::int64_t features = static_cast<std::int64_t>(image.size()) / d;
   // Gemma4Model's placeholder check: the placeholder count must equal the feature count (a
   // text-only Gemma4ForCausalLM has no placeholders: its ids are ordinary tokens).

@@ -67,6 +67,8 @@ class DynamicReference {
   const std::vector<float>& token_embeddings() const { return token_embeddings_; }  // [T, D] embed(ids') * sqrt(D)
   const std::vector<float>& per_layer_inputs() const { return per_layer_inputs_; }  // [T, L*P]; empty when P == 0
   const std::vector<float>& image_features() const { return image_features_; }      // [N, D]; empty without image
+  // Each vision encoder layer's output over the valid patches [valid, Dv]; empty without image.
+  const std::vector<std::vector<float>>& vision_layer_outputs() const { return vision_layers_; }
   const std::vector<float>& inputs_embeds() const { return inputs_embeds_; }        // [T, D] after the scatter
 
   // RoPE of decoder layer `layer` for positions 0..n-1 as HF builds it (concat(freqs, freqs)),
@@ -104,6 +106,7 @@ class DynamicReference {
   std::int64_t past_len_ = 0;
 
   std::vector<float> token_embeddings_, per_layer_inputs_, image_features_, inputs_embeds_;
+  std::vector<std::vector<float>> vision_layers_;
 };
 
 }  // namespace staticlm::inspect

@@ -29,6 +29,7 @@ Trace dynamic_trace(DynamicReference& ref, const ProcessorBatch& batch, std::int
   t.token_embeddings = ref.token_embeddings();
   t.per_layer_inputs = ref.per_layer_inputs();
   t.image_features = ref.image_features();
+  t.vision_layers = ref.vision_layer_outputs();
   t.inputs_embeds = ref.inputs_embeds();
   const std::int64_t n = static_cast<std::int64_t>(t.input_ids.size());
   t.mask_allowed.resize(layers);

@@ -1,5 +1,6 @@
 #include "inspect/static_trace.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "backends/subgraph_contract.h"
@@ -113,7 +114,14 @@ Trace static_trace(const StaticRun& run, const StaticInputs& inputs, const Trace
   }
   const std::int64_t t = inputs.length();
 
-  auto cpu = CpuBackend::create(ck, run.profile, run.backend);
+  CpuBackendOptions options = run.backend;
+  // Each vision encoder layer's output over the valid patches: the canonical grid puts them
+  // first (patch i < H*W), padding after.
+  const std::int64_t valid_patches = run.profile.patch_grid_height * run.profile.patch_grid_width;
+  options.vision_layer_tap = [&trace, valid_patches](int, const float* x, std::int64_t n, std::int64_t dv) {
+    trace.vision_layers.emplace_back(x, x + std::min(n, valid_patches) * dv);
+  };
+  auto cpu = CpuBackend::create(ck, run.profile, options);
   ObservedBackend backend(*cpu);
   Capture capture(trace, t, static_cast<int>(ck.layers().size()), run.profile.rope_sine == RopeSine::kPreNegatedSin);
   backend.add_observer([&capture](const SubgraphCall& c) { capture(c); });
@@ -129,6 +137,8 @@ Trace static_trace(const StaticRun& run, const StaticInputs& inputs, const Trace
   capture.phase = Phase::kPrefill;
   const auto logits = runtime->prefill(pi);
   trace.prefill_logits.assign(logits.begin(), logits.end());
+  // The generation below encodes the image again; only this prefill's layers are kept.
+  const std::size_t vision_layers = trace.vision_layers.size();
   // A text prompt has no fusion call: the decoder's input is the token embedding.
   if (trace.inputs_embeds.empty()) trace.inputs_embeds = trace.token_embeddings;
 
@@ -160,6 +170,7 @@ Trace static_trace(const StaticRun& run, const StaticInputs& inputs, const Trace
     }
     trace.generated_margin.resize(trace.generated.size());
   }
+  trace.vision_layers.resize(vision_layers);
   return trace;
 }
 

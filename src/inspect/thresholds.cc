@@ -132,7 +132,7 @@ Thresholds default_thresholds(ToleranceClass tolerance) {
   t.tolerance = tolerance;
   t.steps[1] = {upper("mismatches", 0), upper("pixel_max_abs", 1e-6)};
   t.steps[2] = {upper("peir", v.embed_peir), upper("ple_peir", v.embed_peir * 10)};
-  t.steps[3] = {upper("peir", v.image_peir), lower("cosine", v.image_cosine)};
+  t.steps[3] = {upper("peir", v.image_peir), lower("cosine", v.image_cosine), upper("layer_rel_l2", v.prefill_layer_rel_l2)};
   t.steps[4] = {upper("peir", v.image_peir), lower("cosine", v.image_cosine)};
   // RoPE: float32 angles (as transformers computes them) against float64 ones differ by about
   // position * 2^-24 radians.

@@ -27,6 +27,7 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
     else if (n == kVisionPrefill) {
       e.kind = Kind::kVision;
       b->vision_ = cpu::VisionPrefill::create(config, weights, profile, options.bf16_activations);
+      b->vision_->set_layer_tap(options.vision_layer_tap);
     }
     else if (n == kMultimodalFusion) e.kind = Kind::kFusion;
     else if (n == kLmHead) e.kind = Kind::kLmHead;

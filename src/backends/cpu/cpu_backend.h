@@ -38,6 +38,9 @@ struct CpuBackendOptions {
   // keeps activations f32 (weights widened), so prefill rows equal decode rows to f32 rounding.
   // F32 and F16 matrices always compute in f32; decode (GEMV) always keeps activations f32.
   bool bf16_activations = true;
+  // Debugging hook (staticlm inspect): shown each vision encoder layer's output [num_patches, Dv]
+  // inside vision_prefill. Empty: nothing is shown.
+  cpu::VisionLayerTap vision_layer_tap;
 };
 
 class CpuBackend : public Backend {

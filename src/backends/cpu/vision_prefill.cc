@@ -51,7 +51,7 @@ void VisionPrefill::run(const float* pixels, float* out, ThreadPool* pool) {
   // The full fixed-shape computation: padding rows run too (their keys are masked, their
   // outputs dropped), so this is what an exported graph computes.
   const std::int64_t tokens = run_vision_tower(weights_, config_, pixels, positions_.data(), num_patches_, out,
-                                               num_visual_tokens_, scratch_, pool);
+                                               num_visual_tokens_, scratch_, pool, &tap_);
   if (tokens != num_visual_tokens_) {
     internal_error("vision_prefill: pooled " + std::to_string(tokens) + " tokens, expected " +
                    std::to_string(num_visual_tokens_));

@@ -35,6 +35,8 @@ class VisionPrefill {
   void run(const float* pixels, float* out, ThreadPool* pool);
 
   const std::vector<std::int64_t>& positions() const { return positions_; }
+  // Shown every encoder layer's output of later runs (CpuBackendOptions::vision_layer_tap).
+  void set_layer_tap(VisionLayerTap tap) { tap_ = std::move(tap); }
 
  private:
   VisionPrefill() = default;
@@ -43,6 +45,7 @@ class VisionPrefill {
   std::vector<std::int64_t> positions_;  // [num_patches, 2]
   std::int64_t num_patches_ = 0, num_visual_tokens_ = 0;
   VisionScratch scratch_;
+  VisionLayerTap tap_;
 };
 
 }  // namespace staticlm::cpu

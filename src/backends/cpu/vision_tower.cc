@@ -89,7 +89,7 @@ void clipped_linear(const ClippedLinear& w, const float* x, std::int64_t n, floa
 
 std::int64_t run_vision_tower(const CpuVisionWeights& w, const VisionConfig& c, const float* pixels,
                               const std::int64_t* positions, std::int64_t n, float* out, std::int64_t max_tokens,
-                              VisionScratch& s, ThreadPool* pool) {
+                              VisionScratch& s, ThreadPool* pool, const VisionLayerTap* tap) {
   const std::int64_t dv = c.hidden_size, pv = w.input_proj.cols, hd = c.head_dim;
   const std::int64_t table = c.position_embedding_size;
   std::int64_t valid = 0;
@@ -127,7 +127,10 @@ std::int64_t run_vision_tower(const CpuVisionWeights& w, const VisionConfig& c, 
   float* mask = grow(s.key_mask, n);
   for (std::int64_t r = 0; r < n; ++r) mask[r] = is_padding(positions, r) ? -INFINITY : 0.0f;
 
-  for (const CpuVisionLayerWeights& lw : w.layers) encoder_layer(lw, c, n, x, s, pool);
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    encoder_layer(w.layers[i], c, n, x, s, pool);
+    if (tap != nullptr && *tap) (*tap)(static_cast<int>(i), x, n, dv);
+  }
 
   // Pooler: padding rows zeroed (the pool skips them), k x k average, x sqrt(Dv).
   const std::int64_t k = c.pooling_kernel_size;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "backends/cpu/vision_weights.h"
@@ -29,8 +30,11 @@ void clipped_linear(const ClippedLinear& w, const float* x, std::int64_t n, floa
 // out [tokens, D] (out holds max_tokens rows; D = text hidden size). Returns tokens, the
 // number of non-empty pooled cells, in row-major cell order. Throws kInvalidArgument when a
 // position is out of the position table, no patch is valid, or the cells exceed max_tokens.
+// tap (optional): shown each encoder layer's output x [n, Dv], padding rows included (the
+// inspector's per-layer localisation); it only reads.
+using VisionLayerTap = std::function<void(int layer, const float* x, std::int64_t n, std::int64_t dv)>;
 std::int64_t run_vision_tower(const CpuVisionWeights& w, const VisionConfig& config, const float* pixels,
                               const std::int64_t* positions, std::int64_t n, float* out, std::int64_t max_tokens,
-                              VisionScratch& s, ThreadPool* pool);
+                              VisionScratch& s, ThreadPool* pool, const VisionLayerTap* tap = nullptr);
 
 }  // namespace staticlm::cpu

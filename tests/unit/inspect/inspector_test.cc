@@ -139,6 +139,16 @@ TEST_F(InspectSteps, Step3FailsOnPerturbedImageFeatures) {
   Trace missing = s_->actual;
   missing.image_features.clear();
   EXPECT_FALSE(step(compare(missing), 3).pass());
+  // One vision encoder layer's output: the step's table names it (the decoder's does not).
+  Trace v = s_->actual;
+  ASSERT_EQ(v.vision_layers.size(), s_->reference.vision_layers.size());
+  ASSERT_GE(v.vision_layers.size(), 2u);
+  for (float& x : v.vision_layers[1]) x *= 1.3f;
+  const Report r = compare(v);
+  expect_only_failure(r, 3, "layer_rel_l2");
+  EXPECT_EQ(step(r, 3).first_divergent_layer, 1);
+  EXPECT_TRUE(step(r, 3).layers[0].pass);
+  EXPECT_FALSE(r.first_divergent_layer.has_value());
 }
 
 TEST_F(InspectSteps, Step4FailsOnAPerturbedFusedRow) {
