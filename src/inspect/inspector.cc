@@ -178,6 +178,11 @@ void layer_table(StepBuilder& b, const std::vector<std::vector<DiffMetrics>>& pe
     row.pass = !bound || (std::isfinite(row.metrics.rel_l2) && row.metrics.rel_l2 <= *bound);
     if (!row.pass && !b.result().first_divergent_layer) b.result().first_divergent_layer = row.layer;
     worst = std::isnan(row.metrics.rel_l2) || std::isnan(worst) ? kNaN : std::max(worst, row.metrics.rel_l2);
+    // Error grows along the stack; the layer that adds the most is where to look first when
+    // every layer drifts a little (quantization), the first over the bound when one layer breaks.
+    row.added = row.metrics.rel_l2 - (i == 0 ? 0.0 : b.result().layers.back().metrics.rel_l2);
+    auto& top = b.result().largest_increase_layer;
+    if (!top || row.added > b.result().layers[*top].added) top = row.layer;
     b.result().layers.push_back(row);
   }
   if (!per_layer_steps.empty()) b.set("layer_rel_l2", worst);
@@ -525,6 +530,13 @@ std::string format_table(const Report& r) {
       break;
     }
   }
+  for (const StepResult& s : r.steps) {
+    // Where the error grows most, when a layer table has failed somewhere.
+    if (!s.largest_increase_layer || s.pass()) continue;
+    const LayerRow& row = s.layers[*s.largest_increase_layer];
+    o << s.name << ": layer " << row.layer << " adds the most error (rel_l2 +" << fmt(row.added) << " to "
+      << fmt(row.metrics.rel_l2) << ")\n";
+  }
   o << (r.pass() ? "All checks passed." : "Mismatches detected.") << "\n";
   return o.str();
 }
@@ -555,11 +567,14 @@ nlohmann::ordered_json report_json(const Report& r) {
       for (const LayerRow& l : s.layers) {
         auto row = metrics_json(l.metrics);
         row["layer"] = l.layer;
+        row["added"] = num(l.added);
         row["pass"] = l.pass;
         e["layers"].push_back(row);
       }
       e["first_divergent_layer"] = s.first_divergent_layer ? nlohmann::ordered_json(*s.first_divergent_layer)
                                                            : nlohmann::ordered_json(nullptr);
+      e["largest_increase_layer"] = s.largest_increase_layer ? nlohmann::ordered_json(*s.largest_increase_layer)
+                                                             : nlohmann::ordered_json(nullptr);
     }
     if (!s.details.is_null()) e["details"] = s.details;
     j["steps"].push_back(e);

@@ -22,6 +22,7 @@ namespace staticlm::inspect {
 struct LayerRow {
   int layer = 0;
   DiffMetrics metrics;  // for decode: the worst step's
+  double added = 0;     // rel_l2 minus the previous layer's: the error this layer adds
   bool pass = true;
 };
 
@@ -37,6 +38,7 @@ struct StepResult {
   std::string note;
   std::vector<LayerRow> layers;             // steps 3, 6, 7
   std::optional<int> first_divergent_layer;  // first layer over layer_rel_l2
+  std::optional<int> largest_increase_layer;  // the layer that adds the most rel_l2
   nlohmann::ordered_json details;           // per tensor / per decode step
 
   std::optional<double> metric(const std::string& name) const;
