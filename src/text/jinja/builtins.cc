@@ -1,0 +1,597 @@
+#include "text/jinja/builtins.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include "text/jinja/format.h"
+#include "text/jinja/pystr.h"
+#include "text/regex.h"
+#include "text/utf8.h"
+
+namespace staticlm::jinja {
+namespace {
+
+// Reads a call's arguments the way Python binds them: position i, or the keyword, or a default.
+class Args {
+ public:
+  Args(CallArgs& a, std::string fn) : a_(a), fn_(std::move(fn)) {}
+  Value get(std::size_t i, const char* kw, Value def = Value()) const {
+    if (i < a_.positional.size()) return a_.positional[i];
+    for (const auto& [k, v] : a_.keyword) {
+      if (k == kw) return v;
+    }
+    return def;
+  }
+  bool has(std::size_t i, const char* kw) const {
+    if (i < a_.positional.size()) return true;
+    for (const auto& kv : a_.keyword) {
+      if (kv.first == kw) return true;
+    }
+    return false;
+  }
+  std::string str(std::size_t i, const char* kw, const std::string& def) const {
+    const Value v = get(i, kw);
+    if (v.is_undefined()) return def;
+    if (!v.is_string()) fail(fn_ + "(): " + kw + " must be a string, not " + v.type_name());
+    return v.as_string();
+  }
+  std::int64_t integer(std::size_t i, const char* kw, std::int64_t def) const {
+    const Value v = get(i, kw);
+    if (v.is_undefined()) return def;
+    if (!v.is_int() && !v.is_bool()) fail(fn_ + "(): " + kw + " must be an integer, not " + v.type_name());
+    return v.as_int();
+  }
+  bool flag(std::size_t i, const char* kw, bool def) const {
+    const Value v = get(i, kw);
+    return v.is_undefined() ? def : v.truthy();
+  }
+  std::size_t count() const { return a_.positional.size(); }
+  CallArgs rest(std::size_t from) const {
+    CallArgs r;
+    for (std::size_t i = from; i < a_.positional.size(); ++i) r.positional.push_back(a_.positional[i]);
+    r.keyword = a_.keyword;
+    return r;
+  }
+
+ private:
+  CallArgs& a_;
+  std::string fn_;
+};
+
+std::int64_t length_of(const Value& v) {
+  switch (v.type()) {
+    case Value::Type::kUndefined: return 0;
+    case Value::Type::kString: return static_cast<std::int64_t>(utf8_length(v.as_string()));
+    case Value::Type::kList: return static_cast<std::int64_t>(v.list().size());
+    case Value::Type::kDict: return static_cast<std::int64_t>(v.dict_object().items.size());
+    default: fail("object of type '" + v.type_name() + "' has no len()");
+  }
+}
+
+// jinja2's make_attrgetter: "a.b.0" looked up item first, then attribute.
+Value attr_path(const Value& item, const std::string& path, const Value& def = Value()) {
+  Value v = item;
+  for (const std::string& part : py::split(path, std::string("."))) {
+    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    v = get_item(v, digits ? Value(static_cast<std::int64_t>(std::stoll(part))) : Value(part));
+    if (v.is_undefined()) return def.is_undefined() ? v : def;
+  }
+  return v;
+}
+
+// A sort / compare key: strings lower-cased unless case-sensitive.
+Value fold_case(const Value& v, bool case_sensitive) {
+  return !case_sensitive && v.is_string() ? Value(py::lower(v.as_string())) : v;
+}
+
+std::vector<Value> sorted(std::vector<Value> items, const std::function<Value(const Value&)>& key, bool reverse) {
+  std::vector<std::pair<Value, Value>> keyed;
+  for (auto& v : items) keyed.emplace_back(key(v), std::move(v));
+  auto less = [](const auto& a, const auto& b) { return values_less(a.first, b.first); };
+  if (reverse) {
+    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) { return less(b, a); });
+  } else {
+    std::stable_sort(keyed.begin(), keyed.end(), less);
+  }
+  std::vector<Value> out;
+  for (auto& kv : keyed) out.push_back(std::move(kv.second));
+  return out;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+Value do_indent(const Value& input, Args& a) {
+  const Value w = a.get(0, "width", Value(4));
+  const std::string indention = w.is_string() ? w.as_string() : std::string(static_cast<std::size_t>(w.as_int()), ' ');
+  const bool first = a.flag(1, "first", false), blank = a.flag(2, "blank", false);
+  const std::vector<std::string> lines = py::splitlines(input.str() + "\n");
+  std::string rv;
+  if (blank) {
+    for (std::size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];
+  } else {
+    rv = lines.empty() ? "" : lines[0];
+    for (std::size_t i = 1; i < lines.size(); ++i) rv += "\n" + (lines[i].empty() ? "" : indention) + lines[i];
+  }
+  return Value(first ? indention + rv : rv);
+}
+
+Value do_int(const Value& v, Args& a) {
+  const Value def = a.get(0, "default", Value(0));
+  if (v.is_int() || v.is_bool()) return Value(v.as_int());
+  if (v.is_float()) return Value(static_cast<std::int64_t>(v.as_double()));
+  if (v.is_string()) {
+    const std::string s = py::strip(v.as_string(), true, true);
+    const std::int64_t base = a.integer(1, "base", 10);
+    try {
+      std::size_t used = 0;
+      const long long r = std::stoll(s, &used, static_cast<int>(base));
+      if (used == s.size()) return Value(static_cast<std::int64_t>(r));
+    } catch (const std::exception&) {
+    }
+    try {
+      std::size_t used = 0;
+      const double d = std::stod(s, &used);
+      if (used == s.size() && std::isfinite(d)) return Value(static_cast<std::int64_t>(d));
+    } catch (const std::exception&) {
+    }
+  }
+  return def;
+}
+
+Value do_float(const Value& v, Args& a) {
+  const Value def = a.get(0, "default", Value(0.0));
+  if (v.is_number()) return Value(v.as_double());
+  if (v.is_string()) {
+    try {
+      std::size_t used = 0;
+      const std::string s = py::strip(v.as_string(), true, true);
+      const double d = std::stod(s, &used);
+      if (used == s.size()) return Value(d);
+    } catch (const std::exception&) {
+    }
+  }
+  return def;
+}
+
+Value do_round(const Value& v, Args& a) {
+  require_defined(v);
+  const std::int64_t precision = a.integer(0, "precision", 0);
+  const std::string method = a.str(1, "method", "common");
+  if (v.is_int() && method == "common") return v;
+  const double scale = std::pow(10.0, static_cast<double>(precision));
+  const double x = v.as_double() * scale;
+  double r;
+  if (method == "common") {
+    if (precision > 0 && precision < 300 && std::isfinite(v.as_double())) {
+      // Python rounds the exact binary value (2.675 -> 2.67), ties to even; so does printf.
+      char buf[512];
+      std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(precision), v.as_double());
+      return Value(std::strtod(buf, nullptr));
+    }
+    r = std::nearbyint(x);  // Python's round: half to even
+  } else if (method == "floor") {
+    r = std::floor(x);
+  } else if (method == "ceil") {
+    r = std::ceil(x);
+  } else {
+    fail("round(): method must be 'common', 'ceil' or 'floor'");
+  }
+  return Value(r / scale);
+}
+
+Value do_join(const Value& v, Args& a) {
+  const std::string sep = a.str(0, "d", "");
+  Value attribute = a.get(1, "attribute");
+  if (attribute.is_none()) attribute = Value();
+  std::string out;
+  bool first = true;
+  for (const Value& item : v.iterate()) {
+    out += (first ? "" : sep) + (attribute.is_undefined() ? item : attr_path(item, attribute.str())).str();
+    first = false;
+  }
+  return Value(out);
+}
+
+Value do_map(const Value& v, Args& a, CallArgs& raw) {
+  std::vector<Value> out;
+  if (a.has(99, "attribute")) {
+    const std::string attribute = a.get(99, "attribute").str();
+    const Value def = a.get(99, "default");
+    for (const Value& item : v.iterate()) out.push_back(attr_path(item, attribute, def));
+    return Value(std::move(out));
+  }
+  if (raw.positional.empty()) fail("map(): needs a filter name or attribute=");
+  const std::string filter = raw.positional[0].str();
+  for (const Value& item : v.iterate()) {
+    CallArgs rest = a.rest(1);
+    out.push_back(apply_filter(filter, item, rest));
+  }
+  return Value(std::move(out));
+}
+
+// select / reject (attr empty) and selectattr / rejectattr.
+Value do_select(const Value& v, CallArgs& raw, bool want, bool by_attr) {
+  std::vector<Value> out;
+  std::size_t k = 0;
+  std::string attribute;
+  if (by_attr) {
+    if (raw.positional.empty()) fail("selectattr(): needs an attribute name");
+    attribute = raw.positional[k++].str();
+  }
+  std::string test;
+  if (k < raw.positional.size()) test = raw.positional[k++].str();
+  CallArgs test_args;
+  for (std::size_t i = k; i < raw.positional.size(); ++i) test_args.positional.push_back(raw.positional[i]);
+  test_args.keyword = raw.keyword;
+  for (const Value& item : v.iterate()) {
+    const Value x = by_attr ? attr_path(item, attribute) : item;
+    CallArgs args = test_args;
+    const bool ok = test.empty() ? x.truthy() : apply_test(test, x, args);
+    if (ok == want) out.push_back(item);
+  }
+  return Value(std::move(out));
+}
+
+Value min_max(const Value& v, Args& a, bool want_max) {
+  const bool cs = a.flag(0, "case_sensitive", false);
+  const Value attribute = a.get(1, "attribute");
+  const std::vector<Value> items = v.iterate();
+  if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
+  auto key = [&](const Value& x) { return fold_case(attribute.is_undefined() ? x : attr_path(x, attribute.str()), cs); };
+  const Value* best = &items[0];
+  for (const Value& x : items) {
+    if (want_max ? values_less(key(*best), key(x)) : values_less(key(x), key(*best))) best = &x;
+  }
+  return *best;
+}
+
+Value do_truncate(const Value& v, Args& a) {
+  const std::u32string s = py::decode(v.str());
+  const std::int64_t length = a.integer(0, "length", 255);
+  const bool killwords = a.flag(1, "killwords", false);
+  const std::string end = a.str(2, "end", "...");
+  const std::int64_t leeway = a.integer(3, "leeway", 5);
+  if (static_cast<std::int64_t>(s.size()) <= length + leeway) return Value(py::encode(s));
+  const std::size_t keep = static_cast<std::size_t>(std::max<std::int64_t>(0, length - static_cast<std::int64_t>(utf8_length(end))));
+  std::u32string r = s.substr(0, keep);
+  if (!killwords) {
+    const std::size_t sp = r.rfind(U' ');
+    if (sp != std::u32string::npos) r = r.substr(0, sp);
+  }
+  return Value(py::encode(r) + end);
+}
+
+Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
+  Args a(raw, name);
+  if (name == "abs") {
+    require_defined(v);
+    if (v.is_float()) return Value(std::fabs(v.as_double()));
+    if (v.is_number()) return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+    fail("bad operand type for abs(): '" + v.type_name() + "'");
+  }
+  if (name == "attr") return get_attr(v, a.get(0, "name").str());
+  if (name == "batch") {
+    const std::int64_t n = a.integer(0, "linecount", 1);
+    if (n <= 0) fail("batch(): linecount must be positive");
+    const Value fill = a.get(1, "fill_with", Value::none());
+    std::vector<Value> out, cur;
+    for (const Value& x : v.iterate()) {
+      cur.push_back(x);
+      if (static_cast<std::int64_t>(cur.size()) == n) out.emplace_back(std::exchange(cur, {}));
+    }
+    if (!cur.empty()) {
+      if (!fill.is_none()) {
+        while (static_cast<std::int64_t>(cur.size()) < n) cur.push_back(fill);
+      }
+      out.emplace_back(std::move(cur));
+    }
+    return Value(std::move(out));
+  }
+  if (name == "capitalize") return Value(py::capitalize(v.str()));
+  if (name == "center") return Value(py::center(v.str(), a.integer(0, "width", 80)));
+  if (name == "count" || name == "length") return Value(length_of(v));
+  if (name == "default" || name == "d") {
+    const bool boolean = a.flag(1, "boolean", false);
+    if (v.is_undefined() || (boolean && !v.truthy())) return a.get(0, "default_value", Value(""));
+    return v;
+  }
+  if (name == "dictsort") {
+    if (!v.is_dict()) fail("dictsort(): expected a dict, got " + v.type_name());
+    const bool cs = a.flag(0, "case_sensitive", false);
+    const std::string by = a.str(1, "by", "key");
+    if (by != "key" && by != "value") fail("dictsort(): by must be 'key' or 'value'");
+    std::vector<Value> items;
+    for (const auto& [k, x] : v.dict_object().items) items.emplace_back(std::vector<Value>{k, x}, true);
+    const std::size_t pos = by == "key" ? 0 : 1;
+    return Value(sorted(std::move(items), [&](const Value& t) { return fold_case(t.list()[pos], cs); }, a.flag(2, "reverse", false)));
+  }
+  if (name == "escape" || name == "e" || name == "forceescape") return Value(html_escape(v.str()));
+  if (name == "first") {
+    const std::vector<Value> items = v.iterate();
+    return items.empty() ? Value::undefined("No first item, sequence was empty.") : items.front();
+  }
+  if (name == "last") {
+    const std::vector<Value> items = v.iterate();
+    return items.empty() ? Value::undefined("No last item, sequence was empty.") : items.back();
+  }
+  if (name == "float") return do_float(v, a);
+  if (name == "format") {
+    if (!v.is_string()) fail("format(): expected a string, got " + v.type_name());
+    return Value(percent_format(v.as_string(), Value(raw.positional, true)));
+  }
+  if (name == "indent") return do_indent(v, a);
+  if (name == "int") return do_int(v, a);
+  if (name == "items") {
+    if (v.is_undefined()) return Value(std::vector<Value>{});
+    if (!v.is_dict()) fail("items(): can only get item pairs from a mapping, not " + v.type_name());
+    std::vector<Value> out;
+    for (const auto& [k, x] : v.dict_object().items) out.emplace_back(std::vector<Value>{k, x}, true);
+    return Value(std::move(out));
+  }
+  if (name == "join") return do_join(v, a);
+  if (name == "list") return Value(v.iterate());
+  if (name == "lower") return Value(py::lower(v.str()));
+  if (name == "upper") return Value(py::upper(v.str()));
+  if (name == "map") return do_map(v, a, raw);
+  if (name == "max" || name == "min") return min_max(v, a, name == "max");
+  if (name == "pprint") return Value(v.repr());
+  if (name == "reject") return do_select(v, raw, false, false);
+  if (name == "select") return do_select(v, raw, true, false);
+  if (name == "rejectattr") return do_select(v, raw, false, true);
+  if (name == "selectattr") return do_select(v, raw, true, true);
+  if (name == "replace") {
+    const Value count = a.get(2, "count");
+    return Value(py::replace(v.str(), a.get(0, "old").str(), a.get(1, "new").str(), count.is_undefined() || count.is_none() ? -1 : count.as_int()));
+  }
+  if (name == "reverse") {
+    if (v.is_string()) {
+      std::u32string u = py::decode(v.as_string());
+      std::reverse(u.begin(), u.end());
+      return Value(py::encode(u));
+    }
+    std::vector<Value> items = v.iterate();
+    std::reverse(items.begin(), items.end());
+    return Value(std::move(items));
+  }
+  if (name == "round") return do_round(v, a);
+  if (name == "safe") return Value(v.str());
+  if (name == "sort") {
+    const bool reverse = a.flag(0, "reverse", false), cs = a.flag(1, "case_sensitive", false);
+    const Value attribute = a.get(2, "attribute");
+    return Value(sorted(v.iterate(), [&](const Value& x) {
+      return fold_case(attribute.is_undefined() ? x : attr_path(x, attribute.str()), cs);
+    }, reverse));
+  }
+  if (name == "string") return Value(v.str());
+  if (name == "sum") {
+    const Value attribute = a.get(0, "attribute");
+    Value total = a.get(1, "start", Value(0));
+    for (const Value& x : v.iterate()) total = binary_op("+", total, attribute.is_undefined() ? x : attr_path(x, attribute.str()));
+    return total;
+  }
+  if (name == "title") {
+    // jinja2's title: words start after runs of "-", whitespace, "(", "{", "[", "<".
+    const std::u32string u = py::decode(v.str());
+    std::u32string out;
+    bool word_start = true;
+    for (char32_t c : u) {
+      const bool sep = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || py::is_space(c);
+      const std::string one = py::encode(std::u32string(1, c));
+      out += py::decode(sep ? one : word_start ? py::upper(one) : py::lower(one));
+      word_start = sep;
+    }
+    return Value(py::encode(out));
+  }
+  if (name == "tojson") {
+    const Value indent = a.get(0, "indent");
+    const Value seps = a.get(1, "separators");
+    Value::JsonSeparators sep;
+    if (seps.is_list() && seps.list().size() == 2) sep = {seps.list()[0].str(), seps.list()[1].str()};
+    return Value(v.to_json(indent.is_undefined() || indent.is_none() ? -1 : static_cast<int>(indent.as_int()),
+                           a.flag(2, "sort_keys", false), sep));
+  }
+  if (name == "trim") {
+    const Value chars = a.get(0, "chars");
+    return Value(py::strip(v.str(), true, true, chars.is_string() ? std::optional<std::string>(chars.as_string()) : std::nullopt));
+  }
+  if (name == "truncate") return do_truncate(v, a);
+  if (name == "unique") {
+    const bool cs = a.flag(0, "case_sensitive", false);
+    const Value attribute = a.get(1, "attribute");
+    std::vector<Value> out, seen;
+    for (const Value& x : v.iterate()) {
+      const Value key = fold_case(attribute.is_undefined() ? x : attr_path(x, attribute.str()), cs);
+      if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return values_equal(s, key); })) {
+        seen.push_back(key);
+        out.push_back(x);
+      }
+    }
+    return Value(std::move(out));
+  }
+  if (name == "wordcount") {
+    std::int64_t n = 0;
+    bool in_word = false;
+    for (char32_t c : py::decode(v.str())) {
+      const bool w = is_word_char(c);  // regex \w
+      if (w && !in_word) ++n;
+      in_word = w;
+    }
+    return Value(n);
+  }
+  fail("no filter named '" + name + "'");
+}
+
+const std::vector<std::string>& filter_names() {
+  static const std::vector<std::string> k = {
+      "abs", "attr", "batch", "capitalize", "center", "count", "length", "default", "d", "dictsort", "escape", "e",
+      "forceescape", "first", "last", "float", "format", "indent", "int", "items", "join", "list", "lower", "upper",
+      "map", "max", "min", "pprint", "reject", "select", "rejectattr", "selectattr", "replace", "reverse", "round",
+      "safe", "sort", "string", "sum", "title", "tojson", "trim", "truncate", "unique", "wordcount"};
+  return k;
+}
+
+const std::vector<std::string>& test_names() {
+  static const std::vector<std::string> k = {
+      "boolean", "callable", "defined", "undefined", "divisibleby", "eq", "equalto", "==", "ne", "!=", "even", "odd",
+      "false", "true", "float", "integer", "number", "in", "iterable", "lower", "upper", "lt", "lessthan", "<", "le",
+      "<=", "gt", "greaterthan", ">", "ge", ">=", "mapping", "none", "sameas", "sequence", "string", "filter", "test",
+      "escaped"};
+  return k;
+}
+
+}  // namespace
+
+bool has_filter(const std::string& name) {
+  const auto& k = filter_names();
+  return std::find(k.begin(), k.end(), name) != k.end();
+}
+
+bool has_test(const std::string& name) {
+  const auto& k = test_names();
+  return std::find(k.begin(), k.end(), name) != k.end();
+}
+
+Value apply_filter(const std::string& name, const Value& input, CallArgs& args) { return do_filter(name, input, args); }
+
+bool apply_test(const std::string& name, const Value& v, CallArgs& raw) {
+  Args a(raw, name);
+  const Value other = a.get(0, "value");
+  if (name == "defined") return !v.is_undefined();
+  if (name == "undefined") return v.is_undefined();
+  if (name == "none") return v.is_none();
+  if (name == "boolean") return v.is_bool();
+  if (name == "true") return v.is_bool() && v.as_bool();
+  if (name == "false") return v.is_bool() && !v.as_bool();
+  if (name == "string") return v.is_string();
+  if (name == "mapping") return v.is_dict() && !v.dict_object().is_namespace;
+  if (name == "number") return v.is_number();
+  if (name == "integer") return v.is_int();
+  if (name == "float") return v.is_float();
+  if (name == "callable") return v.is_callable() || v.is_undefined();
+  if (name == "iterable") return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.dict_object().is_namespace);
+  if (name == "sequence") return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.dict_object().is_namespace);
+  if (name == "escaped") return false;
+  if (name == "lower") return v.is_string() && py::lower(v.as_string()) == v.as_string() && py::upper(v.as_string()) != v.as_string();
+  if (name == "upper") return v.is_string() && py::upper(v.as_string()) == v.as_string() && py::lower(v.as_string()) != v.as_string();
+  if (name == "odd" || name == "even") {
+    require_defined(v);
+    if (!v.is_number()) fail("'" + v.type_name() + "' is not a number (test " + name + ")");
+    const std::int64_t r = ((v.as_int() % 2) + 2) % 2;
+    return name == "odd" ? r == 1 : r == 0;
+  }
+  if (name == "divisibleby") {
+    if (!other.is_number() || other.as_double() == 0) fail("divisibleby: needs a non-zero number");
+    return v.is_float() || other.is_float() ? std::fmod(v.as_double(), other.as_double()) == 0 : v.as_int() % other.as_int() == 0;
+  }
+  if (name == "eq" || name == "equalto" || name == "==") return values_equal(v, other);
+  if (name == "ne" || name == "!=") return !values_equal(v, other);
+  if (name == "lt" || name == "lessthan" || name == "<") return values_less(v, other);
+  if (name == "gt" || name == "greaterthan" || name == ">") return values_less(other, v);
+  if (name == "le" || name == "<=") return !values_less(other, v);
+  if (name == "ge" || name == ">=") return !values_less(v, other);
+  if (name == "in") return contains(other, v);
+  if (name == "sameas") {
+    if (v.type() != other.type()) return false;
+    if (v.is_list() || v.is_dict()) return &v.list() == &other.list();
+    return values_equal(v, other);
+  }
+  if (name == "filter") return v.is_string() && has_filter(v.as_string());
+  if (name == "test") return v.is_string() && has_test(v.as_string());
+  fail("no test named '" + name + "'");
+}
+
+bool contains(const Value& container, const Value& item) {
+  switch (container.type()) {
+    case Value::Type::kString:
+      if (!item.is_string()) fail("'in <string>' requires string as left operand, not " + item.type_name());
+      return container.as_string().find(item.as_string()) != std::string::npos;
+    case Value::Type::kList:
+      return std::any_of(container.list().begin(), container.list().end(), [&](const Value& x) { return values_equal(x, item); });
+    case Value::Type::kDict: return container.dict_object().find(item) != nullptr;
+    case Value::Type::kUndefined: return false;
+    default: fail("argument of type '" + container.type_name() + "' is not iterable");
+  }
+}
+
+Value make_globals(const std::function<std::tm()>& now) {
+  Value g = Value::dict();
+  DictObject& d = g.dict_object();
+  d.set(Value("range"), Value::function("range", [](CallArgs& c) {
+    std::vector<std::int64_t> n;
+    for (const Value& v : c.positional) {
+      if (!v.is_int() && !v.is_bool()) fail("range(): '" + v.type_name() + "' object cannot be interpreted as an integer");
+      n.push_back(v.as_int());
+    }
+    if (n.empty() || n.size() > 3) fail("range() takes 1 to 3 arguments");
+    const std::int64_t start = n.size() == 1 ? 0 : n[0], stop = n.size() == 1 ? n[0] : n[1], step = n.size() == 3 ? n[2] : 1;
+    if (step == 0) fail("range() arg 3 must not be zero");
+    std::vector<Value> out;
+    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+      out.emplace_back(i);
+      if (out.size() > 100000) fail("range(): too many items (the limit is 100000)");
+    }
+    return Value(std::move(out));
+  }));
+  auto make_dict = [](CallArgs& c, bool ns) {
+    Value r = Value::dict();
+    r.dict_object().is_namespace = ns;
+    for (const Value& p : c.positional) {
+      if (!p.is_dict()) fail(std::string(ns ? "namespace" : "dict") + "(): positional argument must be a mapping");
+      for (const auto& [k, v] : p.dict_object().items) r.dict_object().set(k, v);
+    }
+    for (const auto& [k, v] : c.keyword) r.dict_object().set(Value(k), v);
+    return r;
+  };
+  d.set(Value("dict"), Value::function("dict", [make_dict](CallArgs& c) { return make_dict(c, false); }));
+  d.set(Value("namespace"), Value::function("namespace", [make_dict](CallArgs& c) { return make_dict(c, true); }));
+  d.set(Value("raise_exception"), Value::function("raise_exception", [](CallArgs& c) -> Value {
+    fail("the template raised an error: " + (c.positional.empty() ? std::string() : c.positional[0].str()));
+  }));
+  d.set(Value("strftime_now"), Value::function("strftime_now", [now](CallArgs& c) {
+    if (c.positional.empty() || !c.positional[0].is_string()) fail("strftime_now(): needs a format string");
+    const std::tm t = now();
+    char buf[512];
+    const std::size_t n = std::strftime(buf, sizeof buf, c.positional[0].as_string().c_str(), &t);
+    return Value(std::string(buf, n));
+  }));
+  d.set(Value("joiner"), Value::function("joiner", [](CallArgs& c) {
+    const std::string sep = c.positional.empty() ? ", " : c.positional[0].str();
+    auto used = std::make_shared<bool>(false);
+    return Value::function("joiner", [sep, used](CallArgs&) { return Value(std::exchange(*used, true) ? sep : ""); });
+  }));
+  d.set(Value("cycler"), Value::function("cycler", [](CallArgs& c) {
+    Value r = Value::dict();
+    r.dict_object().is_namespace = true;
+    auto items = std::make_shared<std::vector<Value>>(c.positional);
+    auto pos = std::make_shared<std::size_t>(0);
+    r.dict_object().set(Value("next"), Value::function("next", [items, pos](CallArgs&) {
+      if (items->empty()) return Value::none();
+      return (*items)[(*pos)++ % items->size()];
+    }));
+    r.dict_object().set(Value("reset"), Value::function("reset", [pos](CallArgs&) {
+      *pos = 0;
+      return Value::none();
+    }));
+    return r;
+  }));
+  return g;
+}
+
+}  // namespace staticlm::jinja

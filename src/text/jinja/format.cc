@@ -1,0 +1,183 @@
+#include "text/jinja/format.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "text/utf8.h"
+
+namespace staticlm::jinja {
+namespace {
+
+std::string pad(std::string s, std::size_t width, bool left, char fill = ' ') {
+  const std::size_t len = utf8_length(s);
+  if (len >= width) return s;
+  const std::string p(width - len, fill);
+  return left ? s + p : p + s;
+}
+
+// One conversion with printf flags/width/precision.
+std::string convert(char conv, const std::string& flags, int width, int precision, const Value& v) {
+  const bool left = flags.find('-') != std::string::npos;
+  if (conv == 's' || conv == 'r' || conv == 'a') {
+    std::string s = conv == 's' ? v.str() : v.repr();
+    if (precision >= 0) s = s.substr(0, static_cast<std::size_t>(precision));
+    return pad(s, width < 0 ? 0 : static_cast<std::size_t>(width), left);
+  }
+  if (conv == 'c') return pad(v.is_string() ? v.as_string() : std::string(1, static_cast<char>(v.as_int())), width < 0 ? 0 : width, left);
+  if (!v.is_number()) fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
+  std::string spec = "%" + flags;
+  if (width >= 0) spec += std::to_string(width);
+  if (precision >= 0) spec += "." + std::to_string(precision);
+  char buf[512];
+  if (conv == 'd' || conv == 'i' || conv == 'u' || conv == 'x' || conv == 'X' || conv == 'o') {
+    const long long i = v.is_float() ? static_cast<long long>(v.as_double()) : static_cast<long long>(v.as_int());
+    spec += "ll";
+    spec += conv == 'i' || conv == 'u' ? 'd' : conv;
+    if ((conv == 'x' || conv == 'X' || conv == 'o') && i < 0) {
+      std::snprintf(buf, sizeof buf, spec.c_str(), -i);
+      return "-" + std::string(buf);
+    }
+    std::snprintf(buf, sizeof buf, spec.c_str(), i);
+    return buf;
+  }
+  if (conv == 'f' || conv == 'F' || conv == 'e' || conv == 'E' || conv == 'g' || conv == 'G') {
+    spec += conv;
+    std::snprintf(buf, sizeof buf, spec.c_str(), v.as_double());
+    return buf;
+  }
+  fail("unsupported format character '" + std::string(1, conv) + "'");
+}
+
+}  // namespace
+
+std::string percent_format(const std::string& fmt, const Value& args) {
+  std::vector<Value> values;
+  const bool by_name = args.is_dict();
+  if (args.is_list() && args.is_tuple()) {
+    values = args.list();
+  } else {
+    values.push_back(args);
+  }
+  std::size_t next = 0;
+  std::string out;
+  for (std::size_t i = 0; i < fmt.size(); ++i) {
+    if (fmt[i] != '%') {
+      out += fmt[i];
+      continue;
+    }
+    if (++i >= fmt.size()) fail("incomplete format");
+    if (fmt[i] == '%') {
+      out += '%';
+      continue;
+    }
+    const Value* named = nullptr;
+    if (fmt[i] == '(') {
+      const std::size_t close = fmt.find(')', i);
+      if (close == std::string::npos || !by_name) fail("format requires a mapping");
+      named = args.dict_object().find(std::string_view(fmt).substr(i + 1, close - i - 1));
+      if (named == nullptr) fail("format: key " + fmt.substr(i + 1, close - i - 1) + " is missing");
+      i = close + 1;
+    }
+    std::string flags;
+    while (i < fmt.size() && std::string("-+ #0").find(fmt[i]) != std::string::npos) flags += fmt[i++];
+    int width = -1, precision = -1;
+    auto number = [&](int& target) {
+      if (i < fmt.size() && fmt[i] == '*') {
+        if (next >= values.size()) fail("not enough arguments for format string");
+        target = static_cast<int>(values[next++].as_int());
+        ++i;
+        return;
+      }
+      while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') target = (target < 0 ? 0 : target * 10) + (fmt[i++] - '0');
+    };
+    number(width);
+    if (i < fmt.size() && fmt[i] == '.') {
+      ++i;
+      precision = 0;
+      number(precision);
+    }
+    if (i >= fmt.size()) fail("incomplete format");
+    const Value* v = named;
+    if (v == nullptr) {
+      if (next >= values.size()) fail("not enough arguments for format string");
+      v = &values[next++];
+    }
+    out += convert(fmt[i], flags, width, precision, *v);
+  }
+  if (!by_name && next < values.size()) fail("not all arguments converted during string formatting");
+  return out;
+}
+
+std::string brace_format(const std::string& fmt, CallArgs& args) {
+  std::string out;
+  std::size_t auto_index = 0;
+  for (std::size_t i = 0; i < fmt.size(); ++i) {
+    const char c = fmt[i];
+    if (c == '}') {
+      if (i + 1 < fmt.size() && fmt[i + 1] == '}') ++i;
+      else fail("format: single '}' encountered in format string");
+      out += '}';
+      continue;
+    }
+    if (c != '{') {
+      out += c;
+      continue;
+    }
+    if (i + 1 < fmt.size() && fmt[i + 1] == '{') {
+      out += '{';
+      ++i;
+      continue;
+    }
+    const std::size_t close = fmt.find('}', i);
+    if (close == std::string::npos) fail("format: single '{' encountered in format string");
+    std::string field = fmt.substr(i + 1, close - i - 1), spec;
+    i = close;
+    if (const std::size_t colon = field.find(':'); colon != std::string::npos) {
+      spec = field.substr(colon + 1);
+      field = field.substr(0, colon);
+    }
+    Value v;
+    if (field.empty() || std::isdigit(static_cast<unsigned char>(field[0]))) {
+      const std::size_t k = field.empty() ? auto_index++ : std::stoul(field);
+      if (k >= args.positional.size()) fail("format: replacement index " + std::to_string(k) + " out of range");
+      v = args.positional[k];
+    } else {
+      bool found = false;
+      for (const auto& [name, x] : args.keyword) {
+        if (name == field) {
+          v = x;
+          found = true;
+        }
+      }
+      if (!found) fail("format: no argument named '" + field + "'");
+    }
+    if (spec.empty()) {
+      out += v.str();
+      continue;
+    }
+    // A printf-like spec: [<>][width][.precision][type]
+    std::string flags;
+    std::size_t p = 0;
+    if (spec[p] == '<') {
+      flags = "-";
+      ++p;
+    } else if (spec[p] == '>') {
+      ++p;
+    }
+    int width = -1, precision = -1;
+    while (p < spec.size() && std::isdigit(static_cast<unsigned char>(spec[p]))) width = (width < 0 ? 0 : width * 10) + (spec[p++] - '0');
+    if (p < spec.size() && spec[p] == '.') {
+      precision = 0;
+      ++p;
+      while (p < spec.size() && std::isdigit(static_cast<unsigned char>(spec[p]))) precision = precision * 10 + (spec[p++] - '0');
+    }
+    char conv = p < spec.size() ? spec[p++] : (v.is_string() ? 's' : v.is_float() ? 'g' : 'd');
+    if (p != spec.size()) fail("format: unsupported format spec '" + spec + "'");
+    if (!v.is_string() && conv == 's') fail("format: unknown format code 's' for " + v.type_name());
+    if (v.is_string() && flags.empty() && spec[0] != '>') flags = "-";
+    out += convert(conv, flags, width, precision, v);
+  }
+  return out;
+}
+
+}  // namespace staticlm::jinja

@@ -1,0 +1,311 @@
+// Attribute and item lookup, slicing, operators, and the Python methods of str, dict and list
+// (the read-only ones: the sandbox transformers uses refuses list.append and the like).
+#include <algorithm>
+#include <cmath>
+
+#include "text/jinja/builtins.h"
+#include "text/jinja/format.h"
+#include "text/jinja/pystr.h"
+#include "text/utf8.h"
+
+namespace staticlm::jinja {
+namespace {
+
+std::optional<std::string> opt_str(const CallArgs& c, std::size_t i) {
+  if (i < c.positional.size() && c.positional[i].is_string()) return c.positional[i].as_string();
+  return std::nullopt;
+}
+
+std::int64_t opt_int(const CallArgs& c, std::size_t i, std::int64_t def) {
+  return i < c.positional.size() && c.positional[i].is_number() ? c.positional[i].as_int() : def;
+}
+
+const Value& arg(const CallArgs& c, std::size_t i, const std::string& method) {
+  if (i >= c.positional.size()) fail(method + "() takes at least " + std::to_string(i + 1) + " argument(s)");
+  return c.positional[i];
+}
+
+// prefix may be a string or a tuple of strings.
+bool affix_match(const std::string& s, const Value& affix, bool start, const std::string& method) {
+  std::vector<Value> options = affix.is_list() ? affix.list() : std::vector<Value>{affix};
+  for (const Value& o : options) {
+    if (!o.is_string()) fail(method + " first arg must be str or a tuple of str, not " + o.type_name());
+    const std::string& a = o.as_string();
+    if (a.size() <= s.size() && (start ? s.compare(0, a.size(), a) == 0 : s.compare(s.size() - a.size(), a.size(), a) == 0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<Value> strings(const std::vector<std::string>& parts) {
+  std::vector<Value> out;
+  for (const auto& p : parts) out.emplace_back(p);
+  return out;
+}
+
+template <typename Pred>
+bool all_chars(const std::string& s, Pred pred) {
+  const std::u32string u = py::decode(s);
+  return !u.empty() && std::all_of(u.begin(), u.end(), pred);
+}
+
+Value string_method(const std::string& s, const std::string& m, CallArgs& c) {
+  if (m == "upper") return Value(py::upper(s));
+  if (m == "lower") return Value(py::lower(s));
+  if (m == "strip" || m == "lstrip" || m == "rstrip") return Value(py::strip(s, m != "rstrip", m != "lstrip", opt_str(c, 0)));
+  if (m == "split" || m == "rsplit") {
+    std::optional<std::string> sep = opt_str(c, 0);
+    std::int64_t maxsplit = opt_int(c, 1, -1);
+    for (const auto& [k, v] : c.keyword) {
+      if (k == "sep") sep = v.is_string() ? std::optional<std::string>(v.as_string()) : std::nullopt;
+      if (k == "maxsplit") maxsplit = v.as_int();
+    }
+    return Value(strings(py::split(s, sep, maxsplit, m == "rsplit")));
+  }
+  if (m == "splitlines") return Value(strings(py::splitlines(s)));
+  if (m == "startswith" || m == "endswith") return Value(affix_match(s, arg(c, 0, m), m == "startswith", m));
+  if (m == "replace") return Value(py::replace(s, arg(c, 0, m).str(), arg(c, 1, m).str(), opt_int(c, 2, -1)));
+  if (m == "title") return Value(py::title(s));
+  if (m == "capitalize") return Value(py::capitalize(s));
+  if (m == "find" || m == "rfind" || m == "index" || m == "rindex") {
+    const std::int64_t r = py::find(s, arg(c, 0, m).str(), m[0] == 'r');
+    if (r < 0 && (m == "index" || m == "rindex")) fail("substring not found");
+    return Value(r);
+  }
+  if (m == "count") return Value(py::count(s, arg(c, 0, m).str()));
+  if (m == "join") {
+    std::string out;
+    bool first = true;
+    for (const Value& x : arg(c, 0, m).iterate()) {
+      if (!x.is_string()) fail("join(): sequence item: expected str instance, " + x.type_name() + " found");
+      out += (first ? "" : s) + x.as_string();
+      first = false;
+    }
+    return Value(out);
+  }
+  if (m == "format") return Value(brace_format(s, c));
+  if (m == "isdigit") return Value(all_chars(s, [](char32_t ch) { return ch >= '0' && ch <= '9'; }));
+  if (m == "isspace") return Value(all_chars(s, py::is_space));
+  if (m == "isalpha" || m == "isalnum") {
+    const bool num = m == "isalnum";
+    return Value(all_chars(s, [num](char32_t ch) {
+      return ch >= 0x80 || std::isalpha(static_cast<int>(ch)) || (num && std::isdigit(static_cast<int>(ch)));
+    }));
+  }
+  if (m == "islower") return Value(py::lower(s) == s && py::upper(s) != s);
+  if (m == "isupper") return Value(py::upper(s) == s && py::lower(s) != s);
+  if (m == "removeprefix" || m == "removesuffix") {
+    const std::string a = arg(c, 0, m).str();
+    if (m == "removeprefix" && s.compare(0, a.size(), a) == 0) return Value(s.substr(a.size()));
+    if (m == "removesuffix" && !a.empty() && a.size() <= s.size() && s.compare(s.size() - a.size(), a.size(), a) == 0) {
+      return Value(s.substr(0, s.size() - a.size()));
+    }
+    return Value(s);
+  }
+  if (m == "center") return Value(py::center(s, arg(c, 0, m).as_int()));
+  if (m == "ljust" || m == "rjust" || m == "zfill") {
+    const std::int64_t width = arg(c, 0, m).as_int(), len = static_cast<std::int64_t>(utf8_length(s));
+    if (width <= len) return Value(s);
+    const std::string fill(static_cast<std::size_t>(width - len), m == "zfill" ? '0' : ' ');
+    if (m == "zfill" && !s.empty() && (s[0] == '-' || s[0] == '+')) return Value(s.substr(0, 1) + fill + s.substr(1));
+    return Value(m == "ljust" ? s + fill : fill + s);
+  }
+  fail("'str' object has no attribute '" + m + "'");
+}
+
+Value dict_method(const Value& d, const std::string& m, CallArgs& c) {
+  const auto& items = d.dict_object().items;
+  if (m == "items") {
+    std::vector<Value> out;
+    for (const auto& [k, v] : items) out.emplace_back(std::vector<Value>{k, v}, true);
+    return Value(std::move(out));
+  }
+  if (m == "keys" || m == "values") {
+    std::vector<Value> out;
+    for (const auto& [k, v] : items) out.push_back(m == "keys" ? k : v);
+    return Value(std::move(out));
+  }
+  if (m == "get") {
+    const Value* v = d.dict_object().find(arg(c, 0, m));
+    if (v != nullptr) return *v;
+    return c.positional.size() > 1 ? c.positional[1] : Value::none();
+  }
+  fail("'dict' object has no attribute '" + m + "'");
+}
+
+Value list_method(const Value& l, const std::string& m, CallArgs& c) {
+  const auto& items = l.list();
+  if (m == "index") {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (values_equal(items[i], arg(c, 0, m))) return Value(static_cast<std::int64_t>(i));
+    }
+    fail(arg(c, 0, m).repr() + " is not in list");
+  }
+  if (m == "count") {
+    return Value(static_cast<std::int64_t>(
+        std::count_if(items.begin(), items.end(), [&](const Value& x) { return values_equal(x, arg(c, 0, m)); })));
+  }
+  fail("'" + l.type_name() + "' object has no attribute '" + m + "'");
+}
+
+bool is_method(const Value& obj, const std::string& name) {
+  static const std::vector<std::string> kStr = {
+      "upper", "lower", "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "startswith", "endswith",
+      "replace", "title", "capitalize", "find", "rfind", "index", "rindex", "count", "join", "format", "isdigit",
+      "isspace", "isalpha", "isalnum", "islower", "isupper", "removeprefix", "removesuffix", "center", "ljust",
+      "rjust", "zfill"};
+  static const std::vector<std::string> kDict = {"items", "keys", "values", "get"};
+  static const std::vector<std::string> kList = {"index", "count"};
+  const auto* names = obj.is_string() ? &kStr : obj.is_list() ? &kList : obj.is_dict() && !obj.dict_object().is_namespace ? &kDict : nullptr;
+  return names != nullptr && std::find(names->begin(), names->end(), name) != names->end();
+}
+
+Value bind_method(const Value& obj, const std::string& name) {
+  return Value::function(name, [obj, name](CallArgs& c) {
+    if (obj.is_string()) return string_method(obj.as_string(), name, c);
+    if (obj.is_dict()) return dict_method(obj, name, c);
+    return list_method(obj, name, c);
+  });
+}
+
+std::string describe(const Value& obj) {
+  return obj.is_none() ? "None" : "'" + obj.type_name() + " object'";
+}
+
+// Python's slice.indices(len).
+void slice_indices(std::int64_t len, const Value& start, const Value& stop, const Value& step, std::int64_t& b,
+                   std::int64_t& e, std::int64_t& s) {
+  auto given = [](const Value& v) { return !v.is_undefined() && !v.is_none(); };
+  s = given(step) ? step.as_int() : 1;
+  if (s == 0) fail("slice step cannot be zero");
+  auto clamp = [&](const Value& v, std::int64_t def) {
+    if (!given(v)) return def;
+    std::int64_t x = v.as_int();
+    if (x < 0) x += len;
+    if (s > 0) return std::clamp<std::int64_t>(x, 0, len);
+    return std::clamp<std::int64_t>(x, -1, len - 1);
+  };
+  b = clamp(start, s > 0 ? 0 : len - 1);
+  e = clamp(stop, s > 0 ? len : -1);
+}
+
+}  // namespace
+
+Value get_attr(const Value& obj, const std::string& name) {
+  require_defined(obj);
+  if (obj.is_dict()) {
+    if (is_method(obj, name)) return bind_method(obj, name);
+    if (const Value* v = obj.dict_object().find(std::string_view(name))) return *v;
+    return Value::undefined(describe(obj) + " has no attribute '" + name + "'");
+  }
+  if (is_method(obj, name)) return bind_method(obj, name);
+  return Value::undefined(describe(obj) + " has no attribute '" + name + "'");
+}
+
+Value get_item(const Value& obj, const Value& key) {
+  require_defined(obj);
+  if (obj.is_dict()) {
+    if (const Value* v = obj.dict_object().find(key)) return *v;
+  } else if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {
+    std::int64_t i = key.as_int();
+    if (obj.is_list()) {
+      const auto n = static_cast<std::int64_t>(obj.list().size());
+      if (i < 0) i += n;
+      if (i >= 0 && i < n) return obj.list()[static_cast<std::size_t>(i)];
+    } else {
+      const std::u32string u = py::decode(obj.as_string());
+      const auto n = static_cast<std::int64_t>(u.size());
+      if (i < 0) i += n;
+      if (i >= 0 && i < n) return Value(py::encode(u.substr(static_cast<std::size_t>(i), 1)));
+    }
+    return Value::undefined(describe(obj) + " has no element " + key.repr());
+  }
+  if (key.is_string()) return get_attr(obj, key.as_string());
+  return Value::undefined(describe(obj) + " has no element " + key.repr());
+}
+
+Value slice_value(const Value& obj, const Value& start, const Value& stop, const Value& step) {
+  require_defined(obj);
+  if (!obj.is_list() && !obj.is_string()) fail("'" + obj.type_name() + "' object is not subscriptable");
+  const std::u32string u = obj.is_string() ? py::decode(obj.as_string()) : std::u32string();
+  const auto len = static_cast<std::int64_t>(obj.is_string() ? u.size() : obj.list().size());
+  std::int64_t b, e, s;
+  slice_indices(len, start, stop, step, b, e, s);
+  std::vector<Value> items;
+  std::u32string chars;
+  for (std::int64_t i = b; s > 0 ? i < e : i > e; i += s) {
+    if (obj.is_string()) chars += u[static_cast<std::size_t>(i)];
+    else items.push_back(obj.list()[static_cast<std::size_t>(i)]);
+  }
+  if (obj.is_string()) return Value(py::encode(chars));
+  return Value(std::move(items), obj.is_tuple());
+}
+
+Value binary_op(const std::string& op, const Value& a, const Value& b) {
+  if (op == "~") return Value(a.str() + b.str());
+  require_defined(a);
+  require_defined(b);
+  const std::string types = "'" + a.type_name() + "' and '" + b.type_name() + "'";
+  if (op == "%" && a.is_string()) return Value(percent_format(a.as_string(), b));
+  if (op == "+") {
+    if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+    if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+      std::vector<Value> items = a.list();
+      items.insert(items.end(), b.list().begin(), b.list().end());
+      return Value(std::move(items), a.is_tuple());
+    }
+  }
+  if (op == "*" && (a.is_string() || a.is_list() || b.is_string() || b.is_list())) {
+    const Value& seq = a.is_string() || a.is_list() ? a : b;
+    const Value& n = a.is_string() || a.is_list() ? b : a;
+    if (!n.is_int() && !n.is_bool()) fail("can't multiply sequence by non-int of type '" + n.type_name() + "'");
+    const std::int64_t times = std::max<std::int64_t>(0, n.as_int());
+    if (seq.is_string()) {
+      std::string out;
+      for (std::int64_t i = 0; i < times; ++i) out += seq.as_string();
+      return Value(out);
+    }
+    std::vector<Value> items;
+    for (std::int64_t i = 0; i < times; ++i) items.insert(items.end(), seq.list().begin(), seq.list().end());
+    return Value(std::move(items), seq.is_tuple());
+  }
+  if (!a.is_number() || !b.is_number()) fail("unsupported operand type(s) for " + op + ": " + types);
+  const bool ints = !a.is_float() && !b.is_float();
+  const double x = a.as_double(), y = b.as_double();
+  if (op == "+") return ints ? Value(a.as_int() + b.as_int()) : Value(x + y);
+  if (op == "-") return ints ? Value(a.as_int() - b.as_int()) : Value(x - y);
+  if (op == "*") return ints ? Value(a.as_int() * b.as_int()) : Value(x * y);
+  if (op == "/") {
+    if (y == 0) fail("division by zero");
+    return Value(x / y);
+  }
+  if (op == "//" || op == "%") {
+    if (y == 0) fail(op == "//" ? "integer division or modulo by zero" : "modulo by zero");
+    if (ints) {
+      const std::int64_t p = a.as_int(), q = b.as_int();
+      std::int64_t d = p / q, r = p % q;
+      if (r != 0 && ((r < 0) != (q < 0))) {
+        --d;
+        r += q;
+      }
+      return op == "//" ? Value(d) : Value(r);
+    }
+    const double d = std::floor(x / y);
+    if (op == "//") return Value(d);
+    double r = std::fmod(x, y);
+    if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    return Value(r);
+  }
+  if (op == "**") {
+    if (ints && b.as_int() >= 0) {
+      std::int64_t r = 1;
+      for (std::int64_t i = 0; i < b.as_int(); ++i) r *= a.as_int();
+      return Value(r);
+    }
+    return Value(std::pow(x, y));
+  }
+  fail("unknown operator " + op);
+}
+
+}  // namespace staticlm::jinja

@@ -1,0 +1,35 @@
+// Python str methods over UTF-8 strings, for the template engine: whitespace is Python's
+// str.isspace(), indices and lengths count code points, case mapping is per code point
+// (utf8proc's simple mappings).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace staticlm::jinja::py {
+
+bool is_space(char32_t c);
+std::u32string decode(std::string_view s);
+std::string encode(std::u32string_view s);
+
+// strip / lstrip / rstrip; chars == nullopt strips whitespace.
+std::string strip(std::string_view s, bool left, bool right, const std::optional<std::string>& chars = std::nullopt);
+// str.split(sep, maxsplit) (sep == nullopt: runs of whitespace); rsplit when from_right.
+std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, std::int64_t maxsplit = -1,
+                               bool from_right = false);
+// str.splitlines() (without keepends).
+std::vector<std::string> splitlines(std::string_view s);
+std::string upper(std::string_view s);
+std::string lower(std::string_view s);
+std::string capitalize(std::string_view s);
+std::string title(std::string_view s);  // str.title()
+std::string replace(std::string_view s, std::string_view old, std::string_view now, std::int64_t count = -1);
+// str.find / rfind: code point index or -1.
+std::int64_t find(std::string_view s, std::string_view sub, bool from_right = false);
+std::int64_t count(std::string_view s, std::string_view sub);
+std::string center(std::string_view s, std::int64_t width);
+
+}  // namespace staticlm::jinja::py

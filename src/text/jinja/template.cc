@@ -1,0 +1,376 @@
+#include "text/jinja/template.h"
+
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "text/jinja/builtins.h"
+#include "text/jinja/parser.h"
+
+namespace staticlm::jinja {
+namespace {
+
+// Variables of one scope; lookups walk to the parent. A for-loop iteration, a macro call and a
+// with block each get a child scope (so `set` inside them does not leak, as in jinja2).
+struct Scope {
+  std::unordered_map<std::string, Value> vars;
+  std::shared_ptr<Scope> parent;
+  const Value* lookup(const std::string& name) const {
+    for (const Scope* s = this; s != nullptr; s = s->parent.get()) {
+      const auto it = s->vars.find(name);
+      if (it != s->vars.end()) return &it->second;
+    }
+    return nullptr;
+  }
+};
+using ScopePtr = std::shared_ptr<Scope>;
+
+ScopePtr child(const ScopePtr& parent) {
+  auto s = std::make_shared<Scope>();
+  s->parent = parent;
+  return s;
+}
+
+enum class Flow { kNormal, kBreak, kContinue };
+
+// Walks the tree once to check that every filter and test exists (jinja2 does this when it
+// compiles a template).
+void check_names(const Expr* e, const std::string& name) {
+  if (e == nullptr) return;
+  if (e->kind == Expr::Kind::kFilter && !has_filter(e->name)) fail_at(name, e->line, "no filter named '" + e->name + "'");
+  if (e->kind == Expr::Kind::kTest && !has_test(e->name)) fail_at(name, e->line, "no test named '" + e->name + "'");
+  check_names(e->a.get(), name);
+  check_names(e->b.get(), name);
+  check_names(e->c.get(), name);
+  for (const auto& i : e->items) check_names(i.get(), name);
+  for (const auto& kw : e->kwargs) check_names(kw.second.get(), name);
+}
+
+void check_names(const StmtList& body, const std::string& name) {
+  for (const auto& s : body) {
+    check_names(s->expr.get(), name);
+    check_names(s->cond.get(), name);
+    for (const auto& c : s->conditions) check_names(c.get(), name);
+    for (const auto& b : s->bodies) check_names(b, name);
+    for (const auto& p : s->params) check_names(p.default_value.get(), name);
+    for (const auto& f : s->filters) check_names(f.get(), name);
+    for (const auto& a : s->assignments) check_names(a.second.get(), name);
+  }
+}
+
+class Renderer {
+ public:
+  explicit Renderer(const Program& p) : p_(p) {}
+
+  std::string run(const ScopePtr& root) {
+    std::string out;
+    try {
+      if (exec(p_.body, root, out) != Flow::kNormal) fail("break or continue outside a loop");
+    } catch (const TemplateError& e) {
+      fail_at(p_.name, line_, e.message);
+    }
+    return out;
+  }
+
+ private:
+  // Keeps line_ on the node being evaluated; restored when it is done.
+  struct LineGuard {
+    LineGuard(int& line, int now) : line_(line), saved_(line) { line = now; }
+    ~LineGuard() { line_ = saved_; }
+    int& line_;
+    int saved_;
+  };
+
+  Flow exec(const StmtList& body, const ScopePtr& scope, std::string& out) {
+    for (const auto& s : body) {
+      const Flow f = exec(*s, scope, out);
+      if (f != Flow::kNormal) return f;
+    }
+    return Flow::kNormal;
+  }
+
+  void assign(const std::vector<std::string>& targets, const Value& v, Scope& scope) {
+    if (targets.size() == 1) {
+      scope.vars[targets[0]] = v;
+      return;
+    }
+    if (!v.is_list() && !v.is_string()) fail("cannot unpack " + v.type_name() + " into " + std::to_string(targets.size()) + " names");
+    const std::vector<Value> items = v.iterate();
+    if (items.size() != targets.size()) {
+      fail("cannot unpack " + std::to_string(items.size()) + " values into " + std::to_string(targets.size()) + " names");
+    }
+    for (std::size_t i = 0; i < targets.size(); ++i) scope.vars[targets[i]] = items[i];
+  }
+
+  Value apply_filters(const std::vector<ExprPtr>& filters, Value v, const ScopePtr& scope) {
+    for (const auto& f : filters) v = filter(*f, std::move(v), scope);
+    return v;
+  }
+
+  Flow exec(const Stmt& s, const ScopePtr& scope, std::string& out) {
+    LineGuard g(line_, s.line);
+    switch (s.kind) {
+      case Stmt::Kind::kText: out += s.text; return Flow::kNormal;
+      case Stmt::Kind::kOutput: out += eval(*s.expr, scope).str(); return Flow::kNormal;
+      case Stmt::Kind::kIf:
+        for (std::size_t i = 0; i < s.bodies.size(); ++i) {
+          if (i >= s.conditions.size() || eval(*s.conditions[i], scope).truthy()) return exec(s.bodies[i], scope, out);
+        }
+        return Flow::kNormal;
+      case Stmt::Kind::kFor: return exec_for(s, scope, out);
+      case Stmt::Kind::kSet: {
+        const Value v = eval(*s.expr, scope);
+        if (s.attr.empty()) {
+          assign(s.targets, v, *scope);
+          return Flow::kNormal;
+        }
+        const Value* ns = scope->lookup(s.targets[0]);
+        if (ns == nullptr || !ns->is_dict() || !ns->dict_object().is_namespace) {
+          fail("cannot assign attribute on non-namespace object '" + s.targets[0] + "'");
+        }
+        ns->dict_object().set(Value(s.attr), v);
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kSetBlock: {
+        std::string body;
+        exec(s.bodies[0], scope, body);
+        assign(s.targets, apply_filters(s.filters, Value(body), scope), *scope);
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kMacro: scope->vars[s.text] = make_macro(s, scope, Value()); return Flow::kNormal;
+      case Stmt::Kind::kCallBlock: {
+        const Value caller = make_macro(s, scope, Value(), "caller");
+        const Expr& call = *s.expr;
+        const Value fn = eval(*call.a, scope);
+        CallArgs args = eval_args(call, scope);
+        args.keyword.emplace_back("caller", caller);
+        out += invoke(fn, args, call).str();
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kFilterBlock: {
+        std::string body;
+        exec(s.bodies[0], scope, body);
+        out += apply_filters(s.filters, Value(body), scope).str();
+        return Flow::kNormal;
+      }
+      case Stmt::Kind::kBreak: return Flow::kBreak;
+      case Stmt::Kind::kContinue: return Flow::kContinue;
+      case Stmt::Kind::kScope: {
+        if (s.assignments.empty()) return exec(s.bodies[0], scope, out);
+        ScopePtr inner = child(scope);
+        for (const auto& [name, e] : s.assignments) inner->vars[name] = eval(*e, scope);
+        return exec(s.bodies[0], inner, out);
+      }
+    }
+    return Flow::kNormal;
+  }
+
+  Flow exec_for(const Stmt& s, const ScopePtr& scope, std::string& out) {
+    const Value seq = eval(*s.expr, scope);
+    if (!seq.is_undefined() && !seq.is_list() && !seq.is_dict() && !seq.is_string()) {
+      fail("'" + seq.type_name() + "' object is not iterable");
+    }
+    std::vector<Value> items = seq.iterate();
+    if (s.cond) {
+      std::vector<Value> kept;
+      for (const Value& item : items) {
+        ScopePtr probe = child(scope);
+        assign(s.targets, item, *probe);
+        if (eval(*s.cond, probe).truthy()) kept.push_back(item);
+      }
+      items = std::move(kept);
+    }
+    const auto n = static_cast<std::int64_t>(items.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+      ScopePtr it = child(scope);
+      assign(s.targets, items[static_cast<std::size_t>(i)], *it);
+      Value loop = Value::dict();
+      DictObject& d = loop.dict_object();
+      d.set(Value("index"), Value(i + 1));
+      d.set(Value("index0"), Value(i));
+      d.set(Value("revindex"), Value(n - i));
+      d.set(Value("revindex0"), Value(n - i - 1));
+      d.set(Value("first"), Value(i == 0));
+      d.set(Value("last"), Value(i == n - 1));
+      d.set(Value("length"), Value(n));
+      d.set(Value("depth"), Value(1));
+      d.set(Value("depth0"), Value(0));
+      if (i > 0) d.set(Value("previtem"), items[static_cast<std::size_t>(i - 1)]);
+      if (i + 1 < n) d.set(Value("nextitem"), items[static_cast<std::size_t>(i + 1)]);
+      d.set(Value("cycle"), Value::function("cycle", [i](CallArgs& c) {
+        if (c.positional.empty()) fail("no items for cycling given");
+        return c.positional[static_cast<std::size_t>(i) % c.positional.size()];
+      }));
+      it->vars["loop"] = loop;
+      if (exec(s.bodies[0], it, out) == Flow::kBreak) break;
+    }
+    if (n == 0 && s.bodies.size() > 1) return exec(s.bodies[1], scope, out);
+    return Flow::kNormal;
+  }
+
+  Value make_macro(const Stmt& s, const ScopePtr& scope, const Value&, const std::string& name = "") {
+    const Stmt* def = &s;
+    return Value::function(name.empty() ? s.text : name, [this, def, scope](CallArgs& c) {
+      ScopePtr local = child(scope);
+      std::vector<Value> extra;
+      for (std::size_t i = 0; i < c.positional.size(); ++i) {
+        if (i < def->params.size()) local->vars[def->params[i].name] = c.positional[i];
+        else extra.push_back(c.positional[i]);
+      }
+      Value kwargs = Value::dict();
+      for (const auto& [k, v] : c.keyword) {
+        const bool param = std::any_of(def->params.begin(), def->params.end(), [&](const MacroParam& p) { return p.name == k; });
+        if (param || k == "caller") local->vars[k] = v;
+        else kwargs.dict_object().set(Value(k), v);
+      }
+      for (const MacroParam& p : def->params) {
+        if (local->vars.count(p.name)) continue;
+        local->vars[p.name] = p.default_value ? eval(*p.default_value, local)
+                                              : Value::undefined("parameter '" + p.name + "' was not provided");
+      }
+      local->vars["varargs"] = Value(std::move(extra), true);
+      local->vars["kwargs"] = kwargs;
+      std::string out;
+      exec(def->bodies[0], local, out);
+      return Value(out);
+    });
+  }
+
+  CallArgs eval_args(const Expr& e, const ScopePtr& scope) {
+    CallArgs args;
+    for (const auto& a : e.items) args.positional.push_back(eval(*a, scope));
+    for (const auto& [k, v] : e.kwargs) args.keyword.emplace_back(k, eval(*v, scope));
+    return args;
+  }
+
+  Value invoke(const Value& fn, CallArgs& args, const Expr& e) {
+    if (fn.is_undefined()) fail(fn.undefined_hint());
+    if (!fn.is_callable()) fail("'" + fn.type_name() + "' object is not callable");
+    (void)e;
+    return fn.callable().fn(args);
+  }
+
+  Value filter(const Expr& f, Value input, const ScopePtr& scope) {
+    LineGuard g(line_, f.line);
+    CallArgs args = eval_args(f, scope);
+    return apply_filter(f.name, input, args);
+  }
+
+  Value eval(const Expr& e, const ScopePtr& scope) {
+    LineGuard g(line_, e.line);
+    switch (e.kind) {
+      case Expr::Kind::kLiteral: return e.value;
+      case Expr::Kind::kName: {
+        const Value* v = scope->lookup(e.name);
+        return v != nullptr ? *v : Value::undefined("'" + e.name + "' is undefined");
+      }
+      case Expr::Kind::kList:
+      case Expr::Kind::kTuple: {
+        std::vector<Value> items;
+        for (const auto& i : e.items) items.push_back(eval(*i, scope));
+        return Value(std::move(items), e.kind == Expr::Kind::kTuple);
+      }
+      case Expr::Kind::kDict: {
+        Value d = Value::dict();
+        for (std::size_t i = 0; i + 1 < e.items.size(); i += 2) d.dict_object().set(eval(*e.items[i], scope), eval(*e.items[i + 1], scope));
+        return d;
+      }
+      case Expr::Kind::kUnary: {
+        const Value v = eval(*e.a, scope);
+        if (e.name == "not") return Value(!v.truthy());
+        require_defined(v);
+        if (!v.is_number()) fail("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
+        if (e.name == "+") return v.is_float() ? v : Value(v.as_int());
+        return v.is_float() ? Value(-v.as_double()) : Value(-v.as_int());
+      }
+      case Expr::Kind::kBinary: {
+        const Value a = eval(*e.a, scope);
+        if (e.name == "and") return a.truthy() ? eval(*e.b, scope) : a;
+        if (e.name == "or") return a.truthy() ? a : eval(*e.b, scope);
+        return binary_op(e.name, a, eval(*e.b, scope));
+      }
+      case Expr::Kind::kCompare: {
+        Value left = eval(*e.a, scope);
+        for (std::size_t i = 0; i < e.ops.size(); ++i) {
+          Value right = eval(*e.items[i], scope);
+          const std::string& op = e.ops[i];
+          bool ok;
+          if (op == "==") ok = values_equal(left, right);
+          else if (op == "!=") ok = !values_equal(left, right);
+          else if (op == "<") ok = values_less(left, right);
+          else if (op == ">") ok = values_less(right, left);
+          else if (op == "<=") ok = !values_less(right, left);
+          else if (op == ">=") ok = !values_less(left, right);
+          else if (op == "in") ok = contains(right, left);
+          else ok = !contains(right, left);
+          if (!ok) return Value(false);
+          left = std::move(right);
+        }
+        return Value(true);
+      }
+      case Expr::Kind::kTernary:
+        if (eval(*e.b, scope).truthy()) return eval(*e.a, scope);
+        return e.c ? eval(*e.c, scope) : Value::undefined("the inline if expression was false and has no else");
+      case Expr::Kind::kAttr: return get_attr(eval(*e.a, scope), e.name);
+      case Expr::Kind::kItem: {
+        const Value obj = eval(*e.a, scope);
+        return get_item(obj, eval(*e.b, scope));
+      }
+      case Expr::Kind::kSlice: {
+        const Value obj = eval(*e.a, scope);
+        Value parts[3];
+        for (int i = 0; i < 3; ++i) {
+          if (e.items[static_cast<std::size_t>(i)]) parts[i] = eval(*e.items[static_cast<std::size_t>(i)], scope);
+        }
+        return slice_value(obj, parts[0], parts[1], parts[2]);
+      }
+      case Expr::Kind::kCall: {
+        const Value fn = eval(*e.a, scope);
+        CallArgs args = eval_args(e, scope);
+        return invoke(fn, args, e);
+      }
+      case Expr::Kind::kFilter: return filter(e, eval(*e.a, scope), scope);
+      case Expr::Kind::kTest: {
+        const Value v = eval(*e.a, scope);
+        CallArgs args = eval_args(e, scope);
+        return Value(apply_test(e.name, v, args) != e.negated);
+      }
+    }
+    return Value();
+  }
+
+  const Program& p_;
+  int line_ = 0;
+};
+
+std::tm local_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm out{};
+  localtime_r(&t, &out);
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Template> Template::parse(std::string_view source, std::string name, const LexOptions& lex) {
+  auto program = parse_template(source, name, lex);
+  check_names(program->body, program->name);
+  return std::unique_ptr<Template>(new Template(std::move(program)));
+}
+
+std::string Template::render(const Value& variables, const RenderOptions& options) const {
+  auto globals = std::make_shared<Scope>();
+  const Value g = make_globals(options.now ? options.now : local_now);
+  for (const auto& [k, v] : g.dict_object().items) globals->vars[k.as_string()] = v;
+  ScopePtr root = child(globals);
+  if (variables.is_dict()) {
+    for (const auto& [k, v] : variables.dict_object().items) root->vars[k.str()] = v;
+  }
+  return Renderer(*program_).run(root);
+}
+
+std::string Template::render(const nlohmann::ordered_json& variables, const RenderOptions& options) const {
+  return render(Value::from_json(variables), options);
+}
+
+}  // namespace staticlm::jinja

@@ -1,0 +1,393 @@
+#include "text/jinja/value.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "text/utf8.h"
+
+namespace staticlm::jinja {
+
+void fail(const std::string& message) { throw TemplateError{message}; }
+
+void require_defined(const Value& v) {
+  if (v.is_undefined()) fail(v.undefined_hint().empty() ? "undefined value" : v.undefined_hint());
+}
+
+const Value* DictObject::find(const Value& key) const {
+  for (const auto& [k, v] : items) {
+    if (values_equal(k, key)) return &v;
+  }
+  return nullptr;
+}
+
+const Value* DictObject::find(std::string_view key) const {
+  for (const auto& [k, v] : items) {
+    if (k.is_string() && k.as_string() == key) return &v;
+  }
+  return nullptr;
+}
+
+void DictObject::set(Value key, Value value) {
+  for (auto& [k, v] : items) {
+    if (values_equal(k, key)) {
+      v = std::move(value);
+      return;
+    }
+  }
+  items.emplace_back(std::move(key), std::move(value));
+}
+
+Value::Value(std::vector<Value> items, bool tuple) {
+  auto l = std::make_shared<ListObject>();
+  l->items = std::move(items);
+  l->is_tuple = tuple;
+  v_ = std::move(l);
+}
+
+Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
+  Value v;
+  v.v_ = std::make_shared<CallableObject>(CallableObject{std::move(name), std::move(fn)});
+  return v;
+}
+
+Value Value::dict() { return Value(std::make_shared<DictObject>()); }
+
+Value Value::from_json(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::ordered_json::value_t::null: return none();
+    case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer: return Value(j.get<std::int64_t>());
+    case nlohmann::ordered_json::value_t::number_unsigned: return Value(static_cast<std::int64_t>(j.get<std::uint64_t>()));
+    case nlohmann::ordered_json::value_t::number_float: return Value(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: return Value(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::array: {
+      std::vector<Value> items;
+      for (const auto& e : j) items.push_back(from_json(e));
+      return Value(std::move(items));
+    }
+    case nlohmann::ordered_json::value_t::object: {
+      Value d = dict();
+      for (auto it = j.begin(); it != j.end(); ++it) d.dict_object().items.emplace_back(Value(it.key()), from_json(it.value()));
+      return d;
+    }
+    default: return Value();
+  }
+}
+
+bool Value::truthy() const {
+  switch (type()) {
+    case Type::kUndefined:
+    case Type::kNone: return false;
+    case Type::kBool: return as_bool();
+    case Type::kInt: return as_int() != 0;
+    case Type::kFloat: return as_double() != 0.0;
+    case Type::kString: return !as_string().empty();
+    case Type::kList: return !list().empty();
+    case Type::kDict: return dict_object().is_namespace || !dict_object().items.empty();
+    case Type::kCallable: return true;
+  }
+  return false;
+}
+
+std::string python_float_repr(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const std::string s(buf, r.ptr);
+  const std::size_t e_pos = s.find('e');
+  std::string mant = s.substr(0, e_pos);
+  const int exp = std::stoi(s.substr(e_pos + 1));
+  std::string sign;
+  if (mant[0] == '-') {
+    sign = "-";
+    mant.erase(0, 1);
+  }
+  std::string digits;
+  for (char c : mant) {
+    if (c != '.') digits += c;
+  }
+  std::string out = sign;
+  if (exp >= -4 && exp < 16) {
+    if (exp >= 0) {
+      const std::size_t int_len = static_cast<std::size_t>(exp) + 1;
+      if (digits.size() <= int_len) {
+        out += digits + std::string(int_len - digits.size(), '0') + ".0";
+      } else {
+        out += digits.substr(0, int_len) + "." + digits.substr(int_len);
+      }
+    } else {
+      out += "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
+    }
+    return out;
+  }
+  out += digits.substr(0, 1);
+  if (digits.size() > 1) out += "." + digits.substr(1);
+  char e[16];
+  std::snprintf(e, sizeof e, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
+  return out + e;
+}
+
+namespace {
+
+std::string repr_string(const std::string& s) {
+  const bool has_single = s.find('\'') != std::string::npos, has_double = s.find('"') != std::string::npos;
+  const char quote = has_single && !has_double ? '"' : '\'';
+  std::string out(1, quote);
+  for (unsigned char c : s) {
+    if (c == quote || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      out += b;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + quote;
+}
+
+void json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          out += b;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+void json_value(std::string& out, const Value& v, int indent, bool sort_keys, int depth, const Value::JsonSeparators& sep) {
+  const std::string item_sep = !sep.item.empty() ? sep.item : indent >= 0 ? "," : ", ";
+  const std::string key_sep = !sep.key.empty() ? sep.key : ": ";
+  auto newline = [&](int d) {
+    if (indent >= 0) out += "\n" + std::string(static_cast<std::size_t>(indent * d), ' ');
+  };
+  switch (v.type()) {
+    case Value::Type::kNone: out += "null"; return;
+    case Value::Type::kBool: out += v.as_bool() ? "true" : "false"; return;
+    case Value::Type::kInt: out += std::to_string(v.as_int()); return;
+    case Value::Type::kFloat: {
+      const double d = v.as_double();
+      out += std::isnan(d) ? "NaN" : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity") : python_float_repr(d);
+      return;
+    }
+    case Value::Type::kString: json_string(out, v.as_string()); return;
+    case Value::Type::kList: {
+      const auto& items = v.list();
+      if (items.empty()) {
+        out += "[]";
+        return;
+      }
+      out += '[';
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += item_sep;
+        newline(depth + 1);
+        json_value(out, items[i], indent, sort_keys, depth + 1, sep);
+      }
+      newline(depth);
+      out += ']';
+      return;
+    }
+    case Value::Type::kDict: {
+      auto items = v.dict_object().items;
+      if (items.empty()) {
+        out += "{}";
+        return;
+      }
+      if (sort_keys) {
+        std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return values_less(a.first, b.first); });
+      }
+      out += '{';
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += item_sep;
+        newline(depth + 1);
+        const Value& k = items[i].first;
+        if (k.is_string()) {
+          json_string(out, k.as_string());
+        } else if (k.is_bool() || k.is_none() || k.is_int() || k.is_float()) {
+          std::string key;
+          json_value(key, k, -1, false, 0, sep);
+          json_string(out, key);
+        } else {
+          fail("tojson: keys must be str, int, float, bool or None, not " + k.type_name());
+        }
+        out += key_sep;
+        json_value(out, items[i].second, indent, sort_keys, depth + 1, sep);
+      }
+      newline(depth);
+      out += '}';
+      return;
+    }
+    case Value::Type::kUndefined: fail("tojson: Object of type Undefined is not JSON serializable");
+    case Value::Type::kCallable: fail("tojson: Object of type function is not JSON serializable");
+  }
+}
+
+}  // namespace
+
+std::string Value::to_json(int indent, bool sort_keys, const JsonSeparators& separators) const {
+  std::string out;
+  json_value(out, *this, indent, sort_keys, 0, separators);
+  return out;
+}
+
+std::string Value::repr() const {
+  switch (type()) {
+    case Type::kUndefined: return "Undefined";
+    case Type::kNone: return "None";
+    case Type::kBool: return as_bool() ? "True" : "False";
+    case Type::kInt: return std::to_string(as_int());
+    case Type::kFloat: return python_float_repr(as_double());
+    case Type::kString: return repr_string(as_string());
+    case Type::kList: {
+      const auto& items = list();
+      std::string out = is_tuple() ? "(" : "[";
+      for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i].repr();
+      if (is_tuple() && items.size() == 1) out += ",";
+      return out + (is_tuple() ? ")" : "]");
+    }
+    case Type::kDict: {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [k, v] : dict_object().items) {
+        out += (first ? "" : ", ") + k.repr() + ": " + v.repr();
+        first = false;
+      }
+      out += "}";
+      return dict_object().is_namespace ? "<Namespace " + out + ">" : out;
+    }
+    case Type::kCallable: return "<function " + callable().name + ">";
+  }
+  return "";
+}
+
+std::string Value::str() const {
+  if (is_string()) return as_string();
+  if (is_undefined()) return "";
+  return repr();
+}
+
+std::string Value::type_name() const {
+  switch (type()) {
+    case Type::kUndefined: return "Undefined";
+    case Type::kNone: return "NoneType";
+    case Type::kBool: return "bool";
+    case Type::kInt: return "int";
+    case Type::kFloat: return "float";
+    case Type::kString: return "str";
+    case Type::kList: return is_tuple() ? "tuple" : "list";
+    case Type::kDict: return dict_object().is_namespace ? "Namespace" : "dict";
+    case Type::kCallable: return "function";
+  }
+  return "";
+}
+
+std::vector<Value> Value::iterate() const {
+  switch (type()) {
+    case Type::kUndefined: return {};
+    case Type::kList: return list();
+    case Type::kDict: {
+      std::vector<Value> keys;
+      for (const auto& kv : dict_object().items) keys.push_back(kv.first);
+      return keys;
+    }
+    case Type::kString: {
+      std::vector<Value> chars;
+      const std::string& s = as_string();
+      for (std::size_t p = 0; p < s.size();) {
+        const std::size_t start = p;
+        utf8_decode(s, p);
+        chars.emplace_back(s.substr(start, p - start));
+      }
+      return chars;
+    }
+    default: fail("'" + type_name() + "' object is not iterable");
+  }
+}
+
+bool values_equal(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
+    return a.as_int() == b.as_int();
+  }
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case Value::Type::kUndefined:
+    case Value::Type::kNone: return true;
+    case Value::Type::kString: return a.as_string() == b.as_string();
+    case Value::Type::kList: {
+      const auto &x = a.list(), &y = b.list();
+      if (x.size() != y.size() || a.is_tuple() != b.is_tuple()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!values_equal(x[i], y[i])) return false;
+      }
+      return true;
+    }
+    case Value::Type::kDict: {
+      const auto &x = a.dict_object(), &y = b.dict_object();
+      if (x.is_namespace || y.is_namespace) return &x == &y;
+      if (x.items.size() != y.items.size()) return false;
+      for (const auto& [k, v] : x.items) {
+        const Value* w = y.find(k);
+        if (w == nullptr || !values_equal(v, *w)) return false;
+      }
+      return true;
+    }
+    case Value::Type::kCallable: return &a.callable() == &b.callable();
+    default: return false;
+  }
+}
+
+bool values_less(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_float() || b.is_float()) return a.as_double() < b.as_double();
+    return a.as_int() < b.as_int();
+  }
+  if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();  // UTF-8 order = code point order
+  if (a.is_list() && b.is_list()) {
+    const auto &x = a.list(), &y = b.list();
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (!values_equal(x[i], y[i])) return values_less(x[i], y[i]);
+    }
+    return x.size() < y.size();
+  }
+  fail("'<' not supported between instances of '" + a.type_name() + "' and '" + b.type_name() + "'");
+}
+
+}  // namespace staticlm::jinja
+
+#include "base/error.h"
+
+namespace staticlm::jinja {
+void fail_at(const std::string& template_name, int line, const std::string& message) {
+  invalid_file(template_name + ":" + std::to_string(line) + ": " + message);
+}
+}  // namespace staticlm::jinja

@@ -1,0 +1,140 @@
+// The values a Jinja chat template computes with, modelled on the Python objects jinja2 sees:
+// Undefined, None, bool, int, float, str, list / tuple, dict (insertion ordered), namespace and
+// callables (macros, built-in functions, bound methods). Lists and dicts are shared (copying a
+// Value copies a pointer); only a namespace is ever changed after it is made.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace staticlm::jinja {
+
+class Value;
+
+struct ListObject {
+  std::vector<Value> items;
+  bool is_tuple = false;
+};
+
+struct DictObject {
+  std::vector<std::pair<Value, Value>> items;  // insertion order, keys unique
+  bool is_namespace = false;
+  const Value* find(const Value& key) const;
+  const Value* find(std::string_view key) const;
+  void set(Value key, Value value);
+};
+
+// Arguments of a call: positional, then keyword (in the order written).
+struct CallArgs {
+  std::vector<Value> positional;
+  std::vector<std::pair<std::string, Value>> keyword;
+};
+
+struct CallableObject {
+  std::string name;
+  std::function<Value(CallArgs&)> fn;
+};
+
+// An undefined value remembers what was looked up, for the error when it is used.
+struct Undefined {
+  std::string hint;  // "'x' is undefined", "'dict object' has no attribute 'y'"
+};
+
+class Value {
+ public:
+  enum class Type { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kCallable };
+
+  Value() : v_(Undefined{}) {}
+  static Value undefined(std::string hint) { return Value(Undefined{std::move(hint)}); }
+  static Value none() { return Value(std::monostate{}); }
+  Value(bool b) : v_(b) {}
+  Value(int i) : v_(static_cast<std::int64_t>(i)) {}
+  Value(std::int64_t i) : v_(i) {}
+  Value(double d) : v_(d) {}
+  Value(std::string s) : v_(std::move(s)) {}
+  Value(const char* s) : v_(std::string(s)) {}
+  Value(std::vector<Value> items, bool tuple = false);
+  Value(std::shared_ptr<DictObject> d) : v_(std::move(d)) {}
+  static Value function(std::string name, std::function<Value(CallArgs&)> fn);
+  static Value dict();
+  // JSON objects keep their key order (parse with nlohmann::ordered_json).
+  static Value from_json(const nlohmann::ordered_json& j);
+
+  Type type() const { return static_cast<Type>(v_.index()); }
+  bool is_undefined() const { return type() == Type::kUndefined; }
+  bool is_none() const { return type() == Type::kNone; }
+  bool is_bool() const { return type() == Type::kBool; }
+  bool is_int() const { return type() == Type::kInt; }
+  bool is_float() const { return type() == Type::kFloat; }
+  bool is_number() const { return is_int() || is_float() || is_bool(); }  // Python: bool is an int
+  bool is_string() const { return type() == Type::kString; }
+  bool is_list() const { return type() == Type::kList; }
+  bool is_dict() const { return type() == Type::kDict; }
+  bool is_callable() const { return type() == Type::kCallable; }
+
+  bool as_bool() const { return std::get<bool>(v_); }
+  std::int64_t as_int() const { return is_bool() ? (as_bool() ? 1 : 0) : std::get<std::int64_t>(v_); }
+  double as_double() const { return is_float() ? std::get<double>(v_) : static_cast<double>(as_int()); }
+  const std::string& as_string() const { return std::get<std::string>(v_); }
+  const std::vector<Value>& list() const { return std::get<std::shared_ptr<ListObject>>(v_)->items; }
+  bool is_tuple() const { return std::get<std::shared_ptr<ListObject>>(v_)->is_tuple; }
+  DictObject& dict_object() const { return *std::get<std::shared_ptr<DictObject>>(v_); }
+  const CallableObject& callable() const { return *std::get<std::shared_ptr<CallableObject>>(v_); }
+  const std::string& undefined_hint() const { return std::get<Undefined>(v_).hint; }
+
+  // Python's bool(x).
+  bool truthy() const;
+  // Python's str(x) (what {{ x }} prints): None, True, 1.0, [1, 'a'], {'k': None}; undefined is "".
+  std::string str() const;
+  // Python's repr(x).
+  std::string repr() const;
+  // Python type name for messages: 'str', 'int', 'dict', ...
+  std::string type_name() const;
+  // json.dumps(x, ensure_ascii=False, indent=indent, separators=..., sort_keys=...), as
+  // transformers' tojson filter calls it. indent < 0: none.
+  struct JsonSeparators {
+    std::string item, key;  // empty item: ", " without indent, "," with; empty key: ": "
+  };
+  std::string to_json(int indent = -1, bool sort_keys = false, const JsonSeparators& separators = {}) const;
+
+  // Items to iterate: a list's items, a dict's keys, a string's characters; undefined is empty.
+  std::vector<Value> iterate() const;
+
+ private:
+  explicit Value(Undefined u) : v_(std::move(u)) {}
+  explicit Value(std::monostate m) : v_(m) {}
+  std::variant<Undefined, std::monostate, bool, std::int64_t, double, std::string, std::shared_ptr<ListObject>,
+               std::shared_ptr<DictObject>, std::shared_ptr<CallableObject>>
+      v_;
+};
+
+// Python ==, and Python's < for the types that order (numbers, strings, lists).
+bool values_equal(const Value& a, const Value& b);
+// Throws (a message without location) when the types do not order.
+bool values_less(const Value& a, const Value& b);
+
+// Python's repr(float): the shortest digits that round-trip, 1.0, 1e-05, 1e+16, inf, nan.
+std::string python_float_repr(double d);
+
+// Thrown by values and built-ins; the renderer adds the template name and line.
+struct TemplateError {
+  std::string message;
+};
+[[noreturn]] void fail(const std::string& message);
+// Fails with the undefined value's hint ("'x' is undefined") when v is undefined.
+void require_defined(const Value& v);
+
+}  // namespace staticlm::jinja
+
+namespace staticlm::jinja {
+// A template error at a known place: a staticlm Error (kInvalidFile) "NAME:LINE: message".
+[[noreturn]] void fail_at(const std::string& template_name, int line, const std::string& message);
+}  // namespace staticlm::jinja
