@@ -1,5 +1,6 @@
 #include "text/jinja/template.h"
 
+#include <exception>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -73,12 +74,16 @@ class Renderer {
   }
 
  private:
-  // Keeps line_ on the node being evaluated; restored when it is done.
+  // Keeps line_ on the node being evaluated; restored when it is done, but not while an error
+  // unwinds (so the error names the innermost node's line).
   struct LineGuard {
-    LineGuard(int& line, int now) : line_(line), saved_(line) { line = now; }
-    ~LineGuard() { line_ = saved_; }
+    LineGuard(int& line, int now) : line_(line), saved_(line), unwinding_(std::uncaught_exceptions()) { line = now; }
+    ~LineGuard() {
+      if (std::uncaught_exceptions() == unwinding_) line_ = saved_;
+    }
     int& line_;
     int saved_;
+    int unwinding_;
   };
 
   Flow exec(const StmtList& body, const ScopePtr& scope, std::string& out) {
@@ -219,7 +224,8 @@ class Renderer {
       }
       Value kwargs = Value::dict();
       for (const auto& [k, v] : c.keyword) {
-        const bool param = std::any_of(def->params.begin(), def->params.end(), [&](const MacroParam& p) { return p.name == k; });
+        const std::string& key = k;  // clang 14 cannot capture a structured binding
+        const bool param = std::any_of(def->params.begin(), def->params.end(), [&](const MacroParam& p) { return p.name == key; });
         if (param || k == "caller") local->vars[k] = v;
         else kwargs.dict_object().set(Value(k), v);
       }
