@@ -100,7 +100,7 @@ void run(const InputsArgs& a) {
   const auto builder = StaticInputBuilder::create(a.model, cfg, a.reserve_decode_slot);
 
   std::vector<std::string> image_paths;
-  const std::string prompt = resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images}, cfg, image_paths);
+  const std::string prompt = resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model}, cfg, image_paths);
   std::vector<RgbImage> images;
   for (const std::string& path : image_paths) images.push_back(decode_image_file(path));
 

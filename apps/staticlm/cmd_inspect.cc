@@ -161,7 +161,7 @@ void inspect_command(const InspectArgs& a) {
   if (given_ids) {
     if (!a.images.empty()) invalid_argument("inspect: --image goes with -p or --messages (the text holds <|image|>)");
   } else {
-    text = resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images}, cfg, image_paths);
+    text = resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model}, cfg, image_paths);
   }
   const auto builder = StaticInputBuilder::create(a.model, cfg, /*reserve_decode_slot=*/true, image_paths.empty());
   ProcessorBatch batch;

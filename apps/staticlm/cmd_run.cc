@@ -11,7 +11,10 @@
 // Generates with the CPU backend: streams the generated text to stdout (control tokens left
 // out; token ids, space separated, when the checkpoint has no tokenizer.json) and prints
 // statistics to stderr. -p is tokenized as given, or in the chat format with --chat;
-// --messages (OpenAI-style JSON) always uses the chat format. `--temp 0`
+// --messages (OpenAI-style JSON) always uses the chat format. Chat prompts are rendered with the
+// checkpoint's chat template (--chat-template overrides; --tools and --var feed it), else the
+// built-in Gemma 4 format. --json prints {"text", "tool_calls"} at the end instead of streaming,
+// with the Gemma 4 tool calls (<|tool_call>call:NAME{...}<tool_call|>) parsed out of the text. `--temp 0`
 // is greedy; sampling defaults come from generation_config.json (greedy without one). Stops on
 // any EOS id of the checkpoint, a stop string, -n tokens, or when the KV cache is full (a clean
 // stop with a message, exit 0).
@@ -43,7 +46,8 @@
 #include "runtime/rope.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_config.h"
-#include "text/chat_format.h"
+#include "prompt_source.h"
+#include "text/tool_calls.h"
 #include "text/detokenizer.h"
 #include "text/tokenizer.h"
 
@@ -55,8 +59,10 @@ struct RunArgs {
   std::string model;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
-  std::optional<std::string> prompt, prompt_ids, messages;
-  bool chat = false;
+  std::optional<std::string> prompt, prompt_ids, messages, tools;
+  std::string chat_template;
+  std::vector<std::string> vars;
+  bool chat = false, json = false;
   std::vector<std::string> images;
   std::optional<std::int64_t> max_new_tokens, max_seq, top_k;
   std::optional<double> temperature, top_p, min_p, repetition_penalty;
@@ -111,8 +117,16 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir) {
   return file_exists(path) ? Tokenizer::load(path) : nullptr;
 }
 
+// The chat prompt of --messages or -p --chat: the checkpoint's chat template (or --chat-template),
+// else the built-in Gemma 4 format.
+std::string chat_text(const RunArgs& a) {
+  std::vector<std::string> images;
+  return resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, {}, a.model, a.chat_template, a.tools, a.vars},
+                        RuntimeConfig{}, images);
+}
+
 // The prompt as token ids: --prompt-ids as given; -p as given, or wrapped in the chat format
-// with --chat; --messages always in the chat format (whose text starts with <bos>).
+// with --chat; --messages always in the chat format.
 std::vector<std::int64_t> prompt_ids(const RunArgs& a, const ModelConfig& config, const Tokenizer* tok) {
   if (a.prompt_ids) {
     if (a.chat) invalid_argument("run: --chat goes with -p, not --prompt-ids");
@@ -122,17 +136,7 @@ std::vector<std::int64_t> prompt_ids(const RunArgs& a, const ModelConfig& config
     invalid_argument("run: " + std::string(a.prompt ? "-p" : "--messages") + " needs the checkpoint's tokenizer.json, " +
                      "which " + a.model + " does not have; give --prompt-ids instead");
   }
-  std::string text;
-  if (a.messages) {
-    const auto messages = parse_chat_messages_json(read_file(*a.messages), *a.messages);
-    try {
-      text = render_gemma4_chat(messages).text;
-    } catch (const Error& e) {
-      throw Error(e.kind(), *a.messages + ": " + e.what());
-    }
-  } else {
-    text = a.chat ? render_gemma4_chat(chat_from_prompt(*a.prompt, {}, "")).text : *a.prompt;
-  }
+  const std::string text = a.messages || a.chat ? chat_text(a) : *a.prompt;
   const std::vector<int> ids = tok->encode(text);
   if (ids.empty()) invalid_argument("run: the prompt is empty");
   return {ids.begin(), ids.end()};
@@ -142,13 +146,16 @@ void run_command(const RunArgs& a) {
   const int sources = (a.prompt ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
   if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, --prompt-ids, --messages");
   if (!a.record && !a.record_graphs.empty()) invalid_argument("run: --record-graph goes with --record DIR");
+  if ((a.tools || !a.vars.empty() || !a.chat_template.empty()) && !a.messages && !a.chat) {
+    invalid_argument("run: --tools, --var and --chat-template go with --messages or --chat");
+  }
   const RunSettings settings = settings_from(a);
   // With an image, the same runtime config also gives the vision profile and the static
   // layout; the StaticInputBuilder lays the prompt out.
   std::optional<ImageRun> image;
   if (!a.images.empty()) {
     if (!a.prompt) invalid_argument("run: --image goes with -p (its text holds the <|image|> placeholder)");
-    const std::string text = a.chat ? render_gemma4_chat(chat_from_prompt(*a.prompt, {}, "")).text : *a.prompt;
+    const std::string text = a.chat ? chat_text(a) : *a.prompt;
     image = prepare_image_run(a.model, a.config_file, a.sets, a.max_seq, text, a.images);
   }
   auto ck = Checkpoint::open(a.model);
@@ -221,8 +228,12 @@ void run_command(const RunArgs& a) {
   std::unique_ptr<IncrementalDetokenizer> out_text;
   if (tok) out_text = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/true);
   bool first = true;
+  std::string generated;  // with --json: the whole text, printed at the end
+  if (a.json && !out_text) invalid_argument("run: --json needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
   const TokenCallback stream = [&](std::int64_t token) {
-    if (out_text) {
+    if (a.json) {
+      generated += out_text->push(static_cast<int>(token));
+    } else if (out_text) {
       std::cout << out_text->push(static_cast<int>(token));
     } else {
       std::cout << (first ? "" : " ") << token;
@@ -242,8 +253,13 @@ void run_command(const RunArgs& a) {
   } else {
     r = runtime->generate_tokens(prompt, g, stream);
   }
-  if (out_text) std::cout << out_text->finish();
-  std::cout << "\n" << std::flush;
+  if (a.json) {
+    generated += out_text->finish();
+    std::cout << reply_json(parse_gemma4_reply(generated)) << "\n" << std::flush;
+  } else {
+    if (out_text) std::cout << out_text->finish();
+    std::cout << "\n" << std::flush;
+  }
   if (recorder) {
     recorder->finish();
     char mib[32];
@@ -281,7 +297,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-p,--prompt", a->prompt, "prompt text");
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as comma-separated token ids (needs no tokenizer)");
   cmd->add_option("--messages", a->messages, "chat messages (JSON file)");
-  cmd->add_flag("--chat", a->chat, "wrap the prompt in the chat format");
+  cmd->add_flag("--chat", a->chat, "wrap the prompt in the chat format (the checkpoint's chat template)");
+  cmd->add_option("--chat-template", a->chat_template, "a Jinja chat template file (overrides the checkpoint's)");
+  cmd->add_option("--tools", a->tools, "JSON file with tool schemas for the chat template");
+  cmd->add_option("--var", a->vars, "set a chat template variable: KEY=JSON (repeatable), e.g. enable_thinking=true");
+  cmd->add_flag("--json", a->json,
+                "print {\"text\", \"tool_calls\"} as one JSON line at the end instead of streaming (Gemma 4 tool calls parsed)");
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");
   cmd->add_option("-n,--max-new-tokens", a->max_new_tokens,
                   "tokens to generate at most (default: generation_config.json's max_new_tokens, else 256)");

@@ -1,24 +1,31 @@
 #include "prompt_source.h"
 
-#include <span>
-
 #include "base/error.h"
 #include "base/file.h"
-#include "text/chat_format.h"
+#include "text/chat_render.h"
 
 namespace staticlm::cli {
 
 std::string resolve_prompt(const PromptSource& a, const RuntimeConfig& cfg, std::vector<std::string>& image_paths) {
   image_paths = a.images;
-  if (!a.messages) {
-    const std::string prompt = a.prompt ? *a.prompt : cfg.prompt;
-    if (!a.chat) return prompt;
-    ChatMessage user;
-    user.parts.push_back(ChatPart{ChatPart::Type::kText, prompt, ""});
-    return render_gemma4_chat(std::span<const ChatMessage>(&user, 1)).text;
+  if (!a.messages && !a.chat) {
+    if (a.tools || !a.vars.empty()) invalid_argument("--tools and --var go with --messages or --chat");
+    return a.prompt ? *a.prompt : cfg.prompt;
   }
-  const std::vector<ChatMessage> messages = parse_chat_messages_json(read_file(*a.messages), *a.messages);
-  const ChatPrompt rendered = render_gemma4_chat(messages);
+  ChatRenderRequest r;
+  r.model_dir = a.model_dir;
+  r.template_file = a.chat_template;
+  r.vars = a.vars;
+  if (a.messages) {
+    r.conversation = parse_conversation_json(read_file(*a.messages), *a.messages);
+    r.conversation_name = *a.messages;
+  } else {
+    r.conversation.messages.push_back({{"role", "user"}, {"content", a.prompt ? *a.prompt : cfg.prompt}});
+    r.conversation_name = "--prompt";
+  }
+  if (a.tools) r.conversation.tools = parse_tools_json(read_file(*a.tools), *a.tools);
+  const ChatRenderResult rendered = render_chat(r);
+  if (!a.messages) return rendered.text;  // --chat: the --image files stay as given
   std::vector<std::string> paths;
   std::size_t next = 0;
   for (const std::string& source : rendered.images) {

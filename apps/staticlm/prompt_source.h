@@ -1,7 +1,9 @@
-// The prompt text of `inputs` and `inspect`: --prompt (or the runtime config's prompt) as given,
-// or wrapped in the chat format with --chat; or a --messages file rendered with the chat
-// format, whose image parts name their files (parts without a file take the --image files in
-// order).
+// The prompt text of `run`, `inputs` and `inspect`: --prompt (or the runtime config's prompt) as
+// given, or wrapped as one user message with --chat; or a --messages file. Chat prompts are
+// rendered with the checkpoint's chat template (text/chat_render.h: --chat-template, else the
+// model directory's chat_template.jinja or tokenizer_config.json chat_template), else with the
+// built-in Gemma 4 format. Image parts name their files (parts without a file take the --image
+// files in order).
 #pragma once
 
 #include <optional>
@@ -16,6 +18,10 @@ struct PromptSource {
   std::optional<std::string> prompt, messages;
   bool chat = false;
   std::vector<std::string> images;  // --image files
+  std::string model_dir;            // where the chat template is looked for ("" : built-in format)
+  std::string chat_template;        // --chat-template FILE
+  std::optional<std::string> tools;  // --tools FILE
+  std::vector<std::string> vars;    // --var KEY=JSON
 };
 
 // Returns the text; image_paths receives the images in prompt order. kInvalidArgument names the

@@ -1,0 +1,177 @@
+#include "text/chat_render.h"
+
+#include "base/error.h"
+#include "base/file.h"
+#include "text/chat_format.h"
+#include "text/jinja/template.h"
+
+namespace staticlm {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson parse_json(const std::string& text, const std::string& name) {
+  try {
+    return ojson::parse(text);
+  } catch (const ojson::exception& e) {
+    invalid_argument(name + ": not valid JSON: " + e.what());
+  }
+}
+
+ojson read_tokenizer_config(const std::string& model_dir) {
+  if (model_dir.empty()) return ojson();
+  const std::string path = path_join(model_dir, "tokenizer_config.json");
+  if (!file_exists(path)) return ojson();
+  try {
+    ojson j = ojson::parse(read_file(path));
+    if (!j.is_object()) invalid_file(path + ": expected a JSON object");
+    return j;
+  } catch (const ojson::exception& e) {
+    invalid_file(path + ": not valid JSON: " + e.what());
+  }
+}
+
+// The special tokens transformers passes to the template: each *_token entry of
+// tokenizer_config.json that is a string (or an AddedToken object's "content").
+void add_special_tokens(ojson& vars, const ojson& config) {
+  if (!config.is_object()) return;
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
+    const auto it = config.find(key);
+    if (it == config.end()) continue;
+    if (it->is_string()) vars[key] = *it;
+    else if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) vars[key] = (*it)["content"];
+  }
+}
+
+void apply_var(ojson& vars, const std::string& assignment) {
+  const std::size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) invalid_argument("--var " + assignment + ": expected KEY=JSON");
+  const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+  try {
+    vars[key] = ojson::parse(value);
+  } catch (const ojson::exception&) {
+    invalid_argument("--var " + assignment + ": the value is not JSON (a string needs quotes: --var " + key + "='\"" +
+                     value + "\"')");
+  }
+}
+
+std::string media_source(const ojson& part) {
+  for (const char* k : {"image", "image_url", "url", "path"}) {
+    const auto it = part.find(k);
+    if (it == part.end()) continue;
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_object() && it->contains("url") && (*it)["url"].is_string()) return (*it)["url"].get<std::string>();
+  }
+  return "";
+}
+
+// The built-in Gemma 4 format, for a checkpoint without a template.
+ChatRenderResult render_builtin(const ChatRenderRequest& r, const ojson& vars) {
+  if (!r.conversation.tools.is_null()) {
+    unsupported(r.conversation_name + ": tools need a chat template, and " +
+                (r.model_dir.empty() ? std::string("no -m DIR or --chat-template was given") : r.model_dir + " has none") +
+                " (the built-in Gemma 4 format has no tool support)");
+  }
+  ChatOptions options;
+  options.add_generation_prompt = r.add_generation_prompt;
+  for (const auto& [key, value] : vars.items()) {
+    if (key == "bos_token" && value.is_string()) options.bos_token = value.get<std::string>();
+    else if (key == "enable_thinking") options.enable_thinking = value.is_boolean() ? value.get<bool>() : !value.is_null();
+    else if (key == "eos_token" || key == "messages" || key == "tools" || key == "documents" || key == "add_generation_prompt" ||
+             (key.size() > 6 && key.substr(key.size() - 6) == "_token")) continue;
+    else invalid_argument("--var " + key + ": only a Jinja chat template reads it; the built-in Gemma 4 format takes bos_token and enable_thinking");
+  }
+  const std::vector<ChatMessage> messages = parse_chat_messages_json(r.conversation.messages.dump(), r.conversation_name);
+  ChatPrompt p;
+  try {
+    p = render_gemma4_chat(messages, options);
+  } catch (const Error& e) {
+    throw Error(e.kind(), r.conversation_name + ": " + e.what());
+  }
+  return {p.text, p.images, ""};
+}
+
+}  // namespace
+
+std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir, const std::string& template_file) {
+  if (!template_file.empty()) {
+    if (!file_exists(template_file)) invalid_argument("--chat-template " + template_file + ": no such file");
+    return ChatTemplateFile{read_file(template_file), template_file};
+  }
+  if (model_dir.empty()) return std::nullopt;
+  const std::string jinja = path_join(model_dir, "chat_template.jinja");
+  if (file_exists(jinja)) return ChatTemplateFile{read_file(jinja), jinja};
+  const ojson config = read_tokenizer_config(model_dir);
+  if (!config.is_object() || !config.contains("chat_template") || config["chat_template"].is_null()) return std::nullopt;
+  const std::string name = path_join(model_dir, "tokenizer_config.json") + " chat_template";
+  const ojson& t = config["chat_template"];
+  if (t.is_string()) return ChatTemplateFile{t.get<std::string>(), name};
+  if (t.is_array()) {
+    for (const ojson& entry : t) {
+      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") && entry["template"].is_string()) {
+        return ChatTemplateFile{entry["template"].get<std::string>(), name + " (default)"};
+      }
+    }
+    invalid_file(name + ": a list of templates without one named \"default\"");
+  }
+  invalid_file(name + ": expected a string or a list of {\"name\", \"template\"}, got " + std::string(t.type_name()));
+}
+
+Conversation parse_conversation_json(const std::string& text, const std::string& name) {
+  ojson doc = parse_json(text, name);
+  Conversation c;
+  if (doc.is_object() && doc.contains("messages")) {
+    if (doc.contains("tools") && !doc["tools"].is_null()) c.tools = parse_tools_json(doc["tools"].dump(), name + ": tools");
+    doc = doc["messages"];
+  }
+  if (!doc.is_array()) invalid_argument(name + ": expected a JSON array of messages (or {\"messages\": [...]})");
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    const std::string at = name + ": messages[" + std::to_string(i) + "]";
+    if (!doc[i].is_object()) invalid_argument(at + ": expected an object with \"role\" and \"content\"");
+    if (!doc[i].contains("role") || !doc[i]["role"].is_string()) invalid_argument(at + ": missing \"role\" (a string)");
+  }
+  if (doc.empty()) invalid_argument(name + ": there are no messages");
+  c.messages = std::move(doc);
+  return c;
+}
+
+ojson parse_tools_json(const std::string& text, const std::string& name) {
+  ojson doc = parse_json(text, name);
+  if (doc.is_object() && doc.contains("tools")) doc = doc["tools"];
+  if (!doc.is_array()) invalid_argument(name + ": expected a JSON array of tools (or {\"tools\": [...]})");
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    if (!doc[i].is_object()) invalid_argument(name + ": tools[" + std::to_string(i) + "]: expected an object (a tool schema)");
+  }
+  return doc;
+}
+
+std::vector<std::string> conversation_images(const ojson& messages) {
+  std::vector<std::string> images;
+  for (const ojson& m : messages) {
+    const auto content = m.find("content");
+    if (content == m.end() || !content->is_array()) continue;
+    for (const ojson& part : *content) {
+      if (!part.is_object()) continue;
+      const std::string type = part.value("type", "");
+      if (type == "image" || type == "image_url") images.push_back(media_source(part));
+    }
+  }
+  return images;
+}
+
+ChatRenderResult render_chat(const ChatRenderRequest& r) {
+  ojson vars = ojson::object();
+  vars["messages"] = r.conversation.messages;
+  vars["tools"] = r.conversation.tools;
+  vars["documents"] = nullptr;
+  vars["add_generation_prompt"] = r.add_generation_prompt;
+  const ojson config = read_tokenizer_config(r.model_dir);
+  add_special_tokens(vars, config);
+  for (const std::string& v : r.vars) apply_var(vars, v);
+  const std::optional<ChatTemplateFile> file = find_chat_template(r.model_dir, r.template_file);
+  if (!file) return render_builtin(r, vars);
+  const auto t = jinja::Template::parse(file->source, file->name);
+  return {t->render(vars), conversation_images(r.conversation.messages), file->name};
+}
+
+}  // namespace staticlm

@@ -1,0 +1,57 @@
+// Renders a conversation with the checkpoint's own chat template, as transformers'
+// apply_chat_template does, falling back to the built-in Gemma 4 format (text/chat_format.h)
+// only when there is no template. Template lookup: an explicit file, else DIR/chat_template.jinja,
+// else DIR/tokenizer_config.json's "chat_template" (a string, or a list of {name, template}
+// whose "default" is used). The variables: messages (as given), tools (null when none),
+// documents (null), add_generation_prompt, the special tokens of tokenizer_config.json
+// (bos_token, eos_token, ...), then every --var KEY=JSON in order.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace staticlm {
+
+struct ChatTemplateFile {
+  std::string source;
+  std::string name;  // for errors: the file, or "DIR/tokenizer_config.json chat_template"
+};
+
+// nullopt when there is no template (and no explicit file). A missing explicit file, or a
+// tokenizer_config.json chat_template of the wrong shape, throws naming it.
+std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir, const std::string& template_file);
+
+// A conversation file: a JSON array of messages, or {"messages": [...], "tools": [...]}. Each
+// message must be an object with a string "role"; everything else goes to the template as given.
+struct Conversation {
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  nlohmann::ordered_json tools;  // null when none
+};
+Conversation parse_conversation_json(const std::string& text, const std::string& name);
+// A tools file: a JSON array of tool schemas (or {"tools": [...]}).
+nlohmann::ordered_json parse_tools_json(const std::string& text, const std::string& name);
+
+struct ChatRenderRequest {
+  std::string model_dir;      // "" when none: no template lookup, no special tokens
+  std::string template_file;  // --chat-template
+  Conversation conversation;
+  std::string conversation_name;  // the messages file, for errors
+  bool add_generation_prompt = true;
+  std::vector<std::string> vars;  // "KEY=JSON", applied last
+};
+
+struct ChatRenderResult {
+  std::string text;
+  std::vector<std::string> images;  // sources of the image parts in message order ("" when none named)
+  std::string template_name;        // "" when the built-in format was used
+};
+
+ChatRenderResult render_chat(const ChatRenderRequest& request);
+
+// Image sources of the messages' image / image_url parts, in order ("" for a part without one).
+std::vector<std::string> conversation_images(const nlohmann::ordered_json& messages);
+
+}  // namespace staticlm

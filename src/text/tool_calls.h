@@ -1,0 +1,32 @@
+// Gemma 4 tool calls in generated text (spec/gemma4.md §5.5): each call is
+//   <|tool_call>call:NAME{key:value,...}<tool_call|>
+// where a string value is wrapped in <|"|>...<|"|>, and values may be numbers, true/false/null,
+// nested {...} objects and [...] lists. The reply is the text with the calls taken out, and the
+// calls as {name, arguments (a JSON object)}.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace staticlm {
+
+struct ToolCall {
+  std::string name;
+  nlohmann::ordered_json arguments = nlohmann::ordered_json::object();
+};
+
+struct ModelReply {
+  std::string text;  // the generated text without the tool-call spans
+  std::vector<ToolCall> tool_calls;
+};
+
+// A call that does not parse stays in the text (nothing is thrown: it is model output).
+ModelReply parse_gemma4_reply(std::string_view generated);
+
+// {"text": ..., "tool_calls": [{"type": "function", "function": {"name", "arguments": {...}}}]}
+std::string reply_json(const ModelReply& reply);
+
+}  // namespace staticlm

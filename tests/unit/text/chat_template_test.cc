@@ -1,0 +1,157 @@
+// The checkpoint's chat template in use: the make-model template rendered by the Jinja engine
+// agrees with the built-in Gemma 4 format on the chat-format fixtures; chat-format's template
+// lookup, --chat-template, --tools and --var; template errors exit 2 naming file and line; and
+// Gemma 4 tool calls parsed back out of generated text.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/file.h"
+#include "model/chat_template.h"
+#include "test_util.h"
+#include "text/chat_format.h"
+#include "text/jinja/template.h"
+#include "text/tool_calls.h"
+
+namespace staticlm {
+namespace {
+
+using json = nlohmann::ordered_json;
+using test::run_staticlm;
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+TEST(ChatTemplate, MakeModelTemplateAndBuiltInFormatAgreeOnTheFixtures) {
+  const json cases = json::parse(read_file(test::fixture("text/chat_format_cases.json")));
+  ASSERT_GE(cases.size(), 10u);
+  const auto t = jinja::Template::parse(gemma4_chat_template(), "chat_template.jinja");
+  for (const json& c : cases) {
+    json vars = {{"messages", c["messages"]}, {"bos_token", "<bos>"}, {"eos_token", "<eos>"}, {"tools", nullptr},
+                 {"add_generation_prompt", c["add_generation_prompt"]}, {"enable_thinking", c["enable_thinking"]}};
+    const std::string engine = t->render(vars);
+    EXPECT_EQ(engine, c["prompt"].get<std::string>()) << c["messages"].dump();
+    ChatOptions o;
+    o.add_generation_prompt = c["add_generation_prompt"].get<bool>();
+    o.enable_thinking = c["enable_thinking"].get<bool>();
+    EXPECT_EQ(render_gemma4_chat(parse_chat_messages_json(c["messages"].dump(), "m.json"), o).text, engine);
+  }
+}
+
+TEST(ChatTemplate, ChatFormatUsesTheCheckpointTemplateAndPrintsNothingElse) {
+  test::TempDir dir;
+  write(dir.file("m.json"), R"([{"role": "user", "content": "Hi"}])");
+  // A model directory whose chat_template.jinja differs from the built-in format.
+  write(dir.file("chat_template.jinja"), "{{ bos_token }}[{% for m in messages %}{{ m.role }}:{{ m.content }}{% endfor %}]{% if add_generation_prompt %}>{% endif %}\n");
+  write(dir.file("tokenizer_config.json"), R"({"bos_token": "<s>", "eos_token": {"content": "</s>"}, "chat_template": "ignored"})");
+  auto r = run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "<s>[user:Hi]>");  // the final newline of the template is dropped (jinja2), nothing added
+  r = run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json")) + " --no-generation-prompt --var 'bos_token=\"<B>\"'");
+  EXPECT_EQ(r.out, "<B>[user:Hi]");
+  // --chat-template overrides; --tools and --var reach the template.
+  write(dir.file("t.jinja"), "{{ tools | map(attribute='name') | join(',') }}|{{ enable_thinking }}|{{ n + 1 }}|{{ eos_token }}");
+  write(dir.file("tools.json"), R"([{"name": "a"}, {"name": "b"}])");
+  r = run_staticlm("chat-format -m " + q(dir.path()) + " --chat-template " + q(dir.file("t.jinja")) + " --messages " +
+                   q(dir.file("m.json")) + " --tools " + q(dir.file("tools.json")) + " --var enable_thinking=true --var n=41");
+  EXPECT_EQ(r.out, "a,b|True|42|</s>") << r.err;
+}
+
+TEST(ChatTemplate, TokenizerConfigTemplateStringAndNamedList) {
+  test::TempDir dir;
+  write(dir.file("m.json"), R"([{"role": "user", "content": "Q"}])");
+  write(dir.file("tokenizer_config.json"), R"({"bos_token": "<s>", "chat_template": "{{ bos_token }}S:{{ messages[0].content }}"})");
+  EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "<s>S:Q");
+  write(dir.file("tokenizer_config.json"),
+        R"({"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D:{{ messages | length }}"}]})");
+  EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "D:1");
+}
+
+TEST(ChatTemplate, TemplateErrorsExit2NamingFileAndLine) {
+  test::TempDir dir;
+  write(dir.file("m.json"), R"([{"role": "user", "content": "Q"}])");
+  struct Case {
+    std::string source, err;
+  };
+  const std::vector<Case> cases = {
+      {"a\n{{ raise_exception('roles must alternate') }}", ":2: the template raised an error: roles must alternate\n"},
+      {"a\nb\n{{ x | no_such_filter }}", ":3: no filter named 'no_such_filter'\n"},
+      {"{% if x is frobbed %}{% endif %}", ":1: no test named 'frobbed'\n"},
+      {"a\n{% if true %}\nno end", ":3: unexpected end of template: expected 'elif' or 'else' or 'endif'\n"},
+      {"{% frob %}", ":1: unknown tag 'frob'\n"},
+      {"x\n{{ messages[0].content.a.b }}", ":2: 'str object' has no attribute 'a'\n"},
+  };
+  for (const Case& c : cases) {
+    write(dir.file("t.jinja"), c.source);
+    const auto r = run_staticlm("chat-format --chat-template " + q(dir.file("t.jinja")) + " --messages " + q(dir.file("m.json")));
+    EXPECT_EQ(r.exit_code, 2) << c.source;
+    EXPECT_EQ(r.err, "error: " + dir.file("t.jinja") + c.err) << c.source;
+    EXPECT_EQ(r.out, "") << c.source;
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--var 'x=<bos>'", "error: --var x=<bos>: the value is not JSON (a string needs quotes: --var x='\"<bos>\"')\n"},
+      {"--var =1", "error: --var =1: expected KEY=JSON\n"},
+      {"--chat-template " + q(dir.file("none.jinja")), "error: --chat-template " + dir.file("none.jinja") + ": no such file\n"},
+      {"--tools " + q(dir.file("bad_tools.json")), "error: " + dir.file("bad_tools.json") + ": tools[0]: expected an object (a tool schema)\n"},
+  };
+  write(dir.file("bad_tools.json"), R"(["x"])");
+  write(dir.file("m.json"), R"(["not a message"])");
+  auto r = run_staticlm("chat-format --messages " + q(dir.file("m.json")) + " --chat-template " + q(dir.file("t.jinja")));
+  EXPECT_EQ(r.err, "error: " + dir.file("m.json") + ": messages[0]: expected an object with \"role\" and \"content\"\n");
+  write(dir.file("m.json"), R"([{"role": "user", "content": "Q"}])");
+  for (const auto& [args, err] : bad) {
+    r = run_staticlm("chat-format --messages " + q(dir.file("m.json")) + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, err) << args;
+    EXPECT_EQ(r.out, "");
+  }
+  // Tools without any template: the built-in format cannot render them.
+  write(dir.file("tools.json"), R"([{"name": "a"}])");
+  r = run_staticlm("chat-format --messages " + q(dir.file("m.json")) + " --tools " + q(dir.file("tools.json")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tools need a chat template"), std::string::npos) << r.err;
+}
+
+TEST(ToolCalls, ParsesGemma4CallsOutOfGeneratedText) {
+  const ModelReply r = parse_gemma4_reply(
+      "Let me check.<|tool_call>call:get_weather{city:<|\"|>Paris, FR<|\"|>,days:3,metric:true,ratio:0.5,"
+      "opts:{tags:[<|\"|>a<|\"|>,2],none:null}}<tool_call|> and <|tool_call>call:ping{}<tool_call|>done");
+  EXPECT_EQ(r.text, "Let me check. and done");
+  ASSERT_EQ(r.tool_calls.size(), 2u);
+  EXPECT_EQ(r.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(r.tool_calls[0].arguments.dump(),
+            R"({"city":"Paris, FR","days":3,"metric":true,"ratio":0.5,"opts":{"tags":["a",2],"none":null}})");
+  EXPECT_EQ(r.tool_calls[1].name, "ping");
+  EXPECT_EQ(r.tool_calls[1].arguments.dump(), "{}");
+  EXPECT_EQ(reply_json(r),
+            R"({"text":"Let me check. and done","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":)"
+            R"({"city":"Paris, FR","days":3,"metric":true,"ratio":0.5,"opts":{"tags":["a",2],"none":null}}}},)"
+            R"({"type":"function","function":{"name":"ping","arguments":{}}}]})");
+  // A malformed call stays in the text; text without calls is unchanged.
+  const ModelReply bad = parse_gemma4_reply("x<|tool_call>call:f{a:<|\"|>open}<tool_call|>y<|tool_call>unclosed");
+  EXPECT_TRUE(bad.tool_calls.empty());
+  EXPECT_EQ(bad.text, "x<|tool_call>call:f{a:<|\"|>open}<tool_call|>y<|tool_call>unclosed");
+}
+
+TEST(ToolCalls, RoundTripThroughTheGemma4ToolTemplate) {
+  // The corpus Gemma 4 tool template writes a call the way the model emits one; parsing the
+  // rendered model turn gives the call back.
+  const auto t = jinja::Template::parse(read_file(test::fixture("jinja/templates/gemma4_tools.jinja")), "gemma4_tools.jinja");
+  const json args = json::parse(R"({"city": "Oslo", "days": 2, "units": ["C", "F"], "exact": false})");
+  const json vars = {{"bos_token", ""}, {"add_generation_prompt", false}, {"tools", nullptr},
+                     {"messages", json::array({{{"role", "user"}, {"content", "w?"}},
+                                               {{"role", "assistant"}, {"content", ""},
+                                                {"tool_calls", json::array({{{"type", "function"},
+                                                                             {"function", {{"name", "get_weather"}, {"arguments", args}}}}})}}})}};
+  const std::string text = t->render(vars);
+  const ModelReply r = parse_gemma4_reply(text);
+  ASSERT_EQ(r.tool_calls.size(), 1u) << text;
+  EXPECT_EQ(r.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(r.tool_calls[0].arguments, json::parse(R"({"city": "Oslo", "days": 2, "exact": false, "units": ["C", "F"]})"));
+  EXPECT_EQ(r.text, "<|turn>user\nw?<turn|>\n<|turn>model\n<turn|>\n");
+}
+
+}  // namespace
+}  // namespace staticlm
