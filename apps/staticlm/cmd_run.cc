@@ -81,6 +81,7 @@ struct RunSettings {
   std::int64_t max_seq = 2048;
   float mask_fill_value = kDefaultMaskFill;
   RopeSine rope_sine = RopeSine::kPreNegatedSin;
+  std::vector<std::int64_t> prefill_buckets;  // set: a text prompt is prefilled by bucket
 };
 
 RunSettings settings_from(const RunArgs& a) {
@@ -93,6 +94,7 @@ RunSettings settings_from(const RunArgs& a) {
   s.rope_sine = config.rope_sine;
   if (a.max_seq) s.max_seq = *a.max_seq;
   if (s.max_seq < 2) invalid_argument("--max-seq " + std::to_string(s.max_seq) + ": must be at least 2");
+  if (config.prefill_buckets) s.prefill_buckets = append_buckets_for(config, s.max_seq);
   if (!(s.mask_fill_value < 0) || !std::isfinite(s.mask_fill_value)) {
     invalid_argument("--set mask_fill_value: must be a finite negative number");
   }
@@ -207,6 +209,7 @@ void run_command(const RunArgs& a) {
   if (image) profile = image->profile;
   profile.max_seq = settings.max_seq;
   profile.rope_sine = settings.rope_sine;
+  profile.append_lengths = settings.prefill_buckets;
   CpuBackendOptions bo;
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
@@ -250,6 +253,8 @@ void run_command(const RunArgs& a) {
     pi.valid_length = in.length();
     pi.pixel_values = in.pixel_values->as<float>();
     r = runtime->generate(pi, g, stream);
+  } else if (!settings.prefill_buckets.empty()) {
+    r = runtime->generate_append(prompt, prompt, g, stream);  // the smallest prefill bucket that holds it
   } else {
     r = runtime->generate_tokens(prompt, g, stream);
   }

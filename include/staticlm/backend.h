@@ -18,6 +18,16 @@
 //                              per_layer_input [1,1,P], owners: past_key, past_value [1,Hkv,S-1,hd]
 //                              | consumers: shared_key, shared_value [1,Hkv,S,hd]
 //                              -> hidden_states [1,1,D], owners: new_key, new_value [1,Hkv,1,hd]
+//   decoder_layer_append_q{Q}_{i}  (one per bucket Q of SubgraphProfile::append_lengths)
+//                              hidden_states [1,Q,D], attention_mask [1,1,Q,S], cos, sin [1,Q,hd],
+//                              per_layer_input [1,Q,P], owners: past_key, past_value [1,Hkv,S-Q,hd]
+//                              | consumers: shared_key, shared_value [1,Hkv,S,hd] = cat(donor past
+//                              [S-Q rows], donor new_key [Q rows])
+//                              -> hidden_states [1,Q,D], owners: new_key, new_value [1,Hkv,Q,hd]
+//                              Q new tokens at once against the fixed past cache: the K axis is
+//                              [past slots 0..S-Q-1 | the Q new rows at S-Q..S-1]; the host builds
+//                              the mask and the RoPE rows at the tokens' true positions and writes
+//                              the K/V delta back (like decode, which is the Q = 1 case).
 //   lm_head                    hidden_states [1,1,D]                -> logits [1,1,V] (not soft-capped)
 // S* marks a dynamic axis (1 <= S* <= max_seq), as upstream exports token_embedding. All
 // activations are F32. PLE graphs and inputs are absent when the PLE width is 0; vision graphs
@@ -78,6 +88,9 @@ struct SubgraphProfile {
   // (x, y) = (i % W, i / W), the rest are padding; pixel_values is the graph's only input.
   std::int64_t patch_grid_height = 0;
   std::int64_t patch_grid_width = 0;
+  // Buckets Q of the append-prefill graphs decoder_layer_append_q{Q}_{i}: strictly increasing,
+  // each in [1, max_seq-1]. Empty: no append graphs.
+  std::vector<std::int64_t> append_lengths;
 };
 
 class Backend {

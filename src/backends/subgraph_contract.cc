@@ -6,6 +6,23 @@ namespace staticlm {
 
 std::string decoder_layer_prefill_name(int layer) { return "decoder_layer_prefill_" + std::to_string(layer); }
 std::string decoder_layer_decode_name(int layer) { return "decoder_layer_decode_" + std::to_string(layer); }
+std::string decoder_layer_append_name(int layer, std::int64_t q) {
+  return "decoder_layer_append_q" + std::to_string(q) + "_" + std::to_string(layer);
+}
+
+void check_append_lengths(const std::vector<std::int64_t>& lengths, std::int64_t max_seq) {
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const std::int64_t q = lengths[i];
+    if (q < 1 || q > max_seq - 1) {
+      invalid_argument("append bucket " + std::to_string(q) + " must be within [1, " + std::to_string(max_seq - 1) +
+                       "] for max_seq " + std::to_string(max_seq));
+    }
+    if (i > 0 && q <= lengths[i - 1]) {
+      invalid_argument("append buckets must be strictly increasing: " + std::to_string(q) + " follows " +
+                       std::to_string(lengths[i - 1]));
+    }
+  }
+}
 
 namespace {
 
@@ -13,23 +30,31 @@ TensorSpec f32(std::string name, Shape shape, int dynamic_axis = -1) {
   return {std::move(name), DType::kF32, std::move(shape), dynamic_axis};
 }
 
-SubgraphSignature decoder_layer(const LayerInfo& l, const ModelConfig& c, std::int64_t s, bool decode) {
+enum class LayerGraph { kPrefill, kDecode, kAppend };
+
+// `q`: the bucket of an append graph (its query rows).
+SubgraphSignature decoder_layer(const LayerInfo& l, const ModelConfig& c, std::int64_t s, LayerGraph kind,
+                                std::int64_t q = 0) {
   const std::int64_t d = c.text.hidden_size, p = c.text.hidden_size_per_layer_input;
-  const std::int64_t rows = decode ? 1 : s;
+  const std::int64_t rows = kind == LayerGraph::kDecode ? 1 : kind == LayerGraph::kAppend ? q : s;
   SubgraphSignature g;
-  g.name = decode ? decoder_layer_decode_name(l.index) : decoder_layer_prefill_name(l.index);
+  g.name = kind == LayerGraph::kDecode   ? decoder_layer_decode_name(l.index)
+           : kind == LayerGraph::kAppend ? decoder_layer_append_name(l.index, q)
+                                         : decoder_layer_prefill_name(l.index);
   g.inputs.push_back(f32("hidden_states", {1, rows, d}));
-  g.inputs.push_back(f32("attention_mask", decode ? Shape{1, 1, s} : Shape{1, 1, s, s}));
+  g.inputs.push_back(f32("attention_mask", kind == LayerGraph::kDecode ? Shape{1, 1, s} : Shape{1, 1, rows, s}));
   g.inputs.push_back(f32("cos", {1, rows, l.head_dim}));
   g.inputs.push_back(f32("sin", {1, rows, l.head_dim}));
   if (p > 0) g.inputs.push_back(f32("per_layer_input", {1, rows, p}));
   if (!l.owns_kv) {
-    // Consumers read the donor's K/V: prefill its S new rows, decode cat(past, current) = S rows.
+    // Consumers read the donor's K/V: prefill its S new rows; decode and append
+    // cat(past, new rows) = S rows.
     g.inputs.push_back(f32("shared_key", {1, l.num_kv_heads, s, l.head_dim}));
     g.inputs.push_back(f32("shared_value", {1, l.num_kv_heads, s, l.head_dim}));
-  } else if (decode) {
-    g.inputs.push_back(f32("past_key", {1, l.num_kv_heads, s - 1, l.head_dim}));
-    g.inputs.push_back(f32("past_value", {1, l.num_kv_heads, s - 1, l.head_dim}));
+  } else if (kind != LayerGraph::kPrefill) {
+    // The fixed past: decode S-1 slots, append S-Q (the new rows take the last Q key slots).
+    g.inputs.push_back(f32("past_key", {1, l.num_kv_heads, s - rows, l.head_dim}));
+    g.inputs.push_back(f32("past_value", {1, l.num_kv_heads, s - rows, l.head_dim}));
   }
   g.outputs.push_back(f32("hidden_states", {1, rows, d}));
   if (l.owns_kv) {
@@ -73,8 +98,12 @@ std::vector<SubgraphSignature> gemma4_subgraph_signatures(const ModelConfig& con
                    {f32("inputs_embeds", {1, s, d}, 1), f32("per_layer_token_inputs", {1, s, n_layers, p}, 1)},
                    {f32("per_layer_inputs", {1, s, n_layers, p}, 1)}});
   }
-  for (const LayerInfo& l : layers) out.push_back(decoder_layer(l, config, s, false));
-  for (const LayerInfo& l : layers) out.push_back(decoder_layer(l, config, s, true));
+  check_append_lengths(profile.append_lengths, s);
+  for (const LayerInfo& l : layers) out.push_back(decoder_layer(l, config, s, LayerGraph::kPrefill));
+  for (const LayerInfo& l : layers) out.push_back(decoder_layer(l, config, s, LayerGraph::kDecode));
+  for (std::int64_t q : profile.append_lengths) {
+    for (const LayerInfo& l : layers) out.push_back(decoder_layer(l, config, s, LayerGraph::kAppend, q));
+  }
   out.push_back({kLmHead, {f32("hidden_states", {1, 1, d})}, {f32("logits", {1, 1, t.vocab_size})}});
   return out;
 }

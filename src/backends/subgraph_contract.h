@@ -23,12 +23,19 @@ inline constexpr const char* kMultimodalFusion = "multimodal_fusion_prefill";
 inline constexpr const char* kLmHead = "lm_head";
 std::string decoder_layer_prefill_name(int layer);  // "decoder_layer_prefill_{i}"
 std::string decoder_layer_decode_name(int layer);   // "decoder_layer_decode_{i}"
+// "decoder_layer_append_q{Q}_{i}": the append-prefill graph of layer i for bucket Q.
+std::string decoder_layer_append_name(int layer, std::int64_t q);
+
+// Checks a list of append buckets: each in [1, max_seq - 1], strictly increasing.
+// kInvalidArgument naming the offending value otherwise.
+void check_append_lengths(const std::vector<std::int64_t>& lengths, std::int64_t max_seq);
 
 // All subgraphs in prefill call order: [vision_prefill, multimodal_fusion_prefill when the
 // profile has an image span and the model a vision tower], token_embedding, [ple_embedding,
 // ple_projection when the PLE width is > 0], decoder_layer_prefill_{i} and
-// decoder_layer_decode_{i} for every layer, lm_head. Throws kInvalidArgument when max_seq < 2
-// or the image span does not fit in max_seq.
+// decoder_layer_decode_{i} for every layer, decoder_layer_append_q{Q}_{i} for every bucket Q of
+// profile.append_lengths and every layer, lm_head. Throws kInvalidArgument when max_seq < 2,
+// the image span does not fit in max_seq, or a bucket is bad (check_append_lengths).
 std::vector<SubgraphSignature> gemma4_subgraph_signatures(const ModelConfig& config,
                                                           const std::vector<LayerInfo>& layers,
                                                           const SubgraphProfile& profile);

@@ -138,6 +138,40 @@ void KvCache::write_decode(int layer, std::span<const float> new_k, std::span<co
   }
 }
 
+void KvCache::write_append(int layer, std::span<const float> new_k, std::span<const float> new_v, std::int64_t rows,
+                           std::int64_t past_len, std::int64_t count) {
+  Entry& e = entry(layer, "append write-back");
+  check_row(e, new_k, new_v, rows, "append write-back");
+  if (count < 0 || count > rows || past_len < 0 || past_len + count > max_seq_ - 1) {
+    out_of_range("kv cache: append write-back of " + std::to_string(count) + " rows at slot " +
+                 std::to_string(past_len) + " passes the " + std::to_string(max_seq_ - 1) + " cache slots");
+  }
+  const std::int64_t hd = e.head_dim, cap = max_seq_ - 1;
+  for (std::int64_t h = 0; h < e.heads; ++h) {
+    const std::size_t src = static_cast<std::size_t>(h * rows * hd), n = static_cast<std::size_t>(count * hd);
+    std::copy_n(new_k.data() + src, n, e.k.data() + (h * cap + past_len) * hd);
+    std::copy_n(new_v.data() + src, n, e.v.data() + (h * cap + past_len) * hd);
+    if (!e.mirror_k.empty()) {
+      std::copy_n(new_k.data() + src, n, e.mirror_k.data() + (h * max_seq_ + past_len) * hd);
+      std::copy_n(new_v.data() + src, n, e.mirror_v.data() + (h * max_seq_ + past_len) * hd);
+    }
+  }
+}
+
+void KvCache::copy_past(int layer, std::int64_t count, std::span<float> k_out, std::span<float> v_out) const {
+  const Entry& e = entry(layer, "copy past");
+  const std::int64_t hd = e.head_dim, cap = max_seq_ - 1;
+  const auto n = static_cast<std::size_t>(e.heads * count * hd);
+  if (count < 0 || count > cap || k_out.size() < n || v_out.size() < n) {
+    invalid_argument("kv cache: copy of " + std::to_string(count) + " past slots into buffers of " +
+                     std::to_string(k_out.size()) + " floats");
+  }
+  for (std::int64_t h = 0; h < e.heads; ++h) {
+    std::copy_n(e.k.data() + h * cap * hd, count * hd, k_out.data() + h * count * hd);
+    std::copy_n(e.v.data() + h * cap * hd, count * hd, v_out.data() + h * count * hd);
+  }
+}
+
 void KvCache::set_mirror_current(int layer, std::span<const float> new_k, std::span<const float> new_v) {
   mirror_shape(layer);
   Entry& e = entries_[static_cast<std::size_t>(layer)];

@@ -55,6 +55,15 @@ class KvCache {
   // kOutOfRange when past_len >= max_seq - 1 (the cache is full).
   void write_decode(int layer, std::span<const float> new_k, std::span<const float> new_v, std::int64_t past_len);
 
+  // Append write-back: rows [0, count) of new_k / new_v [1, Hkv, rows, hd] into slots
+  // [past_len, past_len + count) (cache and mirror). kOutOfRange when they pass slot max_seq - 2.
+  void write_append(int layer, std::span<const float> new_k, std::span<const float> new_v, std::int64_t rows,
+                    std::int64_t past_len, std::int64_t count);
+
+  // Copies slots [0, count) of every head of the layer's K and V into k_out / v_out
+  // [1, Hkv, count, hd] (count <= max_seq - 1).
+  void copy_past(int layer, std::int64_t count, std::span<float> k_out, std::span<float> v_out) const;
+
   // Puts the current token's row [1, Hkv, 1, hd] into the mirror's last slot (max_seq - 1).
   void set_mirror_current(int layer, std::span<const float> new_k, std::span<const float> new_v);
 

@@ -31,4 +31,16 @@ void build_prefill_mask(std::span<float> out, std::int64_t seq_len, std::int64_t
 void build_decode_mask(std::span<float> out, std::int64_t max_seq, std::int64_t past_len,
                        std::optional<std::int64_t> window, float fill);
 
+// Append-prefill mask [1, 1, Q, max_seq] for `count` new tokens (1 <= count <= Q) at positions
+// past_len .. past_len+count-1. Key slots [0, max_seq-Q) hold the past cache, slot max_seq-Q+j
+// the new row j. Row i < count (position p = past_len + i):
+//   full:    past slots [0, past_len) and new rows [0, i] allowed
+//   sliding: past slots [max(0, p - window + 1), past_len) and new rows [max(0, i - window + 1), i]
+// Rows i >= count (bucket padding) repeat row count-1, so no row is all `fill` and padded keys
+// are never read. Throws kOutOfRange when the past does not fit the graph's past
+// (past_len > max_seq - Q) or the tokens do not leave the decode slot (past_len + count >
+// max_seq - 1); kInvalidArgument for a wrong out.size(), count outside [1, Q] or window < 1.
+void build_append_mask(std::span<float> out, std::int64_t max_seq, std::int64_t q, std::int64_t past_len,
+                       std::int64_t count, std::optional<std::int64_t> window, float fill);
+
 }  // namespace staticlm

@@ -17,6 +17,7 @@ void check_backend(const Backend& b, const ModelConfig& config, const std::vecto
     const SubgraphSignature* have = b.find(want.name);
     if (have == nullptr) {
       if (want.name == kVisionPrefill || want.name == kMultimodalFusion) continue;  // text-only use is fine
+      if (want.name.rfind("decoder_layer_append_", 0) == 0) continue;  // optional: decode steps instead
       invalid_argument("backend " + b.name() + " lacks subgraph " + want.name);
     }
     auto compare = [&](const std::vector<TensorSpec>& h, const std::vector<TensorSpec>& w, const char* role) {
@@ -54,6 +55,21 @@ class RuntimeSource : public TokenSource {
   const PrefillInput& in_;
 };
 
+// The append loop's prefill step is an append.
+class AppendSource : public TokenSource {
+ public:
+  AppendSource(Runtime& rt, std::span<const std::int64_t> tokens) : rt_(rt), tokens_(tokens) {}
+  std::span<const float> prefill() override { return rt_.append(tokens_); }
+  std::span<const float> decode(std::int64_t token) override { return rt_.decode(token); }
+  std::int64_t remaining_capacity() const override { return rt_.remaining_capacity(); }
+  std::int64_t prompt_tokens() const override { return static_cast<std::int64_t>(tokens_.size()); }
+  std::int64_t max_seq() const override { return rt_.max_seq(); }
+
+ private:
+  Runtime& rt_;
+  std::span<const std::int64_t> tokens_;
+};
+
 }  // namespace
 
 std::unique_ptr<Runtime> Runtime::create(Backend& backend, const ModelConfig& config,
@@ -70,6 +86,7 @@ std::unique_ptr<Runtime> Runtime::create(Backend& backend, const ModelConfig& co
   rt->state_ = std::make_unique<RuntimeState>(backend, config, layers, options.mask_fill_value);
   rt->prefiller_ = std::make_unique<Prefiller>(*rt->state_);
   rt->decoder_ = std::make_unique<TokenGenerator>(*rt->state_);
+  rt->appender_ = std::make_unique<Appender>(*rt->state_);
   return rt;
 }
 
@@ -87,6 +104,71 @@ std::span<const float> Runtime::prefill_tokens(std::span<const std::int64_t> pro
 }
 
 std::span<const float> Runtime::decode(std::int64_t token) { return decoder_->step(*state_, token); }
+
+std::span<const float> Runtime::append(std::span<const std::int64_t> tokens) {
+  RuntimeState& st = *state_;
+  const std::int64_t s = st.max_seq, n = static_cast<std::int64_t>(tokens.size());
+  if (n == 0) invalid_argument("append: no tokens");
+  if (!st.prefilled) rewind(0);
+  if (st.past_len + n > s - 1) {
+    out_of_range("append: " + std::to_string(n) + " tokens after " + std::to_string(st.past_len) +
+                 " in the cache do not fit: max_seq " + std::to_string(s) + " holds " + std::to_string(s - 1) +
+                 " (one slot is kept for decoding)");
+  }
+  std::span<const float> logits;
+  std::int64_t done = 0;
+  while (done < n) {
+    const std::int64_t q = appender_->pick_bucket(s, st.past_len, n - done);
+    if (q == 0) {
+      st.prefilled = true;  // the cache holds what came before (possibly nothing)
+      logits = decoder_->step(st, tokens[static_cast<std::size_t>(done)]);
+      ++done;
+      continue;
+    }
+    const std::int64_t take = std::min(q, n - done);
+    logits = appender_->run(st, q, tokens.subspan(static_cast<std::size_t>(done), static_cast<std::size_t>(take)),
+                            done + take == n);
+    done += take;
+  }
+  return logits;
+}
+
+std::span<const float> Runtime::prefill_bucketed(std::span<const std::int64_t> prompt) {
+  const std::int64_t s = state_->max_seq, t = static_cast<std::int64_t>(prompt.size());
+  if (t < 1 || t > s - 1) {
+    out_of_range("prompt of " + std::to_string(t) + " tokens does not fit: max_seq " + std::to_string(s) +
+                 " takes 1 to " + std::to_string(s - 1) + " prompt tokens (one slot is kept for decoding)");
+  }
+  rewind(0);
+  return append(prompt);
+}
+
+void Runtime::rewind(std::int64_t past_len) {
+  RuntimeState& st = *state_;
+  if (past_len < 0 || past_len > st.past_len) {
+    out_of_range("rewind: past_len " + std::to_string(past_len) + " outside [0, " + std::to_string(st.past_len) + "]");
+  }
+  if (past_len == 0) {
+    st.cache.reset();
+    st.prefilled = false;
+  }
+  st.past_len = past_len;
+}
+
+void Runtime::set_restored(std::int64_t past_len) {
+  if (past_len < 0 || past_len > state_->max_seq - 1) {
+    out_of_range("restore: past_len " + std::to_string(past_len) + " outside [0, " +
+                 std::to_string(state_->max_seq - 1) + "]");
+  }
+  state_->past_len = past_len;
+  state_->prefilled = past_len > 0;
+}
+
+GenerationResult Runtime::generate_append(std::span<const std::int64_t> tokens, std::span<const std::int64_t> history,
+                                          const GenerateOptions& options, const TokenCallback& on_token) {
+  AppendSource source(*this, tokens);
+  return staticlm::generate(source, history, options, on_token);
+}
 
 GenerationResult Runtime::generate(const PrefillInput& input, const GenerateOptions& options,
                                    const TokenCallback& on_token) {

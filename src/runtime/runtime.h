@@ -4,7 +4,7 @@
 // soft-capping, sampling) happens here; the backend only runs fixed-shape subgraphs.
 //
 // Ownership: the Runtime owns its state and buffers; it borrows the Backend, which must outlive
-// it. One Runtime is one conversation: prefill() starts it over.
+// it. One Runtime is one conversation: prefill() starts it over, append() continues it.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 
 #include "model/config.h"
 #include "model/layer_table.h"
+#include "runtime/appender.h"
 #include "runtime/generation.h"
 #include "runtime/masks.h"
 #include "runtime/prefiller.h"
@@ -44,6 +45,25 @@ class Runtime {
   // Feeds one token at position past_len; returns the logits it predicts.
   std::span<const float> decode(std::int64_t token);
 
+  // Append-prefill: feeds tokens at positions past_len.. through the append graphs, in chunks
+  // of the smallest bucket that holds the rest (else the largest that fits), one decode step
+  // where no bucket fits; returns the logits after the last token. On a fresh runtime (or after
+  // rewind(0)) this is a bucketed prefill. Throws kInvalidArgument for no tokens, kOutOfRange
+  // (nothing changed) when past_len + tokens > max_seq - 1.
+  std::span<const float> append(std::span<const std::int64_t> tokens);
+  // Starts over (cache cleared) and appends the prompt: prefill with the smallest bucket that
+  // holds it instead of the max_seq graphs (the "prefill buckets").
+  std::span<const float> prefill_bucketed(std::span<const std::int64_t> prompt);
+  // Forgets every slot from past_len on (they are masked, then overwritten); 0 starts over.
+  // kOutOfRange when past_len is negative or beyond the current one.
+  void rewind(std::int64_t past_len);
+  // The append buckets the backend implements (ascending).
+  const std::vector<std::int64_t>& append_buckets() const { return appender_->buckets(); }
+  // Appends `tokens` (the prefill step of the loop), then samples / decodes as generate().
+  // `history`: every token in the context, `tokens` included (for the repetition penalty).
+  GenerationResult generate_append(std::span<const std::int64_t> tokens, std::span<const std::int64_t> history,
+                                   const GenerateOptions& options, const TokenCallback& on_token);
+
   // Prefill, then sample / stream / decode until a stop condition (runtime/generation.h).
   GenerationResult generate(const PrefillInput& input, const GenerateOptions& options, const TokenCallback& on_token);
   GenerationResult generate_tokens(std::span<const std::int64_t> prompt, const GenerateOptions& options,
@@ -54,6 +74,9 @@ class Runtime {
   // Tokens decode() can still take: max_seq - 1 - past_len.
   std::int64_t remaining_capacity() const { return state_->max_seq - 1 - state_->past_len; }
   const KvCache& cache() const { return state_->cache; }
+  // For restoring a saved conversation: the cache to fill, then set_past_len.
+  KvCache& mutable_cache() { return state_->cache; }
+  void set_restored(std::int64_t past_len);
   const ModelConfig& config() const { return state_->config; }
 
  private:
@@ -62,6 +85,7 @@ class Runtime {
   std::unique_ptr<RuntimeState> state_;
   std::unique_ptr<Prefiller> prefiller_;    // borrows *state_
   std::unique_ptr<TokenGenerator> decoder_;  // borrows *state_
+  std::unique_ptr<Appender> appender_;       // borrows *state_
 };
 
 }  // namespace staticlm

@@ -328,6 +328,30 @@ RuntimeConfig read_config(const YAML::Node& block, const std::map<std::string, s
   }
   c.image_fit = r.choice("image_fit", {"strict", "fit"}, "strict") == "fit" ? ImageFit::kFit : ImageFit::kStrict;
   if (r.has("inspect")) c.inspect_thresholds = read_inspect(r.node("inspect"), r.where("inspect"));
+  if (r.has("prefill_buckets")) {
+    const YAML::Node n = r.node("prefill_buckets");
+    std::vector<std::int64_t> q;
+    try {
+      if (n.IsScalar()) {
+        q.push_back(n.as<std::int64_t>());
+      } else if (n.IsSequence()) {
+        for (const auto& x : n) q.push_back(x.as<std::int64_t>());
+      } else {
+        throw YAML::Exception(YAML::Mark::null_mark(), "");
+      }
+    } catch (const YAML::Exception&) {
+      invalid_argument(r.where("prefill_buckets") + ": expected a list of integers, got " + show(n));
+    }
+    if (q.empty()) invalid_argument(r.where("prefill_buckets") + ": the list is empty");
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      if (q[i] < 1 || (i > 0 && q[i] <= q[i - 1])) {
+        invalid_argument(r.where("prefill_buckets") + ": " + std::to_string(q[i]) +
+                         " must be positive and larger than the one before (the list is strictly increasing)");
+      }
+    }
+    c.prefill_buckets = q;
+  }
+  c.context_overflow = r.choice("context_overflow", {"error", "truncate"}, "error");
   return c;
 }
 
@@ -349,7 +373,8 @@ const std::vector<std::string>& runtime_config_keys() {
   static const std::vector<std::string> keys = {
       "model",      "max_seq",      "vision_profile", "image_height",    "image_width", "visual_start_idx",
       "num_visual_tokens", "padding_side", "device",   "prompt",          "verify_steps", "gen_steps",
-      "mask_fill_value", "rope_sine", "rope",          "image_fit",   "inspect"};
+      "mask_fill_value", "rope_sine", "rope",          "image_fit",   "inspect",
+      "prefill_buckets", "context_overflow"};
   return keys;
 }
 
@@ -404,6 +429,8 @@ std::string runtime_config_to_yaml(const RuntimeConfig& c) {
   e << YAML::Key << "mask_fill_value" << YAML::Value << c.mask_fill_value;
   e << YAML::Key << "rope_sine" << YAML::Value << rope_sine_name(c.rope_sine);
   e << YAML::Key << "image_fit" << YAML::Value << image_fit_name(c.image_fit);
+  if (c.prefill_buckets) e << YAML::Key << "prefill_buckets" << YAML::Value << YAML::Flow << *c.prefill_buckets;
+  e << YAML::Key << "context_overflow" << YAML::Value << c.context_overflow;
   if (!c.inspect_thresholds.empty()) {
     // "STEP.METRIC" keys back into inspect.thresholds.STEP.METRIC (the map is sorted by step).
     e << YAML::Key << "inspect" << YAML::Value << YAML::BeginMap << YAML::Key << "thresholds" << YAML::Value
@@ -422,6 +449,23 @@ std::string runtime_config_to_yaml(const RuntimeConfig& c) {
   }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
+}
+
+std::vector<std::int64_t> append_buckets_for(const RuntimeConfig& c, std::int64_t max_seq) {
+  if (c.prefill_buckets) {
+    for (std::int64_t q : *c.prefill_buckets) {
+      if (q > max_seq - 1) {
+        invalid_argument("prefill_buckets: " + std::to_string(q) + " does not fit max_seq " + std::to_string(max_seq) +
+                         " (a bucket holds at most max_seq - 1 = " + std::to_string(max_seq - 1) + " tokens)");
+      }
+    }
+    return *c.prefill_buckets;
+  }
+  std::vector<std::int64_t> out;
+  for (std::int64_t q : kDefaultPrefillBuckets) {
+    if (q <= max_seq - 1) out.push_back(q);
+  }
+  return out;
 }
 
 StaticSetup resolve_static_setup(const RuntimeConfig& c, const VisionConfig* vision) {

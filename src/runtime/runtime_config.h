@@ -54,10 +54,24 @@ struct RuntimeConfig {
   double mask_fill_value = -120.0;  // additive mask value of the PTQ/export ABI; finite and < 0
   RopeSine rope_sine = RopeSine::kPreNegatedSin;  // key `rope_sine` (TICO's `rope` is accepted too)
   ImageFit image_fit = ImageFit::kStrict;
+  // Lengths Q of the append-prefill graphs (decoder_layer_append_q{Q}_{i}), strictly increasing.
+  // Unset: `run` prefills with the max_seq graphs, `chat` / `serve` append with
+  // kDefaultPrefillBuckets (those below max_seq). Set: every prompt, first turn included, goes
+  // through the smallest bucket that holds it.
+  std::optional<std::vector<std::int64_t>> prefill_buckets;
+  // When the next chat turn does not fit max_seq - 1: "error" (refuse it, the conversation
+  // stays as it was) or "truncate" (drop the oldest whole turns, keep the system prompt,
+  // prefill again).
+  std::string context_overflow = "error";
   // `inspect.thresholds.<step>.<metric>: value` (staticlm inspect), keyed "<step>.<metric>" as
   // written; the inspector checks the step and metric names.
   std::map<std::string, double> inspect_thresholds;
 };
+
+inline const std::vector<std::int64_t> kDefaultPrefillBuckets = {16, 64, 256};
+// The append buckets for max_seq: the configured ones (checked against max_seq), else the
+// defaults that fit (Q <= max_seq - 1).
+std::vector<std::int64_t> append_buckets_for(const RuntimeConfig& config, std::int64_t max_seq);
 
 // The keys a config may hold, in documentation order.
 const std::vector<std::string>& runtime_config_keys();

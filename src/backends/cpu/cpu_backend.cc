@@ -35,6 +35,9 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
       for (const LayerInfo& l : layers) {
         if (n == decoder_layer_prefill_name(l.index)) e = {Kind::kPrefillLayer, l.index, i};
         if (n == decoder_layer_decode_name(l.index)) e = {Kind::kDecodeLayer, l.index, i};
+        for (std::int64_t q : profile.append_lengths) {
+          if (n == decoder_layer_append_name(l.index, q)) e = {Kind::kAppendLayer, l.index, i, q};
+        }
       }
       if (e.layer < 0) internal_error("cpu backend: no implementation for subgraph " + n);
     }
@@ -87,6 +90,7 @@ void CpuBackend::run(const std::string& name, std::span<const TensorView> in, st
       return;
     case Kind::kPrefillLayer:
     case Kind::kDecodeLayer:
+    case Kind::kAppendLayer:
       run_layer(e, in, out);
       return;
     case Kind::kLmHead:
@@ -100,6 +104,7 @@ void CpuBackend::run_layer(const Entry& e, std::span<const TensorView> in, std::
   const std::int64_t ple = config_.text.hidden_size_per_layer_input;
   cpu::DecoderLayerCall call;
   call.decode = e.kind == Kind::kDecodeLayer;
+  call.append = e.kind == Kind::kAppendLayer ? e.append : 0;
   call.max_seq = profile_.max_seq;
   // Inputs in signature order: hidden, mask, cos, sin, [per_layer_input], [kv pair].
   std::size_t i = 0;

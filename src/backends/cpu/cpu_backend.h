@@ -62,11 +62,12 @@ class CpuBackend : public Backend {
 
  private:
   CpuBackend() = default;
-  enum class Kind { kTokenEmbedding, kPleEmbedding, kPleProjection, kVision, kFusion, kPrefillLayer, kDecodeLayer, kLmHead };
+  enum class Kind { kTokenEmbedding, kPleEmbedding, kPleProjection, kVision, kFusion, kPrefillLayer, kDecodeLayer, kAppendLayer, kLmHead };
   struct Entry {
     Kind kind;
     int layer = -1;
     std::size_t signature = 0;  // index into signatures_
+    std::int64_t append = 0;    // the bucket Q of an append layer
   };
   void run_layer(const Entry& e, std::span<const TensorView> in, std::span<const TensorBuffer> out);
 

@@ -9,17 +9,19 @@
 
 namespace staticlm::cpu {
 
-std::int64_t active_prefill_rows(const float* mask, std::int64_t s) {
-  std::int64_t n = s;
-  while (n > 0 && mask[(n - 1) * s + (n - 1)] <= kNegligibleMask) --n;
-  if (n == s) return s;
+std::int64_t active_query_rows(const float* mask, std::int64_t rows, std::int64_t stride, std::int64_t first_own_key) {
+  std::int64_t n = rows;
+  while (n > 0 && mask[(n - 1) * stride + first_own_key + (n - 1)] <= kNegligibleMask) --n;
+  if (n == rows) return rows;
   for (std::int64_t q = 0; q < n; ++q) {
-    for (std::int64_t k = n; k < s; ++k) {
-      if (mask[q * s + k] > kNegligibleMask) return s;  // a kept row reads a dropped key
+    for (std::int64_t k = first_own_key + n; k < first_own_key + rows; ++k) {
+      if (mask[q * stride + k] > kNegligibleMask) return rows;  // a kept row reads a dropped key
     }
   }
   return n;
 }
+
+std::int64_t active_prefill_rows(const float* mask, std::int64_t s) { return active_query_rows(mask, s, s, 0); }
 
 namespace {
 
@@ -42,8 +44,10 @@ void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::in
                        Workspace& ws) {
   const std::int64_t d = hidden_size, s = call.max_seq;
   const std::int64_t heads = layer.num_heads, kv_heads = layer.num_kv_heads, hd = layer.head_dim;
-  const std::int64_t rows = call.decode ? 1 : s;  // rows of the signature
-  const std::int64_t n = call.decode || !options.skip_padded_rows ? rows : active_prefill_rows(call.mask, s);
+  const std::int64_t rows = call.decode ? 1 : call.append > 0 ? call.append : s;  // rows of the signature
+  const std::int64_t n = call.decode || !options.skip_padded_rows ? rows
+                         : call.append > 0                        ? active_query_rows(call.mask, rows, s, s - rows)
+                                                                  : active_prefill_rows(call.mask, s);
   const float eps = options.rms_norm_eps;
 
   // Skipped rows (padding) produce zeros.
@@ -74,17 +78,17 @@ void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::in
     rms_norm(v, n * kv_heads, hd, nullptr, eps, v);  // v_norm has no weight
     to_head_major(k, n, kv_heads, hd, rows, call.new_k);
     to_head_major(v, n, kv_heads, hd, rows, call.new_v);
-    if (call.decode) {
-      // K axis = [past slots 0..S-2 | the current token at S-1].
-      segments[0] = {call.kv_k, call.kv_v, s - 1, (s - 1) * hd};
-      segments[1] = {call.new_k, call.new_v, 1, hd};
+    if (call.decode || call.append > 0) {
+      // K axis = [past slots 0..S-rows-1 | the new rows at S-rows..S-1] (decode: rows = 1).
+      segments[0] = {call.kv_k, call.kv_v, s - rows, (s - rows) * hd};
+      segments[1] = {call.new_k, call.new_v, rows, rows * hd};
       n_segments = 2;
     } else {
       segments[0] = {call.new_k, call.new_v, n, rows * hd};
     }
   } else {
-    // Shared K/V from the donor layer: prefill its S rows, decode cat(past, current).
-    segments[0] = {call.kv_k, call.kv_v, call.decode ? s : n, s * hd};
+    // Shared K/V from the donor layer: prefill its S rows, decode / append cat(past, new rows).
+    segments[0] = {call.kv_k, call.kv_v, call.decode || call.append > 0 ? s : n, s * hd};
   }
   float* attn = Workspace::get(ws.attn, static_cast<std::size_t>(n * heads * hd));
   attention(q, {n, heads, kv_heads, hd}, std::span(segments, n_segments), call.mask, s, 1.0f, attn, ws.scores,

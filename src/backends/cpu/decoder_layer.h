@@ -1,5 +1,6 @@
-// One Gemma 4 decoder layer on the CPU (spec/gemma4.md 2.3-2.4), shared by the prefill and the
-// decode subgraphs: the two differ only in where keys come from and how many query rows run.
+// One Gemma 4 decoder layer on the CPU (spec/gemma4.md 2.3-2.4), shared by the prefill, the
+// decode and the append-prefill subgraphs: they differ only in where keys come from and how
+// many query rows run.
 #pragma once
 
 #include <cstdint>
@@ -12,18 +13,19 @@
 
 namespace staticlm::cpu {
 
-// Buffers of one call, laid out as the subgraph signature says (S = max_seq, n = S prefill or
-// 1 decode). Borrowed for the call.
+// Buffers of one call, laid out as the subgraph signature says (S = max_seq, n = S prefill,
+// 1 decode, Q append). Borrowed for the call.
 struct DecoderLayerCall {
   bool decode = false;
+  std::int64_t append = 0;  // Q for an append-prefill call (decode false), else 0
   std::int64_t max_seq = 0;
   const float* hidden = nullptr;  // [n, D]
-  const float* mask = nullptr;    // prefill [S, S]; decode [S]
+  const float* mask = nullptr;    // prefill [S, S]; decode [S]; append [Q, S]
   const float* cos = nullptr;     // [n, hd]
   const float* sin = nullptr;
   const float* per_layer_input = nullptr;  // [n, P], or null when P = 0
-  // Prefill consumer: shared [Hkv, S, hd]. Decode owner: past [Hkv, S-1, hd]. Decode
-  // consumer: shared [Hkv, S, hd]. Prefill owner: unused.
+  // Prefill consumer: shared [Hkv, S, hd]. Decode owner: past [Hkv, S-1, hd]. Append owner:
+  // past [Hkv, S-Q, hd]. Decode and append consumers: shared [Hkv, S, hd]. Prefill owner: unused.
   const float* kv_k = nullptr;
   const float* kv_v = nullptr;
   float* hidden_out = nullptr;  // [n, D]
@@ -34,8 +36,8 @@ struct DecoderLayerCall {
 struct DecoderLayerOptions {
   RopeSine rope_sine = RopeSine::kPreNegatedSin;
   float rms_norm_eps = 1e-6f;
-  // Prefill only: run only the leading rows the mask leaves valid (see active_prefill_rows);
-  // outputs of the skipped rows are zero.
+  // Prefill and append: run only the leading rows the mask leaves valid (see
+  // active_query_rows); outputs of the skipped rows are zero.
   bool skip_padded_rows = true;
   ThreadPool* pool = nullptr;  // borrowed; null runs on the calling thread
 };
@@ -45,6 +47,9 @@ struct DecoderLayerOptions {
 // dropped key more weight than a masked entry (<= kNegligibleMask, exp(-60) ~ 1e-26 relative).
 // Otherwise S: the full computation.
 std::int64_t active_prefill_rows(const float* mask, std::int64_t s);
+// The same for `rows` query rows of a mask with row stride `stride` whose row i's own key is
+// column first_own_key + i (prefill: rows = stride = S, 0; append: Q, S, S - Q).
+std::int64_t active_query_rows(const float* mask, std::int64_t rows, std::int64_t stride, std::int64_t first_own_key);
 
 void run_decoder_layer(const LayerInfo& layer, const CpuLayerWeights& w, std::int64_t hidden_size,
                        std::int64_t ple_width, const DecoderLayerOptions& options, const DecoderLayerCall& call,
