@@ -97,10 +97,11 @@ void run(const InputsArgs& a) {
   if (a.profile) sets.push_back("vision_profile=" + *a.profile);
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   const RuntimeConfig cfg = load_runtime_config(a.config, sets);
-  const auto builder = StaticInputBuilder::create(a.model, cfg, a.reserve_decode_slot);
-
   std::vector<std::string> image_paths;
   const std::string prompt = resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model}, cfg, image_paths);
+  // A text-only prompt is not checked against the image span (a multimodal checkpoint's
+  // profile need not fit max_seq then).
+  const auto builder = StaticInputBuilder::create(a.model, cfg, a.reserve_decode_slot, /*text_only=*/image_paths.empty());
   std::vector<RgbImage> images;
   for (const std::string& path : image_paths) images.push_back(decode_image_file(path));
 

@@ -1,0 +1,30 @@
+// The sampling and length flags `chat` (and `serve`, as defaults) share with `run`, with
+// llama.cpp's names: -n, --temp, --top-k, --top-p, --min-p, --repetition-penalty, --seed, --stop.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/checkpoint.h"
+#include "runtime/generation.h"
+
+namespace staticlm::cli {
+
+struct SamplingFlags {
+  std::optional<std::int64_t> max_new_tokens, top_k;
+  std::optional<double> temperature, top_p, min_p, repetition_penalty;
+  std::uint64_t seed = 0;
+  std::vector<std::string> stops;
+};
+
+void add_sampling_flags(CLI::App& cmd, SamplingFlags& f);
+
+// The checkpoint's defaults (generation_config.json, EOS ids) with the flags applied; bad values
+// are kInvalidArgument naming the flag.
+GenerateOptions generate_options(const SamplingFlags& f, const Checkpoint& ck);
+
+}  // namespace staticlm::cli

@@ -1,0 +1,179 @@
+// `staticlm chat` end to end on the tiny model: a scripted 10-turn chat prefills only each
+// turn's new tokens (the statistics say how many, and how many came from the cache); its last
+// reply equals a one-shot `run` over the saved context; context_overflow=truncate keeps going
+// past max_seq while error stops cleanly; a saved conversation is refused by a chat with
+// another max_seq. Also: text-only `inputs` on the multimodal tiny model.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "runtime/logits_dump.h"
+#include "tensor/safetensors.h"
+#include "test_util.h"
+
+namespace staticlm {
+namespace {
+
+class Chat : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    made_ = test::run_staticlm("make-model --preset tiny --seed 1 --out " + dir_->file("m"));
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  void SetUp() override { ASSERT_EQ(made_.exit_code, 0) << made_.err; }
+  static std::string model() { return dir_->file("m"); }
+  // Runs chat with `script` on stdin (a file: not a terminal).
+  static test::CommandResult chat(const std::string& script, const std::string& args) {
+    const std::string in = dir_->file("script.txt"), out = dir_->file("out.txt"), err = dir_->file("err.txt");
+    write(in, script);
+    const std::string cmd = std::string(STATICLM_BIN) + " chat -m " + model() + " " + args + " <" + in + " >" + out +
+                            " 2>" + err;
+    const int status = std::system(cmd.c_str());
+    test::CommandResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  static void write(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  static std::string slurp(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  }
+  static test::TempDir* dir_;
+  static test::CommandResult made_;
+};
+test::TempDir* Chat::dir_ = nullptr;
+test::CommandResult Chat::made_;
+
+struct TurnLine {
+  long prefilled, reused, generated, context;
+};
+
+std::vector<TurnLine> turn_lines(const std::string& err) {
+  static const std::regex re(
+      R"(turn \d+: prefilled (\d+) tokens, reused (\d+) from the cache(?:, dropped \d+ oldest turns)?; generated (\d+) tokens .*; context (\d+)/)");
+  std::vector<TurnLine> out;
+  for (std::sregex_iterator it(err.begin(), err.end(), re), end; it != end; ++it) {
+    out.push_back({std::stol((*it)[1]), std::stol((*it)[2]), std::stol((*it)[3]), std::stol((*it)[4])});
+  }
+  return out;
+}
+
+std::string ten_turns() {
+  std::string s;
+  for (int i = 1; i <= 10; ++i) s += "Question number " + std::to_string(i) + " about the weather?\n";
+  return s;
+}
+
+TEST_F(Chat, TenTurnsPrefillOnlyTheNewTokens) {
+  const std::string saved = dir_->file("ten.safetensors");
+  const auto r = chat(ten_turns() + "/stats\n/save " + saved + "\n", "--max-seq 1024 -n 6 --temp 0 --system 'Be brief.'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<TurnLine> t = turn_lines(r.err);
+  ASSERT_EQ(t.size(), 10u) << r.err;
+  EXPECT_EQ(t[0].reused, 0);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    // The context is what was reused, prefilled and generated; nothing else.
+    EXPECT_EQ(t[i].reused + t[i].prefilled + t[i].generated, t[i].context) << "turn " << i + 1;
+    if (i == 0) continue;
+    // Everything before the turn but the previous reply's last sampled token came from the cache.
+    EXPECT_EQ(t[i].reused, t[i - 1].context - 1) << "turn " << i + 1;
+    EXPECT_LT(t[i].prefilled, 40) << "turn " << i + 1 << " re-prefilled old turns";
+  }
+  EXPECT_NE(r.err.find("turns 10, context " + std::to_string(t[9].context) + " tokens"), std::string::npos) << r.err;
+
+  // The last reply equals greedy `run` over the same context in one full prefill.
+  const auto f = SafetensorsFile::open(saved);
+  const TensorView tv = f->get("tokens");
+  const auto* ids = static_cast<const std::int64_t*>(tv.data);
+  const std::int64_t n = tv.numel(), prompt_len = n - t[9].generated;
+  std::string csv;
+  for (std::int64_t i = 0; i < prompt_len; ++i) csv += (i ? "," : "") + std::to_string(ids[i]);
+  const std::string dump = dir_->file("last.safetensors");
+  const auto run = test::run_staticlm("run -m " + model() + " --prompt-ids " + csv + " -n " +
+                                      std::to_string(t[9].generated) + " --max-seq 1024 --temp 0 --dump-logits " + dump);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const LogitsDump d = read_logits_dump(dump);
+  EXPECT_EQ(d.tokens, std::vector<std::int64_t>(ids + prompt_len, ids + n));
+}
+
+TEST_F(Chat, TruncateKeepsGoingPastMaxSeqWhileErrorStopsCleanly) {
+  const auto trunc = chat(ten_turns(), "--max-seq 96 -n 6 --temp 0 --system 'Be brief.' --set context_overflow=truncate");
+  ASSERT_EQ(trunc.exit_code, 0) << trunc.err;
+  const std::vector<TurnLine> t = turn_lines(trunc.err);
+  ASSERT_EQ(t.size(), 10u) << trunc.err;
+  long total = 0;
+  for (const TurnLine& x : t) total += x.prefilled + x.generated;
+  EXPECT_GT(total, 96) << "the chat went past max_seq";
+  EXPECT_NE(trunc.err.find("oldest turns"), std::string::npos) << trunc.err;
+  for (const TurnLine& x : t) EXPECT_LE(x.context, 96);
+
+  const auto err = chat(ten_turns(), "--max-seq 96 -n 6 --temp 0 --system 'Be brief.'");
+  EXPECT_EQ(err.exit_code, 2) << err.err;
+  const std::vector<TurnLine> e = turn_lines(err.err);
+  EXPECT_GE(e.size(), 1u);
+  EXPECT_LT(e.size(), 10u);
+  EXPECT_NE(err.err.find("error: chat: the next turn needs"), std::string::npos) << err.err;
+  EXPECT_NE(err.err.find("context_overflow=error"), std::string::npos) << err.err;
+}
+
+TEST_F(Chat, SaveLoadRoundTripsAndRefusesAnotherProfile) {
+  const std::string saved = dir_->file("two.safetensors");
+  const auto a = chat("Hello there\nAnd again\n/save " + saved + "\n", "--max-seq 256 -n 4 --temp 0");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  // Loading and asking the same third question equals asking it in the original chat.
+  const auto whole = chat("Hello there\nAnd again\nThird one\n", "--max-seq 256 -n 4 --temp 0");
+  const auto resumed = chat("/load " + saved + "\nThird one\n", "--max-seq 256 -n 4 --temp 0");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const std::string last_whole = whole.out.substr(whole.out.rfind('\n', whole.out.size() - 2) + 1);
+  EXPECT_EQ(resumed.out, last_whole);
+  const std::vector<TurnLine> rt = turn_lines(resumed.err), wt = turn_lines(whole.err);
+  ASSERT_EQ(rt.size(), 1u);
+  ASSERT_EQ(wt.size(), 3u);
+  EXPECT_EQ(rt[0].reused, wt[2].reused);
+  EXPECT_EQ(rt[0].prefilled, wt[2].prefilled);
+
+  const auto other = chat("/load " + saved + "\n", "--max-seq 128 -n 4 --temp 0");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("saved for checkpoint 'm'"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("max_seq 256"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("max_seq 128"), std::string::npos) << other.err;
+}
+
+TEST_F(Chat, BadCommandsAndFlags) {
+  const auto cmd = chat("/frobnicate\n", "-n 2");
+  EXPECT_EQ(cmd.exit_code, 2);
+  EXPECT_NE(cmd.err.find("error: chat: unknown command '/frobnicate'"), std::string::npos) << cmd.err;
+  const auto img = chat("/image nowhere.png\n", "-n 2");
+  EXPECT_EQ(img.exit_code, 2);
+  EXPECT_NE(img.err.find("start the chat with --image"), std::string::npos) << img.err;
+  const auto pol = chat("hi\n", "-n 2 --set context_overflow=drop");
+  EXPECT_EQ(pol.exit_code, 2);
+  EXPECT_NE(pol.err.find("context_overflow: 'drop' is not one of: error, truncate"), std::string::npos) << pol.err;
+}
+
+// The tiny preset is multimodal and its registered profile's image span [1, 265) does not fit
+// max_seq 64: a text-only prompt is laid out without it.
+TEST_F(Chat, TextOnlyInputsOnAMultimodalCheckpoint) {
+  const std::string out = dir_->file("hello.safetensors");
+  const auto r = test::run_staticlm("inputs -m " + model() + " --prompt Hello --max-seq 64 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto f = SafetensorsFile::open(out);
+  EXPECT_EQ(f->get("llm_input_ids").shape, (Shape{1, 64}));
+  EXPECT_FALSE(f->contains("pixel_values"));
+}
+
+}  // namespace
+}  // namespace staticlm
