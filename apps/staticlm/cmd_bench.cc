@@ -26,6 +26,7 @@
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "threads_option.h"
 #include "kernel_target_option.h"
 #include "model/checkpoint.h"
 #include "model/flops.h"
@@ -142,10 +143,14 @@ void run_bench(const BenchArgs& a) {
   }
   apply_kernel_target(a.kernel_target);
   auto ck = Checkpoint::open(a.model);
+  if (a.max_seq > ck->config().text.max_position_embeddings) {
+    invalid_argument("--max-seq " + std::to_string(a.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(ck->config().text.max_position_embeddings));
+  }
   if (a.image_encode && !ck->config().vision) {
     invalid_argument("bench: --image-encode needs a model with a vision tower; " + a.model + " is text-only");
   }
-  const int threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = resolve_threads(a.threads);
   ThreadPool pool(threads);
   const std::string target = cpu::kernel_target();
   std::fprintf(stderr, "bench: measuring memory read bandwidth and compute peaks...\n");

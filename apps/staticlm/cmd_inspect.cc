@@ -23,6 +23,7 @@
 #include "base/file.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "threads_option.h"
 #include "inspect/inspector.h"
 #include "inspect/recorder.h"
 #include "inspect/reference_trace.h"
@@ -105,7 +106,6 @@ void inspect_command(const InspectArgs& a) {
   std::vector<int> steps = inspect::parse_steps(a.steps);
   if (a.decode_steps && *a.decode_steps < 0) invalid_argument("--decode-steps " + std::to_string(*a.decode_steps) + ": must be >= 0");
   if (a.gen_steps && *a.gen_steps < 0) invalid_argument("--gen-steps " + std::to_string(*a.gen_steps) + ": must be >= 0");
-  if (a.threads < 0) invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1 (0: all cores)");
   apply_kernel_target(a.kernel_target);
 
   auto ck = Checkpoint::open(a.model);
@@ -185,7 +185,7 @@ void inspect_command(const InspectArgs& a) {
     const VisionProfile& v = builder->options().profile;
     set_vision_profile(profile, v);
   }
-  const int threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = resolve_threads(a.threads);
   ThreadPool pool(threads);
   inspect::StaticRun run;
   run.checkpoint = ck.get();

@@ -18,7 +18,9 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "commands.h"
+#include "threads_option.h"
 #include "quant/accuracy.h"
+#include "text/utf8.h"
 
 namespace staticlm::cli {
 
@@ -39,8 +41,14 @@ constexpr std::size_t kWorst = 5;
 std::vector<std::string> read_prompts(const std::string& path) {
   std::vector<std::string> prompts;
   std::istringstream in(read_file(path));
+  int number = 0;
   for (std::string line; std::getline(in, line);) {
+    ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (const std::size_t bad = utf8_first_invalid(line); bad != std::string::npos) {
+      invalid_argument("--prompts " + path + ":" + std::to_string(number) + ": not valid UTF-8 (bad byte at offset " +
+                       std::to_string(bad) + ")");
+    }
     if (!line.empty()) prompts.push_back(line);
   }
   if (prompts.empty()) invalid_argument("--prompts " + path + ": no prompts (one per line)");
@@ -208,7 +216,7 @@ void run_quant_report(const QuantReportArgs& a) {
   o.quant_dir = a.quant;
   if (a.prompts_file) o.prompts = read_prompts(*a.prompts_file);
   o.max_seq = a.max_seq;
-  o.threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  o.threads = resolve_threads(a.threads);
   o.progress = [](const std::string& line) { std::fprintf(stderr, "quant-report: %s\n", line.c_str()); };
   const quant::AccuracyReport r = quant::accuracy_report(o);
   if (a.json) {

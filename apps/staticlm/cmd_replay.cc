@@ -29,6 +29,7 @@
 #include "base/file.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "threads_option.h"
 #include "inspect/replay.h"
 #include "kernel_target_option.h"
 #include "model/checkpoint.h"
@@ -82,7 +83,6 @@ void replay_command(const ReplayArgs& a) {
   if (a.tolerance && (!std::isfinite(*a.tolerance) || *a.tolerance < 0)) {
     invalid_argument("--tolerance: must be a finite PEIR >= 0");
   }
-  if (a.threads < 0) invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1 (0: all cores)");
   const inspect::Recording rec = inspect::read_recording(a.record);
   if (rec.setup.backend != "cpu") {
     std::cerr << "note: recorded on the " << rec.setup.backend << " backend; replaying on cpu\n";
@@ -90,7 +90,7 @@ void replay_command(const ReplayArgs& a) {
   const std::string target = apply_target(a, rec.setup.kernel_target);
   const std::string model = a.model.value_or(rec.setup.model_dir);
   auto ck = Checkpoint::open(model);
-  const int threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = resolve_threads(a.threads);
   ThreadPool pool(threads);
   CpuBackendOptions bo;
   bo.pool = &pool;

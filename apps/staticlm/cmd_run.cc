@@ -37,6 +37,7 @@
 #include "base/thread_pool.h"
 #include "backends/observed_backend.h"
 #include "commands.h"
+#include "threads_option.h"
 #include "inspect/recorder.h"
 #include "kernel_target_option.h"
 #include "run_image.h"
@@ -183,7 +184,6 @@ void run_command(const RunArgs& a) {
                      std::to_string(config.text.max_position_embeddings));
   }
   apply_kernel_target(a.kernel_target);
-  if (a.threads < 0) invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1 (0: all cores)");
   auto check_fits = [&](const std::vector<std::int64_t>& ids) {
     if (static_cast<std::int64_t>(ids.size()) > settings.max_seq - 1) {
       invalid_argument("run: the prompt has " + std::to_string(ids.size()) + " tokens but max_seq " +
@@ -203,7 +203,7 @@ void run_command(const RunArgs& a) {
     g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
   }
 
-  const int threads = a.threads > 0 ? a.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = resolve_threads(a.threads);
   ThreadPool pool(threads);
   SubgraphProfile profile;
   if (image) profile = image->profile;

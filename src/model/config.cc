@@ -424,7 +424,7 @@ json parse_json_object(const std::string& text, const std::string& source) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range
     std::string what = e.what();
     // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep line/column and the reason.
     if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)

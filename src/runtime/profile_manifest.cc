@@ -65,7 +65,7 @@ VisionProfile parse_vision_profile_manifest(const std::string& json_text, const 
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range
     invalid_file(source + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) invalid_file(source + ": a vision profile manifest must be a JSON object, got " + j.type_name());

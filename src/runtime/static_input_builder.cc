@@ -18,7 +18,7 @@ nlohmann::json read_optional_json(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range
     invalid_file(path + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) invalid_file(path + ": expected a JSON object");
@@ -69,6 +69,11 @@ std::unique_ptr<StaticInputBuilder> StaticInputBuilder::create(const std::string
                                                                bool reserve_decode_slot, bool text_only) {
   std::unique_ptr<StaticInputBuilder> b(new StaticInputBuilder());
   b->model_ = load_model_config(model_dir);
+  // max_seq sizes every static input: refuse it before anything is allocated.
+  if (config.max_seq > b->model_.text.max_position_embeddings) {
+    invalid_argument("max_seq " + std::to_string(config.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(b->model_.text.max_position_embeddings));
+  }
   b->tokenizer_ = Tokenizer::load(path_join(model_dir, "tokenizer.json"));
   const ProcessorSettings settings = read_processor_settings(model_dir, *b->tokenizer_);
   b->add_bos_token_ = *settings.add_bos_token;

@@ -1,0 +1,67 @@
+// The `inputs` builder on fuzzed prompts: the tiny model (made once, in a temporary directory)
+// lays each prompt out as text, and with an image for a small inline profile; a prompt may hold any number of <|image|>
+// markers and special tokens, with or without the one image.
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <unistd.h>
+
+#include "fuzz_util.h"
+#include "model/make_model.h"
+#include "runtime/runtime_config.h"
+#include "runtime/static_input_builder.h"
+
+namespace {
+struct Fixture {
+  std::string dir;
+  std::unique_ptr<staticlm::StaticInputBuilder> text, image;
+  staticlm::RgbImage picture;
+};
+
+std::string& model_dir() {
+  static std::string dir;
+  return dir;
+}
+
+// Made once and never destroyed (a fuzzer exits from anywhere); the directory is removed at exit.
+const Fixture& fixture() {
+  static const Fixture& f = *[] {
+    auto* p = new Fixture;
+    Fixture& x = *p;
+    x.dir = (std::filesystem::temp_directory_path() / ("staticlm-fuzz-inputs-" + std::to_string(getpid()))).string();
+    staticlm::MakeModelOptions o;
+    o.preset = "tiny";
+    o.seed = 1;
+    o.out_dir = x.dir;
+    o.gemma3_tokenizer_path = std::string(STATICLM_DEPS_DIR) + "/tokenizer-gemma3/tokenizer.json";
+    staticlm::make_model(o);
+    const staticlm::RuntimeConfig text_cfg = staticlm::parse_runtime_config("max_seq: 64\n", "fuzz");
+    x.text = staticlm::StaticInputBuilder::create(x.dir, text_cfg, true, true);
+    // A small inline profile (12 x 18 patches, 24 soft tokens at [3, 27)): the picture is
+    // processed on every image prompt, so it must be cheap.
+    const staticlm::RuntimeConfig image_cfg = staticlm::parse_runtime_config(
+        "max_seq: 64\nimage_fit: fit\nvision_profile: {name: fuzz, visual_start_idx: 3, num_visual_tokens: 24, "
+        "max_soft_tokens: 280, patch_grid_height: 12, patch_grid_width: 18}\n",
+        "fuzz");
+    x.image = staticlm::StaticInputBuilder::create(x.dir, image_cfg, true);
+    x.picture = staticlm::RgbImage(40, 30);
+    x.picture.pixels.assign(x.picture.pixels.size(), 128);
+    model_dir() = x.dir;
+    std::atexit([] { std::filesystem::remove_all(model_dir()); });
+    return p;
+  }();
+  return f;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace staticlm;
+  const Fixture& f = fixture();
+  const std::string prompt = fuzz::text(data, size);
+  fuzz::refuse_or_accept([&] { f.text->build(prompt, {}); });
+  // The image path (slow: the picture is processed each time) only for prompts that name it.
+  if (prompt.find("<|image|>") != std::string::npos) {
+    fuzz::refuse_or_accept([&] { f.image->build(prompt, std::span(&f.picture, 1)); });
+  }
+  return 0;
+}

@@ -1,0 +1,15 @@
+// tokenizer.json itself: a fuzzed (small) tokenizer definition is loaded, then encodes and
+// decodes a fixed text.
+#include "fuzz_util.h"
+#include "text/tokenizer.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace staticlm;
+  const std::string in = fuzz::text(data, size);
+  fuzz::refuse_or_accept([&] {
+    const auto t = Tokenizer::from_json(in, "tokenizer.json");
+    const std::vector<int> ids = t->encode("Hello world, <start_of_turn>user\n 1234 \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80", true);
+    t->decode(ids);
+  });
+  return 0;
+}
