@@ -14,6 +14,7 @@ void add_detokenize_command(CLI::App& app);
 void add_chat_format_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 void add_inputs_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_quant_report_command(CLI::App& app);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   staticlm::cli::add_chat_format_command(app);
   staticlm::cli::add_run_command(app);
   staticlm::cli::add_chat_command(app);
+  staticlm::cli::add_serve_command(app);
   staticlm::cli::add_inputs_command(app);
   staticlm::cli::add_bench_command(app);
   staticlm::cli::add_quantize_command(app);

@@ -1,0 +1,254 @@
+// staticlm serve -m DIR [--host 127.0.0.1] [--port 8080] [--slots N] [--queue N] [--max-seq S]
+// [--threads N] [--max-body BYTES] [--allow-local-files] [--config F] [--set k=v]... [sampling
+// flags as defaults: -n, --temp, --top-k, --top-p, --min-p, --repetition-penalty, --seed, --stop]
+//
+// An OpenAI-compatible HTTP server (cpp-httplib) over the runtime: GET /health, GET /v1/models,
+// POST /v1/chat/completions (non-streaming, or streaming as server-sent events ending with
+// "data: [DONE]"). One worker runs the requests one at a time over N conversation slots that
+// act as an LRU prompt cache (serve_engine.h); beyond one running and --queue waiting requests,
+// 503. Bad JSON or fields: 400 naming the field; a body over --max-body: 413. --port 0 picks a
+// free port. The first line on stdout says where it listens.
+#include <signal.h>
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "base/error.h"
+#include "base/file.h"
+#include "base/thread_pool.h"
+#include "commands.h"
+#include "model/checkpoint.h"
+#include "runtime/runtime_config.h"
+#include "sampling_flags.h"
+#include "serve_engine.h"
+#include "text/tokenizer.h"
+#include "threads_option.h"
+
+namespace staticlm::cli {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct ServeArgs {
+  std::string model, host = "127.0.0.1";
+  int port = 8080, slots = 1, queue = 8, threads = 0;
+  std::int64_t max_body = 1 << 20;
+  bool allow_local_files = false;
+  std::optional<std::string> config_file;
+  std::vector<std::string> sets;
+  std::optional<std::int64_t> max_seq;
+  SamplingFlags sampling;
+};
+
+std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+void json_reply(httplib::Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, "application/json");
+}
+
+ojson usage_json(const ChatJob& job) {
+  const auto prompt = static_cast<std::int64_t>(job.prompt.size());
+  return {{"prompt_tokens", prompt},
+          {"completion_tokens", job.completion_tokens},
+          {"total_tokens", prompt + job.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", job.cached_tokens}}}};
+}
+
+struct Reply {
+  std::string id, model;
+  std::int64_t created = 0;
+  ojson base(const char* object) const { return {{"id", id}, {"object", object}, {"created", created}, {"model", model}}; }
+  ojson chunk(ojson delta, ojson finish) const {
+    ojson j = base("chat.completion.chunk");
+    j["choices"] = ojson::array({{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}}});
+    return j;
+  }
+};
+
+void serve_command(const ServeArgs& a) {
+  if (a.slots < 1 || a.slots > 64) invalid_argument("--slots " + std::to_string(a.slots) + ": must be in [1, 64]");
+  if (a.queue < 0 || a.queue > 4096) invalid_argument("--queue " + std::to_string(a.queue) + ": must be in [0, 4096]");
+  if (a.port < 0 || a.port > 65535) invalid_argument("--port " + std::to_string(a.port) + ": must be in [0, 65535] (0: any free port)");
+  if (a.max_body < 1) invalid_argument("--max-body " + std::to_string(a.max_body) + ": must be at least 1");
+  std::vector<std::string> sets = a.sets;
+  if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
+  const RuntimeConfig cfg = load_runtime_config(a.config_file, sets);
+  const int threads = resolve_threads(a.threads);
+  auto ck = Checkpoint::open(a.model);
+  const GenerateOptions defaults = generate_options(a.sampling, *ck);
+  if (cfg.max_seq > ck->config().text.max_position_embeddings) {
+    invalid_argument("--max-seq " + std::to_string(cfg.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(ck->config().text.max_position_embeddings));
+  }
+  const std::string tok_path = path_join(a.model, "tokenizer.json");
+  if (!file_exists(tok_path)) invalid_argument("serve: " + a.model + " has no tokenizer.json");
+  const auto tok = Tokenizer::load(tok_path);
+  const std::string name = std::filesystem::path(a.model).lexically_normal().filename().string();
+  const std::string model_name = name.empty() ? a.model : name;
+
+  // SIGINT / SIGTERM stop the server cleanly: blocked here (every thread started later inherits
+  // that) and awaited by one thread.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  ThreadPool pool(threads);
+  SubgraphProfile profile;
+  profile.max_seq = cfg.max_seq;
+  profile.rope_sine = cfg.rope_sine;
+  profile.append_lengths = append_buckets_for(cfg, cfg.max_seq);
+  CpuBackendOptions bo;
+  bo.pool = &pool;
+  auto backend = CpuBackend::create(*ck, profile, bo);
+  ServeEngine engine(*backend, *ck, *tok, ServeOptions{a.slots, a.queue});
+
+  httplib::Server svr;
+  // Enough connection threads for every request that may run or wait, and some to answer 503.
+  const std::size_t conn_threads = static_cast<std::size_t>(a.queue + a.slots) + 8;
+  svr.new_task_queue = [conn_threads] { return new httplib::ThreadPool(conn_threads); };
+  svr.set_payload_max_length(static_cast<std::size_t>(a.max_body));
+  svr.set_error_handler([&](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string what = res.status == 413 ? "request body larger than --max-body " + std::to_string(a.max_body) + " bytes"
+                             : res.status == 404 ? "no such endpoint"
+                                                 : "HTTP " + std::to_string(res.status);
+    res.set_content(error_json(what, res.status == 413 ? "request_too_large" : "invalid_request_error"), "application/json");
+  });
+
+  svr.Get("/health", [](const httplib::Request&, httplib::Response& res) { json_reply(res, 200, R"({"status":"ok"})"); });
+  const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
+  svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
+    const ojson m = {{"id", model_name}, {"object", "model"}, {"created", started}, {"owned_by", "staticlm"}};
+    json_reply(res, 200, dump({{"object", "list"}, {"data", ojson::array({m})}}));
+  });
+  std::atomic<std::uint64_t> next_id{1};
+  svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+    auto job = std::make_shared<ChatJob>();
+    try {
+      parse_chat_request(req.body, a.model, *tok, defaults, cfg.max_seq, *job);
+    } catch (const RequestError& e) {
+      json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
+      return;
+    }
+    if (!engine.submit(job)) {
+      json_reply(res, 503, error_json("server busy: " + std::to_string(a.queue) + " requests already wait (--queue); retry later",
+                                      "server_busy"));
+      return;
+    }
+    Reply reply{"chatcmpl-" + std::to_string(next_id++), model_name, static_cast<std::int64_t>(std::time(nullptr))};
+    if (!job->stream) {
+      std::unique_lock l(job->mu);
+      job->cv.wait(l, [&] { return job->done; });
+      if (!job->error.empty()) {
+        json_reply(res, 500, error_json("generation failed: " + job->error, "server_error"));
+        return;
+      }
+      ojson j = reply.base("chat.completion");
+      j["choices"] = ojson::array({{{"index", 0},
+                                    {"message", {{"role", "assistant"}, {"content", job->content}}},
+                                    {"finish_reason", job->finish_reason}}});
+      j["usage"] = usage_json(*job);
+      j["timings"] = {{"prompt_ms", job->prompt_ms}, {"predicted_ms", job->predicted_ms}};
+      json_reply(res, 200, dump(j));
+      return;
+    }
+    res.set_header("Cache-Control", "no-cache");
+    auto sent = std::make_shared<std::size_t>(0);
+    auto opened = std::make_shared<bool>(false);
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [job, reply, sent, opened](std::size_t, httplib::DataSink& sink) {
+          auto send = [&](const std::string& data) {
+            const std::string s = "data: " + data + "\n\n";
+            if (sink.write(s.data(), s.size())) return true;
+            job->cancelled = true;
+            return false;
+          };
+          if (!*opened) {
+            *opened = true;
+            return send(dump(reply.chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
+          }
+          std::string piece, error, finish;
+          bool done = false;
+          {
+            std::unique_lock l(job->mu);
+            // Wakes now and then to notice a client that went away while nothing was written.
+            while (!job->done && job->released <= *sent) {
+              if (job->cv.wait_for(l, std::chrono::milliseconds(250)) == std::cv_status::timeout && !sink.is_writable()) {
+                job->cancelled = true;
+                return false;
+              }
+            }
+            piece = job->content.substr(*sent, job->released - *sent);
+            *sent = job->released;
+            done = job->done;
+            error = job->error;
+            finish = job->finish_reason;
+          }
+          if (!piece.empty() && !send(dump(reply.chunk({{"content", piece}}, nullptr)))) return false;
+          if (!done) return true;
+          if (!error.empty()) {
+            if (!send(error_json("generation failed: " + error, "server_error"))) return false;
+          } else {
+            ojson last = reply.chunk(ojson::object(), finish);
+            last["usage"] = usage_json(*job);
+            if (!send(dump(last))) return false;
+          }
+          if (!send("[DONE]")) return false;
+          sink.done();
+          return true;
+        },
+        [job](bool success) {
+          if (!success) job->cancelled = true;
+        });
+  });
+
+  const int port = a.port == 0 ? svr.bind_to_any_port(a.host) : (svr.bind_to_port(a.host, a.port) ? a.port : -1);
+  if (port < 0) invalid_argument("serve: cannot listen on " + a.host + ":" + std::to_string(a.port));
+  std::thread([&svr, stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    svr.stop();
+  }).detach();
+  std::cout << "staticlm serve: listening on http://" << a.host << ":" << port << " (model " << model_name << ", slots "
+            << a.slots << ", queue " << a.queue << ", max_seq " << cfg.max_seq << ")" << std::endl;
+  svr.listen_after_bind();
+  std::cerr << "staticlm serve: stopped\n";
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto a = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (chat completions, streaming and not)");
+  cmd->add_option("-m,--model", a->model, "checkpoint directory")->required();
+  cmd->add_option("--host", a->host, "address to listen on (default 127.0.0.1)");
+  cmd->add_option("--port", a->port, "port (default 8080; 0: any free port, printed at start)");
+  cmd->add_option("--slots", a->slots, "conversation slots kept as a prompt cache (default 1)");
+  cmd->add_option("--queue", a->queue, "requests that may wait while one runs; beyond them 503 (default 8)");
+  cmd->add_option("--max-body", a->max_body, "largest request body in bytes; larger: 413 (default 1048576)");
+  cmd->add_flag("--allow-local-files", a->allow_local_files, "let image parts name local files (image parts are not served yet)");
+  cmd->add_option("--config", a->config_file, "runtime config (YAML)");
+  cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");
+  cmd->add_option("--max-seq", a->max_seq, "static sequence length of each slot: prompt + reply + 1");
+  cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  add_sampling_flags(*cmd, a->sampling);
+  cmd->callback([a] { serve_command(*a); });
+}
+
+}  // namespace staticlm::cli

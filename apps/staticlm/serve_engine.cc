@@ -1,0 +1,277 @@
+#include "serve_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+#include "base/error.h"
+#include "text/chat_render.h"
+#include "text/detokenizer.h"
+
+namespace staticlm::cli {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+[[noreturn]] void bad(const std::string& param, const std::string& what) { throw RequestError{param + ": " + what, param}; }
+
+double number_field(const ojson& doc, const char* key) {
+  const ojson& v = doc[key];
+  if (!v.is_number()) bad(key, "expected a number, got " + v.dump());
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) bad(key, "expected a finite number");
+  return x;
+}
+
+std::int64_t integer_field(const ojson& doc, const char* key, std::int64_t lo) {
+  const ojson& v = doc[key];
+  if (!v.is_number_integer()) bad(key, "expected an integer, got " + v.dump());
+  const std::int64_t x = v.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(v.get<std::uint64_t>(), INT64_MAX))
+                                                : v.get<std::int64_t>();
+  if (x < lo) bad(key, "must be at least " + std::to_string(lo) + ", got " + std::to_string(x));
+  return x;
+}
+
+void check_messages(const ojson& messages) {
+  if (!messages.is_array() || messages.empty()) bad("messages", "expected a non-empty array of messages");
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const std::string at = "messages[" + std::to_string(i) + "]";
+    const ojson& m = messages[i];
+    if (!m.is_object()) bad(at, "expected an object with \"role\" and \"content\"");
+    if (!m.contains("role") || !m["role"].is_string()) bad(at + ".role", "expected a string");
+    if (!m.contains("content")) continue;
+    const ojson& c = m["content"];
+    if (c.is_string() || c.is_null()) continue;
+    if (!c.is_array()) bad(at + ".content", "expected a string or an array of parts");
+    for (std::size_t j = 0; j < c.size(); ++j) {
+      const std::string part = at + ".content[" + std::to_string(j) + "]";
+      if (!c[j].is_object() || !c[j].contains("type") || !c[j]["type"].is_string()) bad(part, "expected an object with a string \"type\"");
+      const std::string type = c[j]["type"].get<std::string>();
+      if (type == "image_url" || type == "image") bad(part, "image parts are not supported by this server yet");
+      if (type != "text") bad(part + ".type", "'" + type + "' is not supported (text only)");
+      if (!c[j].contains("text") || !c[j]["text"].is_string()) bad(part + ".text", "expected a string");
+    }
+  }
+}
+
+// Where `content` may be shown up to while `hold` bytes are withheld: a UTF-8 character boundary.
+std::size_t releasable(const std::string& content, std::size_t hold) {
+  std::size_t end = content.size() > hold ? content.size() - hold : 0;
+  while (end > 0 && end < content.size() && (static_cast<unsigned char>(content[end]) & 0xC0) == 0x80) --end;
+  return end;
+}
+
+}  // namespace
+
+std::string error_json(const std::string& message, const std::string& type, const std::string& param) {
+  ojson e = {{"message", message}, {"type", type}, {"param", param.empty() ? ojson() : ojson(param)}};
+  return ojson{{"error", e}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+void parse_chat_request(const std::string& body, const std::string& model_dir, const Tokenizer& tok,
+                        const GenerateOptions& defaults, std::int64_t max_seq, ChatJob& job) {
+  ojson doc;
+  try {
+    doc = ojson::parse(body);
+  } catch (const ojson::exception& e) {
+    throw RequestError{std::string("body: not valid JSON (") + e.what() + ")", ""};
+  }
+  if (!doc.is_object()) throw RequestError{"body: expected a JSON object", ""};
+  if (!doc.contains("messages")) bad("messages", "required");
+  check_messages(doc["messages"]);
+  if (doc.contains("model") && !doc["model"].is_string()) bad("model", "expected a string");
+  if (doc.contains("n") && !doc["n"].is_null() && integer_field(doc, "n", 1) != 1) bad("n", "only 1 choice is supported");
+
+  GenerateOptions g = defaults;
+  SamplingOptions& s = g.sampling;
+  auto given = [&](const char* key) { return doc.contains(key) && !doc[key].is_null(); };
+  if (given("stream")) {
+    if (!doc["stream"].is_boolean()) bad("stream", "expected true or false");
+    job.stream = doc["stream"].get<bool>();
+  }
+  if (given("temperature")) {
+    s.temperature = number_field(doc, "temperature");
+    if (s.temperature < 0) bad("temperature", "must be at least 0");
+  }
+  if (given("top_p")) {
+    s.top_p = number_field(doc, "top_p");
+    if (!(s.top_p > 0 && s.top_p <= 1)) bad("top_p", "must be in (0, 1]");
+  }
+  if (given("min_p")) {
+    s.min_p = number_field(doc, "min_p");
+    if (s.min_p < 0 || s.min_p > 1) bad("min_p", "must be in [0, 1]");
+  }
+  if (given("top_k")) s.top_k = integer_field(doc, "top_k", 0);
+  if (given("seed")) s.seed = static_cast<std::uint64_t>(integer_field(doc, "seed", 0));
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    if (given(key)) g.max_new_tokens = integer_field(doc, key, 1);
+  }
+  if (given("stop")) {
+    const ojson& st = doc["stop"];
+    g.stop_strings.clear();
+    if (st.is_string()) {
+      g.stop_strings.push_back(st.get<std::string>());
+    } else if (st.is_array()) {
+      for (const ojson& x : st) {
+        if (!x.is_string()) bad("stop", "expected a string or an array of strings");
+        g.stop_strings.push_back(x.get<std::string>());
+      }
+    } else {
+      bad("stop", "expected a string or an array of strings");
+    }
+    for (const std::string& x : g.stop_strings) {
+      if (x.empty()) bad("stop", "a stop string must not be empty");
+    }
+  }
+  try {
+    validate_sampling_options(s);
+  } catch (const Error& e) {
+    throw RequestError{std::string("sampling: ") + e.what(), "sampling"};
+  }
+
+  ChatRenderRequest r;
+  r.model_dir = model_dir;
+  r.conversation.messages = doc["messages"];
+  r.conversation_name = "messages";
+  std::string text;
+  try {
+    text = render_chat(r).text;
+  } catch (const Error& e) {
+    throw RequestError{e.what(), "messages"};
+  }
+  const std::vector<int> ids = tok.encode(text);
+  if (ids.empty()) bad("messages", "the rendered prompt is empty");
+  if (static_cast<std::int64_t>(ids.size()) > max_seq - 1) {
+    bad("messages", "the prompt has " + std::to_string(ids.size()) + " tokens but max_seq " + std::to_string(max_seq) +
+                        " leaves room for " + std::to_string(max_seq - 1));
+  }
+  job.prompt.assign(ids.begin(), ids.end());
+  job.options = std::move(g);
+}
+
+ServeEngine::ServeEngine(Backend& backend, const Checkpoint& ck, const Tokenizer& tok, const ServeOptions& options)
+    : tok_(tok), options_(options), slots_(static_cast<std::size_t>(options.slots)) {
+  for (Slot& s : slots_) s.runtime = Runtime::create(backend, ck.config(), ck.layers());
+  worker_ = std::thread([this] { loop(); });
+}
+
+ServeEngine::~ServeEngine() {
+  {
+    std::lock_guard l(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+bool ServeEngine::submit(std::shared_ptr<ChatJob> job) {
+  {
+    std::lock_guard l(mu_);
+    if (in_flight_ >= options_.queue + 1) return false;
+    ++in_flight_;
+    waiting_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+void ServeEngine::loop() {
+  for (;;) {
+    std::shared_ptr<ChatJob> job;
+    {
+      std::unique_lock l(mu_);
+      cv_.wait(l, [&] { return stopping_ || !waiting_.empty(); });
+      if (stopping_) return;
+      job = std::move(waiting_.front());
+      waiting_.pop_front();
+    }
+    if (job->cancelled) {
+      job->error = "cancelled: the client went away";
+    } else {
+      run(*job);
+    }
+    {
+      // Freed before the client hears of it, so its next request finds the room.
+      std::lock_guard l(mu_);
+      --in_flight_;
+    }
+    {
+      std::lock_guard l(job->mu);
+      job->done = true;
+      job->released = job->content.size();
+    }
+    job->cv.notify_all();
+  }
+}
+
+void ServeEngine::run(ChatJob& job) {
+  const std::vector<std::int64_t>& prompt = job.prompt;
+  // The slot holding the longest prefix of the prompt; none: the least recently used one.
+  std::size_t best = 0, best_common = 0;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const std::vector<std::int64_t>& t = slots_[i].tokens;
+    const auto mm = std::mismatch(t.begin(), t.end(), prompt.begin(), prompt.end());
+    const std::size_t common = static_cast<std::size_t>(mm.first - t.begin());
+    if (common > best_common) best = i, best_common = common;
+  }
+  if (best_common == 0) {
+    best = static_cast<std::size_t>(std::min_element(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) {
+                                      return a.last_used < b.last_used;
+                                    }) - slots_.begin());
+  }
+  Slot& slot = slots_[best];
+  slot.last_used = ++clock_;
+  // At least one token is fed: its logits choose the first reply token.
+  const std::size_t keep = std::min(best_common, prompt.size() - 1);
+  Runtime& rt = *slot.runtime;
+
+  GenerateOptions g = job.options;
+  std::unique_ptr<IncrementalDetokenizer> stop_text;
+  std::size_t hold = 0;
+  if (!g.stop_strings.empty()) {
+    stop_text = std::make_unique<IncrementalDetokenizer>(tok_);
+    g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
+    for (const std::string& s : g.stop_strings) hold = std::max(hold, s.size() - 1);
+  }
+  IncrementalDetokenizer out(tok_, /*skip_special_tokens=*/true);
+  const TokenCallback on_token = [&](std::int64_t t) {
+    const std::string piece = out.push(static_cast<int>(t));
+    {
+      std::lock_guard l(job.mu);
+      job.content += piece;
+      job.released = std::max(job.released, releasable(job.content, hold));
+    }
+    job.cv.notify_all();
+    return !job.cancelled.load();
+  };
+  try {
+    slot.tokens.resize(keep);
+    rt.rewind(static_cast<std::int64_t>(keep));
+    const GenerationResult r = rt.generate_append(std::span(prompt).subspan(keep), prompt, g, on_token);
+    slot.tokens = prompt;
+    slot.tokens.insert(slot.tokens.end(), r.tokens.begin(), r.tokens.end());
+    slot.tokens.resize(static_cast<std::size_t>(rt.past_len()));
+    std::lock_guard l(job.mu);
+    job.content += out.finish();
+    if (r.reason == StopReason::kStopString) {
+      std::size_t cut = job.content.size();
+      for (const std::string& s : g.stop_strings) cut = std::min(cut, job.content.find(s));
+      job.content.resize(cut);
+    }
+    job.finish_reason = r.reason == StopReason::kEos || r.reason == StopReason::kStopString ? "stop"
+                        : r.reason == StopReason::kCallback                                 ? "cancelled"
+                                                                                            : "length";
+    job.cached_tokens = static_cast<std::int64_t>(keep);
+    job.completion_tokens = static_cast<std::int64_t>(r.tokens.size());
+    job.prompt_ms = r.stats.prefill_seconds * 1000;
+    job.predicted_ms = r.stats.decode_seconds * 1000;
+  } catch (const std::exception& e) {
+    slot.tokens.clear();
+    rt.rewind(0);
+    std::lock_guard l(job.mu);
+    job.error = e.what();
+  }
+}
+
+}  // namespace staticlm::cli

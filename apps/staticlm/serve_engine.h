@@ -1,0 +1,98 @@
+// The generation side of `staticlm serve`: OpenAI chat requests parsed into token prompts and
+// GenerateOptions, a bounded queue in front of one worker thread, and N conversation slots (one
+// Runtime, i.e. one KV cache, each) reused LRU as a prompt cache: a request whose tokens extend
+// a slot's cached tokens rewinds that slot to the common prefix and prefills only the rest.
+//
+// Ownership: the engine borrows the Backend, the Checkpoint and the Tokenizer (they must outlive
+// it) and owns its runtimes and its worker thread; jobs are shared with the HTTP handlers.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/checkpoint.h"
+#include "runtime/generation.h"
+#include "runtime/runtime.h"
+#include "staticlm/backend.h"
+#include "text/tokenizer.h"
+
+namespace staticlm::cli {
+
+// A client error (HTTP 400): the message names the field.
+struct RequestError {
+  std::string message;
+  std::string param;  // the field, "" for the body as a whole
+};
+
+// One chat completion. The handler fills the request part; the worker the rest, under `mu`.
+struct ChatJob {
+  std::vector<std::int64_t> prompt;
+  GenerateOptions options;
+  bool stream = false;
+  std::atomic<bool> cancelled{false};  // set by the handler when the client has gone
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string content;        // the reply so far (special tokens left out)
+  std::size_t released = 0;   // bytes of content safe to show (no partial stop string)
+  bool done = false;
+  std::string finish_reason;  // "stop" or "length" when done
+  std::string error;          // set when generation failed
+  std::int64_t cached_tokens = 0, completion_tokens = 0;
+  double prompt_ms = 0, predicted_ms = 0;
+};
+
+// Parses an OpenAI chat request body into `job` (prompt rendered with the checkpoint's chat
+// template and tokenized; sampling fields over `defaults`). Throws RequestError naming the field.
+void parse_chat_request(const std::string& body, const std::string& model_dir, const Tokenizer& tok,
+                        const GenerateOptions& defaults, std::int64_t max_seq, ChatJob& job);
+
+struct ServeOptions {
+  int slots = 1;
+  int queue = 8;  // requests that may wait while one runs
+};
+
+class ServeEngine {
+ public:
+  ServeEngine(Backend& backend, const Checkpoint& ck, const Tokenizer& tok, const ServeOptions& options);
+  ~ServeEngine();
+  ServeEngine(const ServeEngine&) = delete;
+  ServeEngine& operator=(const ServeEngine&) = delete;
+
+  // Queues the job; false (nothing queued) when `queue` requests already wait behind one running.
+  bool submit(std::shared_ptr<ChatJob> job);
+
+ private:
+  struct Slot {
+    std::unique_ptr<Runtime> runtime;
+    std::vector<std::int64_t> tokens;  // what the cache holds: tokens[i] at slot i
+    std::uint64_t last_used = 0;
+  };
+  void loop();
+  void run(ChatJob& job);
+
+  const Tokenizer& tok_;
+  ServeOptions options_;
+  std::vector<Slot> slots_;
+  std::uint64_t clock_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<ChatJob>> waiting_;
+  int in_flight_ = 0;  // waiting + running
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+// Error body in OpenAI's shape: {"error": {"message", "type", "param"}}.
+std::string error_json(const std::string& message, const std::string& type, const std::string& param = "");
+
+}  // namespace staticlm::cli

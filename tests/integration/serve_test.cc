@@ -1,0 +1,350 @@
+// `staticlm serve` end to end on the tiny model, with curl as the client over loopback: health
+// and model listing; greedy answers equal `staticlm run --messages` for the same messages
+// (streamed and not); a request extending the previous conversation is served from the slot's
+// cache (usage.prompt_tokens_details.cached_tokens) and still equals `run`; bad JSON and bad
+// fields are 400 naming the field; an oversized body is 413; 16 concurrent clients against a
+// queue of 4 each get a complete answer (equal to the single-client one) or a 503.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace staticlm {
+namespace {
+
+using json = nlohmann::json;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+struct HttpResult {
+  int status = -1;
+  std::string body;
+};
+
+class Serve : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    made_ = test::run_staticlm("make-model --preset tiny --seed 1 --out " + model());
+    if (made_.exit_code != 0) return;
+    const std::string log = dir_->file("server.out");
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test binary, even when it crashes
+      std::freopen(log.c_str(), "w", stdout);
+      std::freopen(dir_->file("server.err").c_str(), "w", stderr);
+      execl(STATICLM_BIN, STATICLM_BIN, "serve", "-m", model().c_str(), "--port", "0", "--slots", "2", "--queue", "4",
+            "--max-seq", "128", "--max-body", "65536", "--threads", "1", nullptr);
+      _exit(127);
+    }
+    // The first stdout line names the port (--port 0 picks a free one).
+    const std::string marker = "listening on http://127.0.0.1:";
+    for (int i = 0; i < 600 && port_ == 0; ++i) {
+      const std::string out = slurp(log);
+      const auto at = out.find(marker);
+      if (at != std::string::npos && out.find(' ', at + marker.size()) != std::string::npos) {
+        port_ = std::stoi(out.substr(at + marker.size()));
+      } else if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+  static void TearDownTestSuite() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+      stopped_cleanly_ = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    delete dir_;
+  }
+  void SetUp() override {
+    ASSERT_EQ(made_.exit_code, 0) << made_.err;
+    ASSERT_GT(port_, 0) << "the server did not start: " << slurp(dir_->file("server.err"));
+  }
+  static std::string model() { return dir_->file("m"); }
+  static std::string url(const std::string& path) { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+
+  // curl as the client: `body` (when given) is POSTed as JSON. Files are named by a counter, so
+  // threads may call it at once.
+  static HttpResult http(const std::string& path, const std::string* body = nullptr, bool post = true) {
+    const std::string n = std::to_string(counter_++);
+    const std::string req = dir_->file("req" + n), resp = dir_->file("resp" + n), code = dir_->file("code" + n);
+    std::string cmd = "curl -s -N -o " + resp + " -w '%{http_code}' ";
+    if (body) {
+      write(req, *body);
+      cmd += "-H 'Content-Type: application/json' --data-binary @" + req + " ";
+    } else if (post) {
+      cmd += "-X POST ";
+    }
+    cmd += "'" + url(path) + "' >" + code + " 2>/dev/null";
+    HttpResult r;
+    if (std::system(cmd.c_str()) != 0) return r;
+    r.status = std::stoi("0" + slurp(code));
+    r.body = slurp(resp);
+    return r;
+  }
+  static HttpResult get(const std::string& path) { return http(path, nullptr, false); }
+  static HttpResult chat(const json& request) {
+    const std::string body = request.dump();
+    return http("/v1/chat/completions", &body);
+  }
+  static json request(const json& messages, bool stream = false) {
+    return {{"model", "m"}, {"messages", messages}, {"temperature", 0}, {"max_tokens", 8}, {"stream", stream}};
+  }
+  // `staticlm run --messages` with the same settings: the reference answer.
+  static std::string run_answer(const json& messages) {
+    const std::string f = dir_->file("messages" + std::to_string(counter_++) + ".json");
+    write(f, messages.dump());
+    const test::CommandResult r = test::run_staticlm("run -m " + model() + " --messages " + f + " -n 8 --temp 0 --max-seq 128 --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out).at("text").get<std::string>();
+  }
+  // The SSE events of a streamed body, "[DONE]" included as a string.
+  static std::vector<std::string> events(const std::string& body) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while ((at = body.find("data: ", at)) != std::string::npos) {
+      const std::size_t end = body.find("\n\n", at);
+      if (end == std::string::npos) break;
+      out.push_back(body.substr(at + 6, end - at - 6));
+      at = end + 2;
+    }
+    return out;
+  }
+  // The content a stream carries, and its last chunk (finish_reason, usage); "" when malformed.
+  static std::string streamed_content(const std::string& body, json* last = nullptr) {
+    const std::vector<std::string> ev = events(body);
+    if (ev.size() < 3 || ev.back() != "[DONE]") return "<malformed stream>";
+    std::string content;
+    for (std::size_t i = 0; i + 1 < ev.size(); ++i) {
+      const json c = json::parse(ev[i]);
+      const json& delta = c.at("choices").at(0).at("delta");
+      if (delta.contains("content")) content += delta["content"].get<std::string>();
+      if (last) *last = c;
+    }
+    return content;
+  }
+
+  static test::TempDir* dir_;
+  static test::CommandResult made_;
+  static pid_t pid_;
+  static int port_;
+  static bool stopped_cleanly_;
+  static std::atomic<int> counter_;
+};
+test::TempDir* Serve::dir_ = nullptr;
+test::CommandResult Serve::made_;
+pid_t Serve::pid_ = -1;
+int Serve::port_ = 0;
+bool Serve::stopped_cleanly_ = false;
+std::atomic<int> Serve::counter_{0};
+
+const json kHello = json::array({{{"role", "user"}, {"content", "Hello there"}}});
+const json kOther = json::array({{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "What is two plus two?"}}});
+
+TEST_F(Serve, HealthAndModels) {
+  const HttpResult h = get("/health");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(json::parse(h.body).at("status"), "ok");
+  const HttpResult m = get("/v1/models");
+  ASSERT_EQ(m.status, 200);
+  const json j = json::parse(m.body);
+  EXPECT_EQ(j.at("object"), "list");
+  ASSERT_EQ(j.at("data").size(), 1u);
+  EXPECT_EQ(j["data"][0].at("id"), "m");
+  EXPECT_EQ(get("/v1/nothing").status, 404);
+}
+
+TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
+  const std::string expected = run_answer(kHello);
+  const HttpResult r = chat(request(kHello));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j.at("object"), "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"].at("role"), "assistant");
+  EXPECT_EQ(j["choices"][0]["message"].at("content").get<std::string>(), expected);
+  const json& u = j.at("usage");
+  EXPECT_GT(u.at("prompt_tokens").get<int>(), 0);
+  EXPECT_GE(u.at("completion_tokens").get<int>(), 1);
+  EXPECT_LE(u.at("completion_tokens").get<int>(), 8);
+  EXPECT_EQ(u.at("total_tokens").get<int>(), u["prompt_tokens"].get<int>() + u["completion_tokens"].get<int>());
+  EXPECT_TRUE(u.at("prompt_tokens_details").contains("cached_tokens"));
+  const std::string finish = j["choices"][0].at("finish_reason");
+  EXPECT_TRUE(finish == "stop" || finish == "length") << finish;
+
+  const HttpResult s = chat(request(kHello, /*stream=*/true));
+  ASSERT_EQ(s.status, 200) << s.body;
+  json last;
+  EXPECT_EQ(streamed_content(s.body, &last), expected) << s.body;
+  EXPECT_EQ(last.at("object"), "chat.completion.chunk");
+  EXPECT_EQ(last["choices"][0].at("finish_reason").get<std::string>(), finish);
+  EXPECT_EQ(last.at("usage").at("completion_tokens"), u["completion_tokens"]);
+
+  // The other prompt gives its own answer (equal to run's too).
+  const HttpResult o = chat(request(kOther));
+  ASSERT_EQ(o.status, 200) << o.body;
+  EXPECT_EQ(json::parse(o.body)["choices"][0]["message"]["content"].get<std::string>(), run_answer(kOther));
+}
+
+TEST_F(Serve, ExtendingAConversationReusesTheCachedPrefix) {
+  const json first = json::array({{{"role", "user"}, {"content", "Tell me a story"}}});
+  const HttpResult a = chat(request(first));
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json ja = json::parse(a.body);
+  json second = first;
+  second.push_back({{"role", "assistant"}, {"content", ja["choices"][0]["message"]["content"]}});
+  second.push_back({{"role", "user"}, {"content", "And then?"}});
+  const HttpResult b = chat(request(second));
+  ASSERT_EQ(b.status, 200) << b.body;
+  const json jb = json::parse(b.body);
+  const int cached = jb["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>();
+  const int prompt = jb["usage"]["prompt_tokens"].get<int>();
+  // At least the whole first prompt came from the cache, and not the new user turn.
+  EXPECT_GE(cached, ja["usage"]["prompt_tokens"].get<int>());
+  EXPECT_LT(cached, prompt);
+  // Appending to the cached slot answers what a fresh one-shot run of the whole history does.
+  EXPECT_EQ(jb["choices"][0]["message"]["content"].get<std::string>(), run_answer(second));
+  // The same request again: everything but the last prompt token is reused; same answer.
+  const HttpResult c = chat(request(second));
+  ASSERT_EQ(c.status, 200) << c.body;
+  const json jc = json::parse(c.body);
+  EXPECT_EQ(jc["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), prompt - 1);
+  EXPECT_EQ(jc["choices"][0]["message"]["content"], jb["choices"][0]["message"]["content"]);
+}
+
+TEST_F(Serve, BadRequestsAre400NamingTheField) {
+  const std::string not_json = "{\"messages\": [";
+  const HttpResult r = http("/v1/chat/completions", &not_json);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(json::parse(r.body).at("error").at("message").get<std::string>().find("not valid JSON"), std::string::npos) << r.body;
+
+  const std::vector<std::pair<std::string, json>> cases = {
+      {"messages", {{"model", "m"}}},
+      {"messages", {{"messages", "hello"}}},
+      {"messages[0].role", {{"messages", json::array({{{"content", "hi"}}})}}},
+      {"temperature", {{"messages", kHello}, {"temperature", "hot"}}},
+      {"top_p", {{"messages", kHello}, {"top_p", 2.0}}},
+      {"top_k", {{"messages", kHello}, {"top_k", -1}}},
+      {"max_tokens", {{"messages", kHello}, {"max_tokens", 0}}},
+      {"stop", {{"messages", kHello}, {"stop", 5}}},
+      {"stream", {{"messages", kHello}, {"stream", "yes"}}},
+      {"seed", {{"messages", kHello}, {"seed", 1.5}}},
+  };
+  for (const auto& [field, body] : cases) {
+    const HttpResult e = chat(body);
+    EXPECT_EQ(e.status, 400) << field << ": " << e.body;
+    const json j = json::parse(e.body);
+    EXPECT_EQ(j.at("error").at("param"), field) << e.body;
+    EXPECT_EQ(j["error"].at("message").get<std::string>().rfind(field + ":", 0), 0u) << e.body;
+  }
+  // A prompt longer than max_seq - 1 is the client's error too.
+  std::string words;
+  for (int i = 0; i < 200; ++i) words += "word" + std::to_string(i) + " ";
+  const HttpResult t = chat(request(json::array({{{"role", "user"}, {"content", words}}})));
+  EXPECT_EQ(t.status, 400) << t.body;
+  EXPECT_NE(t.body.find("max_seq 128"), std::string::npos) << t.body;
+}
+
+TEST_F(Serve, OversizedBodyIs413) {
+  const std::string body = R"({"messages": [{"role": "user", "content": ")" + std::string(70000, 'x') + "\"}]}";
+  const HttpResult r = http("/v1/chat/completions", &body);
+  EXPECT_EQ(r.status, 413) << r.body;
+  // The server goes on serving.
+  EXPECT_EQ(get("/health").status, 200);
+}
+
+TEST_F(Serve, ConcurrentClientsGetCompleteAnswersOr503) {
+  const std::vector<json> prompts = {kHello, kOther};
+  std::vector<std::string> expected;
+  for (const json& p : prompts) {
+    const HttpResult r = chat(request(p));
+    ASSERT_EQ(r.status, 200) << r.body;
+    expected.push_back(json::parse(r.body)["choices"][0]["message"]["content"].get<std::string>());
+  }
+  ASSERT_NE(expected[0], expected[1]);  // so that a mixed-up answer would show
+  struct Outcome {
+    int status;
+    std::size_t prompt;
+    std::string content, body;
+  };
+  std::vector<std::vector<Outcome>> outcomes(16);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 16; ++c) {
+    clients.emplace_back([&, c] {
+      const int n = 2 + c % 7;  // 2..8 requests each
+      for (int k = 0; k < n; ++k) {
+        const std::size_t p = static_cast<std::size_t>(c + k) % 2;
+        const bool stream = (c + k) % 3 == 0;
+        const HttpResult r = chat(request(prompts[p], stream));
+        Outcome o{r.status, p, "", r.body};
+        if (r.status == 200) {
+          o.content = stream ? streamed_content(r.body) : json::parse(r.body)["choices"][0]["message"]["content"].get<std::string>();
+        }
+        outcomes[static_cast<std::size_t>(c)].push_back(o);
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  int answered = 0, busy = 0, total = 0;
+  for (const auto& list : outcomes) {
+    for (const Outcome& o : list) {
+      ++total;
+      if (o.status == 200) {
+        ++answered;
+        EXPECT_EQ(o.content, expected[o.prompt]) << o.body;
+      } else {
+        EXPECT_EQ(o.status, 503) << o.body;
+        if (o.status == 503) {
+          ++busy;
+          EXPECT_EQ(json::parse(o.body).at("error").at("type"), "server_busy") << o.body;
+        }
+      }
+    }
+  }
+  int planned = 0;
+  for (int c = 0; c < 16; ++c) planned += 2 + c % 7;
+  EXPECT_EQ(total, planned);
+  EXPECT_EQ(answered + busy, total);
+  EXPECT_GT(answered, 0);
+  EXPECT_EQ(get("/health").status, 200);
+}
+
+TEST(ServeCli, BadFlagsExit2WithOneLine) {
+  test::TempDir d;
+  test::make_tiny_model(d.file("m"), 1);
+  for (const std::string& flags : {"--slots 0", "--queue -1", "--port 70000", "--threads -3", "--max-body 0"}) {
+    const test::CommandResult r = test::run_staticlm("serve -m " + d.file("m") + " " + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << flags << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << flags;
+  }
+}
+
+}  // namespace
+}  // namespace staticlm
