@@ -46,3 +46,10 @@ if [ ! -f .deps/hf-jinja/node_modules/@huggingface/jinja/package.json ]; then
   mkdir -p .deps/hf-jinja
   (cd .deps/hf-jinja && npm install --silent --no-audit --no-fund @huggingface/jinja@0.5.11 >/dev/null)
 fi
+
+# The npm `openai` client, which tests/integration/serve_test.cc points at `staticlm serve`.
+if [ ! -f .deps/openai/node_modules/openai/package.json ]; then
+  echo "setup: fetching openai from the npm registry" >&2
+  mkdir -p .deps/openai
+  (cd .deps/openai && npm install --silent --no-audit --no-fund openai@4.95.0 >/dev/null)
+fi

@@ -3,7 +3,8 @@
 // (streamed and not); a request extending the previous conversation is served from the slot's
 // cache (usage.prompt_tokens_details.cached_tokens) and still equals `run`; bad JSON and bad
 // fields are 400 naming the field; an oversized body is 413; 16 concurrent clients against a
-// queue of 4 each get a complete answer (equal to the single-client one) or a 503.
+// queue of 4 each get a complete answer (equal to the single-client one) or a 503; the npm
+// `openai` client gets the same answers.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -78,7 +79,8 @@ class Serve : public ::testing::Test {
       kill(pid_, SIGTERM);
       int status = 0;
       waitpid(pid_, &status, 0);
-      stopped_cleanly_ = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      // SIGTERM stops the server cleanly.
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "server status " << status;
     }
     delete dir_;
   }
@@ -154,14 +156,12 @@ class Serve : public ::testing::Test {
   static test::CommandResult made_;
   static pid_t pid_;
   static int port_;
-  static bool stopped_cleanly_;
   static std::atomic<int> counter_;
 };
 test::TempDir* Serve::dir_ = nullptr;
 test::CommandResult Serve::made_;
 pid_t Serve::pid_ = -1;
 int Serve::port_ = 0;
-bool Serve::stopped_cleanly_ = false;
 std::atomic<int> Serve::counter_{0};
 
 const json kHello = json::array({{{"role", "user"}, {"content", "Hello there"}}});
@@ -332,6 +332,30 @@ TEST_F(Serve, ConcurrentClientsGetCompleteAnswersOr503) {
   EXPECT_EQ(answered + busy, total);
   EXPECT_GT(answered, 0);
   EXPECT_EQ(get("/health").status, 200);
+}
+
+// The npm `openai` package (fetched into .deps/ by scripts/setup.sh) as the client: a missing
+// node or package fails the test.
+TEST_F(Serve, NpmOpenAiClientStreamedAndNot) {
+  const std::string deps = STATICLM_DEPS_DIR;
+  ASSERT_EQ(std::system("node --version >/dev/null 2>&1"), 0) << "node is missing: run scripts/setup.sh";
+  ASSERT_TRUE(std::ifstream(deps + "/openai/node_modules/openai/package.json").good())
+      << "the npm openai package is missing from " << deps << ": run scripts/setup.sh";
+  const std::string script = std::string(STATICLM_TEST_FIXTURES) + "/../integration/serve_openai_client.cjs";
+  const std::string out = dir_->file("openai.out"), err = dir_->file("openai.err");
+  const std::string cmd = "node " + script + " " + deps + " " + url("/v1") + " m >" + out + " 2>" + err;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(err);
+  const json j = json::parse(slurp(out));
+  const std::string expected = run_answer(kHello);
+  EXPECT_EQ(j.at("text").get<std::string>(), expected);
+  EXPECT_EQ(j.at("streamed").get<std::string>(), expected);
+  EXPECT_GE(j.at("chunks").get<int>(), 3);  // the role, at least one piece, the finish
+  EXPECT_GT(j.at("usage").at("prompt_tokens").get<int>(), 0);
+  EXPECT_EQ(j["usage"].at("total_tokens").get<int>(),
+            j["usage"]["prompt_tokens"].get<int>() + j["usage"].at("completion_tokens").get<int>());
+  EXPECT_EQ(j.at("badStatus"), 400);
+  EXPECT_EQ(j.at("badParam"), "top_p");
+  EXPECT_EQ(j.at("models"), json::array({"m"}));
 }
 
 TEST(ServeCli, BadFlagsExit2WithOneLine) {
