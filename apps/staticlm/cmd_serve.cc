@@ -130,7 +130,12 @@ void serve_command(const ServeArgs& a) {
     res.set_content(error_json(what, res.status == 413 ? "request_too_large" : "invalid_request_error"), "application/json");
   });
 
-  svr.Get("/health", [](const httplib::Request&, httplib::Response& res) { json_reply(res, 200, R"({"status":"ok"})"); });
+  svr.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
+    const ServeEngine::Stats s = engine.stats();
+    json_reply(res, 200, dump({{"status", "ok"}, {"slots", a.slots}, {"queue", a.queue}, {"in_flight", s.in_flight},
+                               {"completed", s.completed}, {"cancelled", s.cancelled}, {"failed", s.failed},
+                               {"rejected", s.rejected}}));
+  });
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
   svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
     const ojson m = {{"id", model_name}, {"object", "model"}, {"created", started}, {"owned_by", "staticlm"}};

@@ -168,12 +168,22 @@ ServeEngine::~ServeEngine() {
 bool ServeEngine::submit(std::shared_ptr<ChatJob> job) {
   {
     std::lock_guard l(mu_);
-    if (in_flight_ >= options_.queue + 1) return false;
+    if (in_flight_ >= options_.queue + 1) {
+      ++stats_.rejected;
+      return false;
+    }
     ++in_flight_;
     waiting_.push_back(std::move(job));
   }
   cv_.notify_one();
   return true;
+}
+
+ServeEngine::Stats ServeEngine::stats() {
+  std::lock_guard l(mu_);
+  Stats s = stats_;
+  s.in_flight = in_flight_;
+  return s;
 }
 
 void ServeEngine::loop() {
@@ -195,6 +205,8 @@ void ServeEngine::loop() {
       // Freed before the client hears of it, so its next request finds the room.
       std::lock_guard l(mu_);
       --in_flight_;
+      ++(!job->error.empty() ? (job->cancelled ? stats_.cancelled : stats_.failed)
+                             : (job->finish_reason == "cancelled" ? stats_.cancelled : stats_.completed));
     }
     {
       std::lock_guard l(job->mu);

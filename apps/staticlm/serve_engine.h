@@ -71,6 +71,12 @@ class ServeEngine {
   // Queues the job; false (nothing queued) when `queue` requests already wait behind one running.
   bool submit(std::shared_ptr<ChatJob> job);
 
+  // Counts since start, for GET /health.
+  struct Stats {
+    std::int64_t completed = 0, cancelled = 0, failed = 0, rejected = 0, in_flight = 0;
+  };
+  Stats stats();
+
  private:
   struct Slot {
     std::unique_ptr<Runtime> runtime;
@@ -88,6 +94,7 @@ class ServeEngine {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<ChatJob>> waiting_;
   int in_flight_ = 0;  // waiting + running
+  Stats stats_;        // under mu_, in_flight aside
   bool stopping_ = false;
   std::thread worker_;
 };

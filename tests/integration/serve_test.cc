@@ -287,6 +287,7 @@ TEST_F(Serve, ConcurrentClientsGetCompleteAnswersOr503) {
     expected.push_back(json::parse(r.body)["choices"][0]["message"]["content"].get<std::string>());
   }
   ASSERT_NE(expected[0], expected[1]);  // so that a mixed-up answer would show
+  const json before = json::parse(get("/health").body);
   struct Outcome {
     int status;
     std::size_t prompt;
@@ -331,7 +332,13 @@ TEST_F(Serve, ConcurrentClientsGetCompleteAnswersOr503) {
   EXPECT_EQ(total, planned);
   EXPECT_EQ(answered + busy, total);
   EXPECT_GT(answered, 0);
-  EXPECT_EQ(get("/health").status, 200);
+  // The server's own counts agree: every answer completed, every 503 was a rejection, none lost.
+  const json after = json::parse(get("/health").body);
+  EXPECT_EQ(after.at("completed").get<int>() - before.at("completed").get<int>(), answered) << after;
+  EXPECT_EQ(after.at("rejected").get<int>() - before.at("rejected").get<int>(), busy) << after;
+  EXPECT_EQ(after.at("cancelled"), before.at("cancelled")) << after;
+  EXPECT_EQ(after.at("failed"), 0) << after;
+  EXPECT_EQ(after.at("in_flight"), 0) << after;
 }
 
 // The npm `openai` package (fetched into .deps/ by scripts/setup.sh) as the client: a missing
