@@ -62,6 +62,13 @@ void check_names(const StmtList& body, const std::string& name) {
 class Renderer {
  public:
   explicit Renderer(const Program& p) : p_(p) {}
+  // A macro holds its defining scope, which holds the macro: the cycle is broken here, when the
+  // render is over (else every render with a macro leaks its scopes).
+  ~Renderer() {
+    for (const ScopePtr& s : macro_scopes_) s->vars.clear();
+  }
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
 
   std::string run(const ScopePtr& root) {
     std::string out;
@@ -215,6 +222,7 @@ class Renderer {
 
   Value make_macro(const Stmt& s, const ScopePtr& scope, const Value&, const std::string& name = "") {
     const Stmt* def = &s;
+    macro_scopes_.push_back(scope);
     return Value::function(name.empty() ? s.text : name, [this, def, scope](CallArgs& c) {
       ScopePtr local = child(scope);
       std::vector<Value> extra;
@@ -346,6 +354,7 @@ class Renderer {
   }
 
   const Program& p_;
+  std::vector<ScopePtr> macro_scopes_;  // scopes macros were defined in (see ~Renderer)
   int line_ = 0;
 };
 
