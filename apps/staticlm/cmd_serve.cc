@@ -8,6 +8,7 @@
 // act as an LRU prompt cache (serve_engine.h); beyond one running and --queue waiting requests,
 // 503. Bad JSON or fields: 400 naming the field; a body over --max-body: 413. --port 0 picks a
 // free port. The first line on stdout says where it listens.
+#include <malloc.h>
 #include <signal.h>
 
 #include <httplib.h>
@@ -134,7 +135,9 @@ void serve_command(const ServeArgs& a) {
     const ServeEngine::Stats s = engine.stats();
     json_reply(res, 200, dump({{"status", "ok"}, {"slots", a.slots}, {"queue", a.queue}, {"in_flight", s.in_flight},
                                {"completed", s.completed}, {"cancelled", s.cancelled}, {"failed", s.failed},
-                               {"rejected", s.rejected}}));
+                               {"rejected", s.rejected},
+                               // Heap bytes in use (glibc, every arena): flat across requests.
+                               {"heap_in_use_bytes", static_cast<std::int64_t>(mallinfo2().uordblks)}}));
   });
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
   svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
