@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "text/chat_render.h"
 #include "text/tokenizer.h"
+#include "text/utf8.h"
 
 namespace staticlm::cli {
 namespace {
@@ -29,6 +30,11 @@ struct ChatFormatOptions {
 
 // The conversation of --prompt / --image / --system, as OpenAI-style messages.
 Conversation prompt_conversation(const ChatFormatOptions& o) {
+  for (const auto& [flag, text] : {std::pair{"--prompt", &o.prompt}, std::pair{"--system", &o.system}}) {
+    if (const std::size_t bad = utf8_first_invalid(*text); bad != std::string::npos) {
+      invalid_argument(std::string(flag) + ": not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
+    }
+  }
   Conversation c;
   if (!o.system.empty()) c.messages.push_back({{"role", "system"}, {"content", o.system}});
   nlohmann::ordered_json user = {{"role", "user"}};

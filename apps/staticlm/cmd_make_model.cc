@@ -34,7 +34,9 @@ void add_make_model_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("make-model", "write a random-weight Gemma 4 checkpoint in Hugging Face layout");
   cmd->add_option("--preset", args->preset, "tiny (small widths, every E2B rule) or e2b (real dimensions)")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "random seed; the same seed gives byte-identical files")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "random seed; the same seed gives byte-identical files")
+      ->check(CLI::NonNegativeNumber)  // CLI11 would wrap -1 to 2^64 - 1
+      ->capture_default_str();
   cmd->add_option("--out", args->out, "output directory")->required();
   cmd->add_flag("--text-only", args->text_only, "Gemma4ForCausalLM layout: no vision tower, tensors under model.");
   cmd->add_option("--dtype", args->dtype, "weight dtype: bf16, f16 or f32")->capture_default_str();

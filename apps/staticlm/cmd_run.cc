@@ -148,6 +148,7 @@ std::vector<std::int64_t> prompt_ids(const RunArgs& a, const ModelConfig& config
 void run_command(const RunArgs& a) {
   const int sources = (a.prompt ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
   if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, --prompt-ids, --messages");
+  check_prompt_utf8(a.prompt);
   if (!a.record && !a.record_graphs.empty()) invalid_argument("run: --record-graph goes with --record DIR");
   if ((a.tools || !a.vars.empty() || !a.chat_template.empty()) && !a.messages && !a.chat) {
     invalid_argument("run: --tools, --var and --chat-template go with --messages or --chat");

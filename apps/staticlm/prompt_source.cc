@@ -3,11 +3,20 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "text/chat_render.h"
+#include "text/utf8.h"
 
 namespace staticlm::cli {
 
+void check_prompt_utf8(const std::optional<std::string>& prompt) {
+  if (!prompt) return;
+  if (const std::size_t bad = utf8_first_invalid(*prompt); bad != std::string::npos) {
+    invalid_argument("--prompt: not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
+  }
+}
+
 std::string resolve_prompt(const PromptSource& a, const RuntimeConfig& cfg, std::vector<std::string>& image_paths) {
   image_paths = a.images;
+  check_prompt_utf8(a.prompt);
   if (!a.messages && !a.chat) {
     if (a.tools || !a.vars.empty()) invalid_argument("--tools and --var go with --messages or --chat");
     return a.prompt ? *a.prompt : cfg.prompt;

@@ -24,6 +24,9 @@ struct PromptSource {
   std::vector<std::string> vars;    // --var KEY=JSON
 };
 
+// Refuses a --prompt that is not valid UTF-8, naming the flag and the offset of the bad byte.
+void check_prompt_utf8(const std::optional<std::string>& prompt);
+
 // Returns the text; image_paths receives the images in prompt order. kInvalidArgument names the
 // messages file when image parts and --image files do not pair up.
 std::string resolve_prompt(const PromptSource& source, const RuntimeConfig& config, std::vector<std::string>& image_paths);

@@ -209,6 +209,10 @@ AccuracyReport accuracy_report(const AccuracyOptions& o) {
     ids.push_back(std::move(p));
   }
   const std::int64_t max_seq = o.max_seq > 0 ? o.max_seq : longest + 1;
+  if (max_seq > base->config().text.max_position_embeddings) {
+    invalid_argument("--max-seq " + std::to_string(max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(base->config().text.max_position_embeddings));
+  }
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (static_cast<std::int64_t>(ids[i].size()) > max_seq - 1) {
       invalid_argument("quant-report: prompt " + std::to_string(i + 1) + " has " + std::to_string(ids[i].size()) +

@@ -143,7 +143,8 @@ QuantizeReport quantize_checkpoint(const QuantizeOptions& o) {
   }
   std::unique_ptr<ThreadPool> pool;
   if (o.threads > 1) pool = std::make_unique<ThreadPool>(o.threads);
-  fs::create_directories(o.out_dir);
+  fs::create_directories(o.out_dir, ec);
+  if (ec) invalid_argument("quantize: --out " + o.out_dir + ": cannot create the directory (" + ec.message() + ")");
 
   // Every other file of the checkpoint, config.json with the scheme added.
   for (const auto& e : fs::directory_iterator(o.model_dir)) {
