@@ -32,6 +32,7 @@
 #include "base/sha256.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "prompt_source.h"
 #include "model/checkpoint.h"
 #include "runtime/conversation.h"
 #include "runtime/runtime.h"
@@ -71,6 +72,7 @@ std::string identity(const std::string& model_dir, std::int64_t max_seq, const s
 }
 
 void chat_command(const ChatArgs& a) {
+  check_prompt_utf8(a.system, "--system");
   std::vector<std::string> sets = a.sets;
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   const RuntimeConfig cfg = load_runtime_config(a.config_file, sets);

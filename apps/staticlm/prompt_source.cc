@@ -7,10 +7,10 @@
 
 namespace staticlm::cli {
 
-void check_prompt_utf8(const std::optional<std::string>& prompt) {
+void check_prompt_utf8(const std::optional<std::string>& prompt, const char* flag) {
   if (!prompt) return;
   if (const std::size_t bad = utf8_first_invalid(*prompt); bad != std::string::npos) {
-    invalid_argument("--prompt: not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
+    invalid_argument(std::string(flag) + ": not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
   }
 }
 

@@ -24,8 +24,9 @@ struct PromptSource {
   std::vector<std::string> vars;    // --var KEY=JSON
 };
 
-// Refuses a --prompt that is not valid UTF-8, naming the flag and the offset of the bad byte.
-void check_prompt_utf8(const std::optional<std::string>& prompt);
+// Refuses a --prompt (or another text flag) that is not valid UTF-8, naming the flag and the
+// offset of the bad byte.
+void check_prompt_utf8(const std::optional<std::string>& prompt, const char* flag = "--prompt");
 
 // Returns the text; image_paths receives the images in prompt order. kInvalidArgument names the
 // messages file when image parts and --image files do not pair up.

@@ -158,6 +158,7 @@ const Row kRows[] = {
     {"chat_image_empty", "chat -m {M} --image {D}/empty", "{D}/empty"},
     {"chat_runtime_config_truncated", "chat -m {M} --config {D}/trunc.yaml", "{D}/trunc.yaml"},
     {"chat_set_wrong_type", "chat -m {M} --set max_seq=lots", "max_seq=lots"},
+    {"chat_system_not_utf8", "chat -m {M} --system {BAD}", "--system"},
     // serve (refused before it listens)
     {"serve_missing_model", "serve -m {D}/nope --port 0", "{D}/nope"},
     {"serve_truncated_safetensors", "serve -m {D}/m_trunc --port 0", "m_trunc/model.safetensors"},
