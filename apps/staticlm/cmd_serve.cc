@@ -13,6 +13,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -202,8 +203,9 @@ void serve_command(const ServeArgs& a) {
                 return false;
               }
             }
-            piece = job->content.substr(*sent, job->released - *sent);
-            *sent = job->released;
+            // (A reply cut at a stop string the stream never showed may end before *sent.)
+            if (job->released > *sent) piece = job->content.substr(*sent, job->released - *sent);
+            *sent = std::max(*sent, job->released);
             done = job->done;
             error = job->error;
             finish = job->finish_reason;

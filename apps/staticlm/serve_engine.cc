@@ -55,9 +55,11 @@ void check_messages(const ojson& messages) {
   }
 }
 
-// Where `content` may be shown up to while `hold` bytes are withheld: a UTF-8 character boundary.
-std::size_t releasable(const std::string& content, std::size_t hold) {
+// Where `content` may be shown up to: before any stop string in it, withholding `hold` bytes
+// (which may begin one), on a UTF-8 character boundary.
+std::size_t releasable(const std::string& content, std::size_t hold, const std::vector<std::string>& stops) {
   std::size_t end = content.size() > hold ? content.size() - hold : 0;
+  for (const std::string& s : stops) end = std::min(end, content.find(s));
   while (end > 0 && end < content.size() && (static_cast<unsigned char>(content[end]) & 0xC0) == 0x80) --end;
   return end;
 }
@@ -252,7 +254,7 @@ void ServeEngine::run(ChatJob& job) {
     {
       std::lock_guard l(job.mu);
       job.content += piece;
-      job.released = std::max(job.released, releasable(job.content, hold));
+      job.released = std::max(job.released, releasable(job.content, hold, g.stop_strings));
     }
     job.cv.notify_all();
     return !job.cancelled.load();

@@ -206,6 +206,20 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
   EXPECT_EQ(last["choices"][0].at("finish_reason").get<std::string>(), finish);
   EXPECT_EQ(last.at("usage").at("completion_tokens"), u["completion_tokens"]);
 
+  // A stop string ends the reply and is left out of it, streamed and not.
+  ASSERT_GE(expected.size(), 6u);
+  const std::string stop = expected.substr(expected.size() / 2, 3);
+  const std::string cut = expected.substr(0, expected.find(stop));
+  json with_stop = request(kHello);
+  with_stop["stop"] = json::array({stop});
+  const HttpResult st = chat(with_stop);
+  ASSERT_EQ(st.status, 200) << st.body;
+  EXPECT_EQ(json::parse(st.body)["choices"][0]["message"]["content"].get<std::string>(), cut) << st.body;
+  EXPECT_EQ(json::parse(st.body)["choices"][0]["finish_reason"], "stop") << st.body;
+  with_stop["stream"] = true;
+  const HttpResult sst = chat(with_stop);
+  EXPECT_EQ(streamed_content(sst.body), cut) << sst.body;
+
   // The other prompt gives its own answer (equal to run's too).
   const HttpResult o = chat(request(kOther));
   ASSERT_EQ(o.status, 200) << o.body;
