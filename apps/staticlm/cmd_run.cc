@@ -41,6 +41,7 @@
 #include "inspect/recorder.h"
 #include "kernel_target_option.h"
 #include "run_image.h"
+#include "sampling_flags.h"
 #include "model/checkpoint.h"
 #include "runtime/generation_defaults.h"
 #include "runtime/logits_dump.h"
@@ -65,13 +66,11 @@ struct RunArgs {
   std::vector<std::string> vars;
   bool chat = false, json = false;
   std::vector<std::string> images;
-  std::optional<std::int64_t> max_new_tokens, max_seq, top_k;
-  std::optional<double> temperature, top_p, min_p, repetition_penalty;
-  std::uint64_t seed = 0;
+  std::optional<std::int64_t> max_seq;
+  SamplingFlags sampling;  // -n, --temp, --top-k, --top-p, --min-p, --repetition-penalty, --seed, --stop
   int threads = 0;  // 0: one per hardware thread
   bool f32_activations = false;
   std::optional<std::string> kernel_target;
-  std::vector<std::string> stops;
   std::optional<std::string> dump_logits;
   std::optional<std::string> record;
   std::vector<std::string> record_graphs;
@@ -165,20 +164,7 @@ void run_command(const RunArgs& a) {
   auto ck = Checkpoint::open(a.model);
   const ModelConfig& config = ck->config();
 
-  GenerateOptions g;
-  g.sampling = sampling_defaults(ck->generation_config());
-  if (a.temperature) g.sampling.temperature = *a.temperature;
-  if (a.top_k) g.sampling.top_k = *a.top_k;
-  if (a.top_p) g.sampling.top_p = *a.top_p;
-  if (a.min_p) g.sampling.min_p = *a.min_p;
-  if (a.repetition_penalty) g.sampling.repetition_penalty = *a.repetition_penalty;
-  g.sampling.seed = a.seed;
-  validate_sampling_options(g.sampling);
-  const auto& gen = ck->generation_config();
-  g.max_new_tokens = a.max_new_tokens.value_or(gen && gen->max_new_tokens ? *gen->max_new_tokens : 256);
-  if (g.max_new_tokens < 1) invalid_argument("-n " + std::to_string(g.max_new_tokens) + ": must be at least 1");
-  g.eos_token_ids = resolve_eos_ids(config, ck->generation_config());
-  g.stop_strings = a.stops;
+  GenerateOptions g = generate_options(a.sampling, *ck);
   g.record_logits = a.dump_logits.has_value();
   if (settings.max_seq > config.text.max_position_embeddings) {
     invalid_argument("--max-seq " + std::to_string(settings.max_seq) + " exceeds the model's max_position_embeddings " +
@@ -310,21 +296,13 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", a->json,
                 "print {\"text\", \"tool_calls\"} as one JSON line at the end instead of streaming (Gemma 4 tool calls parsed)");
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");
-  cmd->add_option("-n,--max-new-tokens", a->max_new_tokens,
-                  "tokens to generate at most (default: generation_config.json's max_new_tokens, else 256)");
+  add_sampling_flags(*cmd, a->sampling);
   cmd->add_option("--max-seq", a->max_seq, "static sequence length: prompt + generated tokens + 1");
-  cmd->add_option("--temp,--temperature", a->temperature, "sampling temperature; 0 is greedy");
-  cmd->add_option("--top-k", a->top_k, "keep the k most likely tokens (0: off)");
-  cmd->add_option("--top-p", a->top_p, "nucleus sampling mass (1: off)");
-  cmd->add_option("--min-p", a->min_p, "drop tokens below min_p times the best one (0: off)");
-  cmd->add_option("--repetition-penalty", a->repetition_penalty, "penalty for tokens already seen (1: off)");
-  cmd->add_option("--seed", a->seed, "random seed for sampling (default 0)");
   cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   cmd->add_flag("--f32-activations", a->f32_activations,
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
                 "does, which lets bf16 dot-product instructions run)");
   add_kernel_target_option(*cmd, a->kernel_target);
-  cmd->add_option("--stop", a->stops, "stop when the text contains this string (repeatable)");
   cmd->add_option("--dump-logits", a->dump_logits, "write prefill/decode logits and tokens (safetensors)");
   cmd->add_option("--record", a->record,
                   "write every subgraph call's inputs and outputs to this new or empty directory (for replay)");
