@@ -4,7 +4,8 @@
 # inspector and quantization) into build-asan/, then
 #   1. the unit tests of the parser areas that need no kernels (base, tensor, static, model)
 #      under the sanitizers, and
-#   2. every libFuzzer target of fuzz/ for SECONDS each (default 15), from its committed seeds.
+#   2. every libFuzzer target of fuzz/ once over the inputs fuzzing found (fuzz/regressions/), then
+#      for SECONDS each (default 15), from its committed seeds.
 # Usage: scripts/sanitize.sh [SECONDS]. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,14 @@ for fuzzer in "${fuzzers[@]}"; do
   corpus="build-asan/corpus/$name"
   mkdir -p "$corpus"
   status=0
+  if [ -d "fuzz/regressions/$name" ]; then
+    build-asan/"$fuzzer" fuzz/regressions/"$name"/* >"build-asan/$name.regressions.log" 2>&1 || status=$?
+    echo "sanitize: fuzz $name regressions: exit $status" >&2
+    if [ "$status" -ne 0 ]; then
+      grep -E "ERROR|SUMMARY|what\(\)" "build-asan/$name.regressions.log" >&2 || true
+      exit 1
+    fi
+  fi
   build-asan/"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
     -artifact_prefix="build-asan/artifacts/$name-" "$corpus" "fuzz/corpus/$name" >"build-asan/$name.log" 2>&1 || status=$?
   runs=$(grep -E "^stat::number_of_executed_units" "build-asan/$name.log" | awk '{print $2}')

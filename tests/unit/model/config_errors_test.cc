@@ -2,6 +2,9 @@
 // value gives one line naming the file and the field.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "base/file.h"
 #include "model/config.h"
 #include "model_test_util.h"
 
@@ -240,6 +243,24 @@ TEST(ConfigErrors, GenerationConfig) {
   expect_gen(R"({"top_p": 1.5})", "generation_config.json: top_p: expected a number in [0, 1]");
   expect_gen(R"({"top_k": -1})", "generation_config.json: top_k: expected an integer >= 0");
   expect_gen("7", "generation_config.json: expected a JSON object at the top level, got 7");
+}
+
+// Inputs the config fuzzer found (fuzz/regressions/config/, minimised by hand): each is refused
+// as an invalid config.json, never reported as an internal error.
+TEST(ConfigErrors, FuzzRegressions) {
+  const std::filesystem::path dir = std::filesystem::path(test::fixture("")) / "../../fuzz/regressions/config";
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    ++seen;
+    try {
+      parse_model_config(read_file(e.path().string()), "config.json");
+      ADD_FAILURE() << e.path() << " was accepted";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.kind(), kFile) << e.path() << ": " << err.what();
+      EXPECT_EQ(std::string(err.what()).rfind("config.json: not valid JSON", 0), 0u) << err.what();
+    }
+  }
+  EXPECT_GE(seen, 1) << dir;
 }
 
 }  // namespace

@@ -71,6 +71,17 @@ TEST(ProfileManifestErrors, NotJson) {
   EXPECT_ERROR_WITH(parse_vision_profile_manifest("[1, 2]", "vp.json"), "vp.json: a vision profile manifest must be a JSON object, got array");
 }
 
+// Inputs the vision_profile fuzzer found (fuzz/regressions/vision_profile/): refused by name.
+TEST(ProfileManifestErrors, FuzzRegressions) {
+  const std::filesystem::path dir = std::filesystem::path(test::fixture("")) / "../../fuzz/regressions/vision_profile";
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    ++seen;
+    EXPECT_ERROR_WITH(parse_vision_profile_manifest(read_file(e.path().string()), "vp.json"), "vp.json: not valid JSON");
+  }
+  EXPECT_GE(seen, 1) << dir;
+}
+
 TEST(ProfileManifestErrors, MissingField) {
   auto j = fixture_json();
   j.erase("patch_grid_width");
