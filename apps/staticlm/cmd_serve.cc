@@ -32,6 +32,7 @@
 #include "commands.h"
 #include "model/checkpoint.h"
 #include "runtime/runtime_config.h"
+#include "runtime/static_input_builder.h"
 #include "sampling_flags.h"
 #include "serve_engine.h"
 #include "text/tokenizer.h"
@@ -48,6 +49,7 @@ struct ServeArgs {
   int port = 8080, slots = 1, queue = 8, threads = 0;
   std::int64_t max_body = 1 << 20;
   bool allow_local_files = false;
+  bool f32_activations = false;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
   std::optional<std::int64_t> max_seq;
@@ -114,8 +116,26 @@ void serve_command(const ServeArgs& a) {
   profile.max_seq = cfg.max_seq;
   profile.rope_sine = cfg.rope_sine;
   profile.append_lengths = append_buckets_for(cfg, cfg.max_seq);
+  // Image parts are served when the model has a vision tower and the runtime config's vision
+  // profile fits max_seq; otherwise they are refused with the reason, and text is served.
+  ImageIntake images;
+  images.allow_local_files = a.allow_local_files;
+  std::unique_ptr<StaticInputBuilder> builder;
+  if (!ck->config().vision) {
+    images.refusal = "image parts need a model with a vision tower; " + model_name + " is text-only";
+  } else {
+    try {
+      builder = StaticInputBuilder::create(a.model, cfg, /*reserve_decode_slot=*/true);
+      set_vision_profile(profile, builder->options().profile);
+      images.builder = builder.get();
+    } catch (const Error& e) {
+      images.refusal = std::string("this server does not take images: ") + e.what();
+      std::cerr << "staticlm serve: text only: " << e.what() << "\n";
+    }
+  }
   CpuBackendOptions bo;
   bo.pool = &pool;
+  bo.bf16_activations = !a.f32_activations;
   auto backend = CpuBackend::create(*ck, profile, bo);
   ServeEngine engine(*backend, *ck, *tok, ServeOptions{a.slots, a.queue});
 
@@ -149,7 +169,7 @@ void serve_command(const ServeArgs& a) {
   svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
     auto job = std::make_shared<ChatJob>();
     try {
-      parse_chat_request(req.body, a.model, *tok, defaults, cfg.max_seq, *job);
+      parse_chat_request(req.body, a.model, *tok, defaults, cfg.max_seq, *job, images);
     } catch (const RequestError& e) {
       json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
       return;
@@ -252,11 +272,14 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--slots", a->slots, "conversation slots kept as a prompt cache (default 1)");
   cmd->add_option("--queue", a->queue, "requests that may wait while one runs; beyond them 503 (default 8)");
   cmd->add_option("--max-body", a->max_body, "largest request body in bytes; larger: 413 (default 1048576)");
-  cmd->add_flag("--allow-local-files", a->allow_local_files, "let image parts name local files (image parts are not served yet)");
+  cmd->add_flag("--allow-local-files", a->allow_local_files, "let image parts name local files (default: data: URLs only)");
   cmd->add_option("--config", a->config_file, "runtime config (YAML)");
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");
   cmd->add_option("--max-seq", a->max_seq, "static sequence length of each slot: prompt + reply + 1");
   cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  cmd->add_flag("--f32-activations", a->f32_activations,
+                "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
+                "does, which lets bf16 dot-product instructions run)");
   add_sampling_flags(*cmd, a->sampling);
   cmd->callback([a] { serve_command(*a); });
 }

@@ -4,9 +4,13 @@
 #include <cmath>
 #include <span>
 
+#include "base/base64.h"
 #include "base/error.h"
+#include "base/file.h"
+#include "base/sha256.h"
 #include "text/chat_render.h"
 #include "text/detokenizer.h"
+#include "vision/image_decode.h"
 
 namespace staticlm::cli {
 
@@ -48,8 +52,8 @@ void check_messages(const ojson& messages) {
       const std::string part = at + ".content[" + std::to_string(j) + "]";
       if (!c[j].is_object() || !c[j].contains("type") || !c[j]["type"].is_string()) bad(part, "expected an object with a string \"type\"");
       const std::string type = c[j]["type"].get<std::string>();
-      if (type == "image_url" || type == "image") bad(part, "image parts are not supported by this server yet");
-      if (type != "text") bad(part + ".type", "'" + type + "' is not supported (text only)");
+      if (type == "image_url" || type == "image") continue;  // read by take_images
+      if (type != "text") bad(part + ".type", "'" + type + "' is not supported (text and image_url parts)");
       if (!c[j].contains("text") || !c[j]["text"].is_string()) bad(part + ".text", "expected a string");
     }
   }
@@ -64,6 +68,72 @@ std::size_t releasable(const std::string& content, std::size_t hold, const std::
   return end;
 }
 
+// The image source of an image part: OpenAI's {"type": "image_url", "image_url": {"url": U}}
+// (or "image_url": U), or {"type": "image", "url" | "image" | "path": U}; `param` names it.
+std::string image_source(const ojson& part, const std::string& at, std::string& param) {
+  if (part["type"] == "image_url") {
+    const ojson& u = part.contains("image_url") ? part["image_url"] : ojson();
+    if (u.is_string()) return param = at + ".image_url", u.get<std::string>();
+    if (u.is_object() && u.contains("url") && u["url"].is_string()) return param = at + ".image_url.url", u["url"].get<std::string>();
+    bad(at + ".image_url", "expected {\"url\": \"data:image/...;base64,...\"} or a URL string");
+  }
+  for (const char* key : {"url", "image", "path"}) {
+    if (part.contains(key) && part[key].is_string()) return param = at + "." + key, part[key].get<std::string>();
+  }
+  bad(at, "an image part needs \"url\", \"image\" or \"path\" (a string)");
+}
+
+// The encoded image bytes a URL names: a base64 data: URL, or (allow_local) a file:// URL or a path.
+std::vector<std::uint8_t> image_bytes(const std::string& url, const std::string& param, bool allow_local) {
+  if (url.rfind("data:", 0) == 0) {
+    const std::size_t comma = url.find(',');
+    if (comma == std::string::npos || url.substr(0, comma).find(";base64") == std::string::npos) {
+      bad(param, "a data: URL must be base64 (data:image/png;base64,...)");
+    }
+    try {
+      return base64_decode(std::string_view(url).substr(comma + 1), param);
+    } catch (const Error& e) {
+      bad(param, std::string(e.what()).substr(param.size() + 2));
+    }
+  }
+  if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) {
+    bad(param, "remote URLs are not fetched; send the image as a data: URL");
+  }
+  if (!allow_local) bad(param, "local files are refused; start the server with --allow-local-files, or send a data: URL");
+  const std::string path = url.rfind("file://", 0) == 0 ? url.substr(7) : url;
+  if (!file_exists(path)) bad(param, "no such file: " + path);
+  const std::string data = read_file(path);
+  return {data.begin(), data.end()};
+}
+
+// Decodes every image part of `messages` and rewrites it to {"type": "image"}, the part the chat
+// template renders as <|image|>. At most one image: the static layout holds one span.
+std::vector<RgbImage> take_images(ojson& messages, const ImageIntake& intake, std::string& key) {
+  std::vector<RgbImage> images;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    ojson& m = messages[i];
+    if (!m.contains("content") || !m["content"].is_array()) continue;
+    for (std::size_t j = 0; j < m["content"].size(); ++j) {
+      ojson& part = m["content"][j];
+      if (part["type"] != "image_url" && part["type"] != "image") continue;
+      const std::string at = "messages[" + std::to_string(i) + "].content[" + std::to_string(j) + "]";
+      if (!intake.builder) bad(at, intake.refusal);
+      if (!images.empty()) bad(at, "one image per conversation: the static profile holds one image span");
+      std::string param;
+      const std::string url = image_source(part, at, param);
+      const std::vector<std::uint8_t> bytes = image_bytes(url, param, intake.allow_local_files);
+      try {
+        images.push_back(decode_image(bytes, param));
+      } catch (const Error& e) {
+        throw RequestError{e.what(), param};
+      }
+      key = sha256_hex(bytes);
+      part = ojson{{"type", "image"}};
+    }
+  }
+  return images;
+}
+
 }  // namespace
 
 std::string error_json(const std::string& message, const std::string& type, const std::string& param) {
@@ -72,7 +142,8 @@ std::string error_json(const std::string& message, const std::string& type, cons
 }
 
 void parse_chat_request(const std::string& body, const std::string& model_dir, const Tokenizer& tok,
-                        const GenerateOptions& defaults, std::int64_t max_seq, ChatJob& job) {
+                        const GenerateOptions& defaults, std::int64_t max_seq, ChatJob& job,
+                        const ImageIntake& intake) {
   ojson doc;
   try {
     doc = ojson::parse(body);
@@ -136,11 +207,27 @@ void parse_chat_request(const std::string& body, const std::string& model_dir, c
   r.model_dir = model_dir;
   r.conversation.messages = doc["messages"];
   r.conversation_name = "messages";
+  const std::vector<RgbImage> images = take_images(r.conversation.messages, intake, job.image_key);
   std::string text;
   try {
     text = render_chat(r).text;
   } catch (const Error& e) {
     throw RequestError{e.what(), "messages"};
+  }
+  job.options = std::move(g);
+  if (!images.empty()) {
+    // The builder expands <|image|> to the soft-token span, checks it lands on the profile's
+    // span and pads to max_seq; its message names the rule a prompt breaks.
+    try {
+      auto in = std::make_shared<StaticInputs>(intake.builder->build(text, images));
+      const auto raw = in->raw_input_ids.as<std::int64_t>();
+      job.prompt.assign(raw.begin(), raw.end());
+      job.image_span_end = intake.builder->options().profile.visual_end_idx();
+      job.image_inputs = std::move(in);
+    } catch (const Error& e) {
+      throw RequestError{e.what(), "messages"};
+    }
+    return;
   }
   const std::vector<int> ids = tok.encode(text);
   if (ids.empty()) bad("messages", "the rendered prompt is empty");
@@ -149,7 +236,6 @@ void parse_chat_request(const std::string& body, const std::string& model_dir, c
                         " leaves room for " + std::to_string(max_seq - 1));
   }
   job.prompt.assign(ids.begin(), ids.end());
-  job.options = std::move(g);
 }
 
 ServeEngine::ServeEngine(Backend& backend, const Checkpoint& ck, const Tokenizer& tok, const ServeOptions& options)
@@ -222,8 +308,10 @@ void ServeEngine::loop() {
 void ServeEngine::run(ChatJob& job) {
   const std::vector<std::int64_t>& prompt = job.prompt;
   // The slot holding the longest prefix of the prompt; none: the least recently used one.
+  // Only a slot holding the same image (or none, for none) can share a prefix.
   std::size_t best = 0, best_common = 0;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].image_key != job.image_key) continue;
     const std::vector<std::int64_t>& t = slots_[i].tokens;
     const auto mm = std::mismatch(t.begin(), t.end(), prompt.begin(), prompt.end());
     const std::size_t common = static_cast<std::size_t>(mm.first - t.begin());
@@ -236,8 +324,11 @@ void ServeEngine::run(ChatJob& job) {
   }
   Slot& slot = slots_[best];
   slot.last_used = ++clock_;
-  // At least one token is fed: its logits choose the first reply token.
-  const std::size_t keep = std::min(best_common, prompt.size() - 1);
+  // At least one token is fed: its logits choose the first reply token. An image prompt whose
+  // reused prefix would not cover the image span is prefilled whole (the span is only encoded
+  // by the static prefill).
+  std::size_t keep = std::min(best_common, prompt.size() - 1);
+  if (job.image_inputs && static_cast<std::int64_t>(keep) < job.image_span_end) keep = 0;
   Runtime& rt = *slot.runtime;
 
   GenerateOptions g = job.options;
@@ -261,8 +352,20 @@ void ServeEngine::run(ChatJob& job) {
   };
   try {
     slot.tokens.resize(keep);
+    slot.image_key.clear();
     rt.rewind(static_cast<std::int64_t>(keep));
-    const GenerationResult r = rt.generate_append(std::span(prompt).subspan(keep), prompt, g, on_token);
+    GenerationResult r;
+    if (job.image_inputs && keep == 0) {
+      const StaticInputs& in = *job.image_inputs;
+      PrefillInput pi;
+      pi.llm_input_ids = in.llm_input_ids.as<std::int64_t>();
+      pi.valid_length = in.length();
+      pi.pixel_values = in.pixel_values->as<float>();
+      r = rt.generate(pi, g, on_token);
+    } else {
+      r = rt.generate_append(std::span(prompt).subspan(keep), prompt, g, on_token);
+    }
+    slot.image_key = job.image_key;
     slot.tokens = prompt;
     slot.tokens.insert(slot.tokens.end(), r.tokens.begin(), r.tokens.end());
     slot.tokens.resize(static_cast<std::size_t>(rt.past_len()));
@@ -282,6 +385,7 @@ void ServeEngine::run(ChatJob& job) {
     job.predicted_ms = r.stats.decode_seconds * 1000;
   } catch (const std::exception& e) {
     slot.tokens.clear();
+    slot.image_key.clear();
     rt.rewind(0);
     std::lock_guard l(job.mu);
     job.error = e.what();

@@ -22,6 +22,8 @@
 #include "model/checkpoint.h"
 #include "runtime/generation.h"
 #include "runtime/runtime.h"
+#include "runtime/static_input_builder.h"
+#include "runtime/static_inputs.h"
 #include "staticlm/backend.h"
 #include "text/tokenizer.h"
 
@@ -35,7 +37,13 @@ struct RequestError {
 
 // One chat completion. The handler fills the request part; the worker the rest, under `mu`.
 struct ChatJob {
-  std::vector<std::int64_t> prompt;
+  std::vector<std::int64_t> prompt;  // with an image: its soft-token span expanded
+  // With an image: the static inputs of the prompt (image span laid out, pixel values), the
+  // SHA-256 of the decoded pixels (a slot is reused only for the same image) and where its span
+  // ends (a reused prefix must cover it).
+  std::shared_ptr<const StaticInputs> image_inputs;
+  std::string image_key;
+  std::int64_t image_span_end = 0;
   GenerateOptions options;
   bool stream = false;
   std::atomic<bool> cancelled{false};  // set by the handler when the client has gone
@@ -51,10 +59,23 @@ struct ChatJob {
   double prompt_ms = 0, predicted_ms = 0;
 };
 
+// How a server takes images: `builder` lays out prompts with the runtime config's vision
+// profile (null: image parts are refused with `refusal`); local file paths only with
+// `allow_local_files`.
+struct ImageIntake {
+  const StaticInputBuilder* builder = nullptr;
+  std::string refusal;
+  bool allow_local_files = false;
+};
+
 // Parses an OpenAI chat request body into `job` (prompt rendered with the checkpoint's chat
-// template and tokenized; sampling fields over `defaults`). Throws RequestError naming the field.
+// template and tokenized; sampling fields over `defaults`). Image parts (`image_url` with a
+// data: URL, or a local path / file:// URL under allow_local_files; at most one per
+// conversation) are decoded and laid out in the profile's image span. Throws RequestError
+// naming the field.
 void parse_chat_request(const std::string& body, const std::string& model_dir, const Tokenizer& tok,
-                        const GenerateOptions& defaults, std::int64_t max_seq, ChatJob& job);
+                        const GenerateOptions& defaults, std::int64_t max_seq, ChatJob& job,
+                        const ImageIntake& images = {});
 
 struct ServeOptions {
   int slots = 1;
@@ -81,6 +102,7 @@ class ServeEngine {
   struct Slot {
     std::unique_ptr<Runtime> runtime;
     std::vector<std::int64_t> tokens;  // what the cache holds: tokens[i] at slot i
+    std::string image_key;             // the image in the cache ("" none): tokens alone do not name it
     std::uint64_t last_used = 0;
   };
   void loop();

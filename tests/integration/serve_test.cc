@@ -47,17 +47,26 @@ struct HttpResult {
 class Serve : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+    start({"--slots", "2", "--queue", "4", "--max-seq", "128", "--max-body", "65536", "--threads", "1"});
+  }
+  // Makes the tiny model and starts `staticlm serve -m it --port 0 FLAGS`.
+  static void start(const std::vector<std::string>& flags) {
     dir_ = new test::TempDir();
+    port_ = 0;
     made_ = test::run_staticlm("make-model --preset tiny --seed 1 --out " + model());
     if (made_.exit_code != 0) return;
     const std::string log = dir_->file("server.out");
+    std::vector<std::string> args = {STATICLM_BIN, "serve", "-m", model(), "--port", "0"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (std::string& x : args) argv.push_back(x.data());
+    argv.push_back(nullptr);
     pid_ = fork();
     if (pid_ == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test binary, even when it crashes
       std::freopen(log.c_str(), "w", stdout);
       std::freopen(dir_->file("server.err").c_str(), "w", stderr);
-      execl(STATICLM_BIN, STATICLM_BIN, "serve", "-m", model().c_str(), "--port", "0", "--slots", "2", "--queue", "4",
-            "--max-seq", "128", "--max-body", "65536", "--threads", "1", nullptr);
+      execv(STATICLM_BIN, argv.data());
       _exit(127);
     }
     // The first stdout line names the port (--port 0 picks a free one).
@@ -84,6 +93,7 @@ class Serve : public ::testing::Test {
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "server status " << status;
     }
     delete dir_;
+    pid_ = -1;
   }
   void SetUp() override {
     ASSERT_EQ(made_.exit_code, 0) << made_.err;
@@ -394,6 +404,109 @@ TEST_F(Serve, NpmOpenAiClientStreamedAndNot) {
   EXPECT_EQ(j.at("badStatus"), 400);
   EXPECT_EQ(j.at("badParam"), "top_p");
   EXPECT_EQ(j.at("models"), json::array({"m"}));
+}
+
+// Image parts on a server whose runtime config puts the vision profile's span where the chat
+// format puts the image (after <bos><|turn>user\n). One slot, so a text request evicts the image.
+// f32 activations: a reused prefix then answers exactly as a fresh prefill (with bf16 rounding,
+// prefill, append and decode round at different points, and a random model's near-ties flip).
+class ServeImage : public Serve {
+ protected:
+  static void SetUpTestSuite() {
+    start({"--slots", "1", "--queue", "4", "--max-seq", "512", "--threads", "1", "--allow-local-files", "--f32-activations",
+           "--set", "image_fit=fit", "--set", "vision_profile.visual_start_idx=5"});
+  }
+  static std::string image_path() { return test::fixture("images/gradient.png"); }
+  static json image_turn(const json& image_part) {
+    return json::array({{{"role", "user"}, {"content", json::array({image_part, {{"type", "text"}, {"text", "Describe the image."}}})}}});
+  }
+  static json data_url_part(const std::string& path) {
+    const std::string b64 = dir_->file("b64_" + std::to_string(counter_++));
+    EXPECT_EQ(std::system(("base64 -w0 " + path + " >" + b64).c_str()), 0);
+    return {{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64," + slurp(b64)}}}};
+  }
+  static json answer(const HttpResult& h) { return json::parse(h.body); }
+  static std::string content(const HttpResult& h) {
+    return answer(h).at("choices").at(0).at("message").at("content").get<std::string>();
+  }
+  static std::int64_t cached(const HttpResult& h) {
+    return answer(h).at("usage").at("prompt_tokens_details").at("cached_tokens").get<std::int64_t>();
+  }
+};
+
+TEST_F(ServeImage, DataUrlAnswersLikeRunAndReusesTheImageSlot) {
+  const json first = image_turn(data_url_part(image_path()));
+  const HttpResult a = chat(request(first));
+  ASSERT_EQ(a.status, 200) << a.body;
+  // The reference: `staticlm run --image` with the same prompt in the chat format.
+  const test::CommandResult r = test::run_staticlm(
+      "run -m " + model() + " --image " + image_path() + " --set image_fit=fit --set vision_profile.visual_start_idx=5"
+      " --max-seq 512 --f32-activations --chat -p '<|image|>Describe the image.' -n 8 --temp 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string reply = content(a);
+  EXPECT_EQ(r.out, reply + "\n");
+  EXPECT_EQ(cached(a), 0);
+  // 5 chat-format tokens, the image's soft tokens with their begin/end markers, the rest.
+  EXPECT_GT(answer(a)["usage"]["prompt_tokens"].get<int>(), 269);
+
+  // The next turn reuses the cached image and the first reply...
+  json second = first;
+  second.push_back({{"role", "assistant"}, {"content", reply}});
+  second.push_back({{"role", "user"}, {"content", "And its colours?"}});
+  const HttpResult b = chat(request(second));
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_GE(cached(b), 269);
+  // ...and answers what a from-scratch prefill of the same conversation answers: a text request
+  // takes the only slot, so the same conversation comes back to an empty cache.
+  ASSERT_EQ(chat(request(kHello)).status, 200);
+  const HttpResult b2 = chat(request(second));
+  ASSERT_EQ(b2.status, 200) << b2.body;
+  EXPECT_EQ(cached(b2), 0);
+  EXPECT_EQ(content(b2), content(b));
+
+  // The same image as a local file (the server allows them) is the same image: served from the cache.
+  const HttpResult c = chat(request(image_turn({{"type", "image_url"}, {"image_url", {{"url", "file://" + image_path()}}}})));
+  ASSERT_EQ(c.status, 200) << c.body;
+  EXPECT_EQ(content(c), reply);
+}
+
+TEST_F(ServeImage, BadImagePartsAre400NamingThePart) {
+  const json good = data_url_part(image_path());
+  auto expect_400 = [&](const json& messages, const std::string& param, const std::string& words) {
+    const HttpResult h = chat(request(messages));
+    EXPECT_EQ(h.status, 400) << h.body;
+    const json e = json::parse(h.body).at("error");
+    EXPECT_EQ(e.at("param"), param) << h.body;
+    EXPECT_NE(e.at("message").get<std::string>().find(words), std::string::npos) << h.body;
+  };
+  json two = image_turn(good);
+  two[0]["content"].push_back(good);
+  expect_400(two, "messages[0].content[2]", "one image per conversation");
+  expect_400(image_turn({{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,iVBO!!"}}}}),
+             "messages[0].content[0].image_url.url", "not base64");
+  expect_400(image_turn({{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,aGVsbG8="}}}}),
+             "messages[0].content[0].image_url.url", "image");
+  expect_400(image_turn({{"type", "image_url"}, {"image_url", {{"url", "https://example.com/a.png"}}}}),
+             "messages[0].content[0].image_url.url", "remote URLs are not fetched");
+  expect_400(image_turn({{"type", "image_url"}, {"image_url", 7}}), "messages[0].content[0].image_url", "url");
+  expect_400(image_turn({{"type", "image_url"}, {"image_url", {{"url", "/no/such/file.png"}}}}),
+             "messages[0].content[0].image_url.url", "no such file");
+  // A system turn moves the image off the profile's span: the builder names the rule.
+  json moved = image_turn(good);
+  const json system = {{"role", "system"}, {"content", "Be brief."}};
+  moved.insert(moved.begin(), system);
+  expect_400(moved, "messages", "image span");
+  // The server still answers afterwards.
+  EXPECT_EQ(chat(request(kHello)).status, 200);
+}
+
+// The text server (max_seq 128 cannot hold the tiny profile's image span) refuses images by name.
+TEST_F(Serve, ImagePartsRefusedWhenTheProfileDoesNotFit) {
+  const json m = json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}})}}});
+  const HttpResult h = chat(request(m));
+  EXPECT_EQ(h.status, 400) << h.body;
+  EXPECT_EQ(json::parse(h.body)["error"]["param"], "messages[0].content[0]") << h.body;
+  EXPECT_NE(h.body.find("does not take images"), std::string::npos) << h.body;
 }
 
 TEST(ServeCli, BadFlagsExit2WithOneLine) {
