@@ -32,6 +32,7 @@
 #include "base/sha256.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "profile_option.h"
 #include "prompt_source.h"
 #include "model/checkpoint.h"
 #include "runtime/conversation.h"
@@ -51,6 +52,7 @@ struct ChatArgs {
   std::string model;
   std::optional<std::string> config_file, system, image;
   std::vector<std::string> sets;
+  std::optional<std::string> profile;  // --profile: prepended to sets
   std::optional<std::int64_t> max_seq;
   SamplingFlags sampling;
   int threads = 0;
@@ -214,7 +216,11 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--max-seq", a->max_seq, "static sequence length: the whole conversation's context + 1");
   cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   add_sampling_flags(*cmd, a->sampling);
-  cmd->callback([a] { chat_command(*a); });
+  add_profile_option(*cmd, a->profile);
+  cmd->callback([a] {
+    a->sets = with_profile(a->sets, a->profile);
+    chat_command(*a);
+  });
 }
 
 }  // namespace staticlm::cli

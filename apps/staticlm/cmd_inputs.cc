@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "commands.h"
+#include "profile_option.h"
 #include "prompt_source.h"
 #include "runtime/runtime_config.h"
 #include "runtime/static_input_builder.h"
@@ -93,8 +94,7 @@ nlohmann::ordered_json summary(const StaticInputBuilder& b, const StaticInputs& 
 void run(const InputsArgs& a) {
   if (a.prompt && a.messages) invalid_argument("give --prompt or --messages, not both");
   std::vector<std::string> sets = a.sets;
-  // Dedicated flags win over the config file and --set.
-  if (a.profile) sets.push_back("vision_profile=" + *a.profile);
+  // --max-seq wins over the config file and --set (--profile went in before --set).
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   const RuntimeConfig cfg = load_runtime_config(a.config, sets);
   std::vector<std::string> image_paths;
@@ -141,7 +141,6 @@ void add_inputs_command(CLI::App& app) {
   cmd->add_option("-m,--model", a->model, "checkpoint directory (config.json, tokenizer.json)")->required();
   cmd->add_option("--config", a->config, "runtime config YAML (TICO's static_gemma4_runtime.yaml keys)");
   cmd->add_option("--set", a->sets, "override a config key: KEY=VALUE (value parsed as YAML); repeatable");
-  cmd->add_option("--profile", a->profile, "vision profile: a registered name or a vision_profile.json");
   cmd->add_option("--max-seq", a->max_seq, "static sequence length S");
   cmd->add_option("--prompt", a->prompt, "prompt text, used as given (\"<|image|>\" marks the image)");
   cmd->add_option("--messages", a->messages, "JSON file of chat messages (rendered with the chat format)");
@@ -150,7 +149,11 @@ void add_inputs_command(CLI::App& app) {
   cmd->add_flag("--reserve-decode-slot", a->reserve_decode_slot, "refuse prompts longer than max_seq - 1 tokens");
   cmd->add_option("--out", a->out, "output .safetensors file")->required();
   cmd->add_flag("--json", a->json, "print a JSON summary (T, S, span, checks)");
-  cmd->callback([a] { run(*a); });
+  add_profile_option(*cmd, a->profile);
+  cmd->callback([a] {
+    a->sets = with_profile(a->sets, a->profile);
+    run(*a);
+  });
 }
 
 }  // namespace staticlm::cli

@@ -23,6 +23,7 @@
 #include "base/file.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "profile_option.h"
 #include "threads_option.h"
 #include "inspect/inspector.h"
 #include "inspect/recorder.h"
@@ -47,6 +48,7 @@ struct InspectArgs {
   std::string model;
   std::optional<std::string> config;
   std::vector<std::string> sets;
+  std::optional<std::string> profile;  // --profile: prepended to sets
   std::optional<std::string> prompt, messages, prompt_ids;
   bool chat = false;
   std::vector<std::string> images;
@@ -287,7 +289,11 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "CPU threads (default 0: one per core)");
   cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
   add_kernel_target_option(*cmd, a->kernel_target);
-  cmd->callback([a] { inspect_command(*a); });
+  add_profile_option(*cmd, a->profile);
+  cmd->callback([a] {
+    a->sets = with_profile(a->sets, a->profile);
+    inspect_command(*a);
+  });
 }
 
 }  // namespace staticlm::cli

@@ -37,6 +37,7 @@
 #include "base/thread_pool.h"
 #include "backends/observed_backend.h"
 #include "commands.h"
+#include "profile_option.h"
 #include "threads_option.h"
 #include "inspect/recorder.h"
 #include "kernel_target_option.h"
@@ -61,6 +62,7 @@ struct RunArgs {
   std::string model;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
+  std::optional<std::string> profile;  // --profile: prepended to sets
   std::optional<std::string> prompt, prompt_ids, messages, tools;
   std::string chat_template;
   std::vector<std::string> vars;
@@ -308,7 +310,11 @@ void add_run_command(CLI::App& app) {
                   "write every subgraph call's inputs and outputs to this new or empty directory (for replay)");
   cmd->add_option("--record-graph", a->record_graphs,
                   "with --record: record only this graph, or the graphs it is a prefix of up to '_' (repeatable)");
-  cmd->callback([a] { run_command(*a); });
+  add_profile_option(*cmd, a->profile);
+  cmd->callback([a] {
+    a->sets = with_profile(a->sets, a->profile);
+    run_command(*a);
+  });
 }
 
 }  // namespace staticlm::cli

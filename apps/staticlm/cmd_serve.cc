@@ -30,6 +30,7 @@
 #include "base/file.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "profile_option.h"
 #include "model/checkpoint.h"
 #include "runtime/runtime_config.h"
 #include "runtime/static_input_builder.h"
@@ -52,6 +53,7 @@ struct ServeArgs {
   bool f32_activations = false;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
+  std::optional<std::string> profile;  // --profile: prepended to sets
   std::optional<std::int64_t> max_seq;
   SamplingFlags sampling;
 };
@@ -281,7 +283,11 @@ void add_serve_command(CLI::App& app) {
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
                 "does, which lets bf16 dot-product instructions run)");
   add_sampling_flags(*cmd, a->sampling);
-  cmd->callback([a] { serve_command(*a); });
+  add_profile_option(*cmd, a->profile);
+  cmd->callback([a] {
+    a->sets = with_profile(a->sets, a->profile);
+    serve_command(*a);
+  });
 }
 
 }  // namespace staticlm::cli

@@ -153,8 +153,11 @@ void set_inspect_override(YAML::Node& block, const std::string& where, const std
   block["inspect"]["thresholds"][sub.substr(a + 1, b - a - 1)][sub.substr(b + 1)] = value;
 }
 
-void apply_override(YAML::Node& block, std::map<std::string, std::string>& origins, const std::string& text) {
-  const std::string where = "--set " + text;
+void apply_override(YAML::Node& block, std::map<std::string, std::string>& origins, const std::string& given) {
+  // "--profile V" is the CLI's dedicated flag for vision_profile=V; errors name it as typed.
+  const bool profile_flag = given.rfind(kProfileFlag, 0) == 0;
+  const std::string text = profile_flag ? "vision_profile=" + given.substr(kProfileFlag.size()) : given;
+  const std::string where = profile_flag ? given : "--set " + text;
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) invalid_argument(where + ": expected KEY=VALUE");
   std::string key = text.substr(0, eq);

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/config.h"
@@ -79,7 +80,9 @@ const std::vector<std::string>& runtime_config_keys();
 // Parses YAML text (`source` names it in errors; `base_dir` resolves relative manifest paths),
 // then applies each override "key=value" in order. Keys may be dotted: the prefix
 // "debug.static_gemma4_runtime." is dropped, and "vision_profile.FIELD=V" sets one field of an
-// inline profile. Empty text gives the defaults.
+// inline profile. Empty text gives the defaults. An override "--profile V" (kProfileFlag + V)
+// is vision_profile=V, named "--profile V" in errors (the CLI's dedicated flag).
+inline constexpr std::string_view kProfileFlag = "--profile ";
 RuntimeConfig parse_runtime_config(const std::string& yaml_text, const std::string& source,
                                    const std::vector<std::string>& overrides = {}, const std::string& base_dir = "");
 // Reads the file at `path` (none: the defaults) and applies the overrides.

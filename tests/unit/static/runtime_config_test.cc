@@ -177,6 +177,20 @@ TEST(RuntimeConfigOverrides, FieldOfRegisteredProfile) {
   }
 }
 
+// "--profile V" (the CLI's --profile flag) is vision_profile=V, and errors name the flag.
+TEST(RuntimeConfigOverrides, ProfileFlag) {
+  const RuntimeConfig c = parse_runtime_config("vision_profile: e2b_66x36_264\n", "c", {"--profile e2b_57x42_266"});
+  VisionConfig v;
+  EXPECT_EQ(resolve_static_setup(c, &v).profile.name, "e2b_57x42_266");
+  const RuntimeConfig edited =
+      parse_runtime_config("", "c", {"--profile e2b_57x42_266", "vision_profile.visual_start_idx=5"});
+  const StaticSetup s = resolve_static_setup(edited, &v);
+  EXPECT_EQ(s.profile.visual_start_idx, 5);
+  EXPECT_EQ(s.profile.num_visual_tokens, registered_vision_profile("e2b_57x42_266").num_visual_tokens);
+  EXPECT_ERROR_WITH(parse_runtime_config("", "c", {"--profile e2b_64x64_256"}),
+                    "--profile e2b_64x64_256: vision_profile: unknown vision profile 'e2b_64x64_256'");
+}
+
 TEST(RuntimeConfig, RopeAliasMustAgree) {
   EXPECT_EQ(parse_runtime_config("rope: hf\n", "c").rope_sine, RopeSine::kHf);
   EXPECT_ERROR_WITH(parse_runtime_config("rope: hf\nrope_sine: pre_negated_sin\n", "c.yaml"),
