@@ -32,6 +32,7 @@
 #include "commands.h"
 #include "profile_option.h"
 #include "model/checkpoint.h"
+#include "peer_watch.h"
 #include "runtime/runtime_config.h"
 #include "runtime/static_input_builder.h"
 #include "sampling_flags.h"
@@ -183,8 +184,13 @@ void serve_command(const ServeArgs& a) {
     }
     Reply reply{"chatcmpl-" + std::to_string(next_id++), model_name, static_cast<std::int64_t>(std::time(nullptr))};
     if (!job->stream) {
+      // Wakes now and then to notice a client that went away: its generation is cancelled.
+      const PeerWatch peer(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
       std::unique_lock l(job->mu);
-      job->cv.wait(l, [&] { return job->done; });
+      while (!job->cv.wait_for(l, std::chrono::milliseconds(250), [&] { return job->done; })) {
+        if (peer.closed()) job->cancelled = true;
+      }
+      if (job->cancelled) return;  // nobody to answer
       if (!job->error.empty()) {
         json_reply(res, 500, error_json("generation failed: " + job->error, "server_error"));
         return;

@@ -500,6 +500,32 @@ TEST_F(ServeImage, BadImagePartsAre400NamingThePart) {
   EXPECT_EQ(chat(request(kHello)).status, 200);
 }
 
+// A client that hangs up cancels its generation, streamed or not: /health counts it as
+// cancelled, not completed, and the worker is free long before the reply (up to 500 tokens, the
+// room max_seq 512 leaves) could have been generated.
+TEST_F(ServeImage, ClientThatDisconnectsCancelsItsGeneration) {
+  for (const bool stream : {false, true}) {
+    const json before = json::parse(get("/health").body);
+    json r = request(kHello, stream);
+    r["max_tokens"] = 100000;
+    const std::string body = dir_->file("long" + std::to_string(counter_++) + ".json");
+    write(body, r.dump());
+    // curl gives up after 0.4 s: the server sees the connection close.
+    const std::string cmd = "curl -s -N -o /dev/null --max-time 0.4 -H 'Content-Type: application/json' --data-binary @" +
+                            body + " '" + url("/v1/chat/completions") + "'";
+    EXPECT_NE(std::system(cmd.c_str()), 0) << "the request finished before the client hung up";
+    json after;
+    for (int i = 0; i < 100; ++i) {
+      after = json::parse(get("/health").body);
+      if (after.at("in_flight") == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(after.at("in_flight"), 0) << "stream " << stream << ": " << after;
+    EXPECT_EQ(after.at("cancelled").get<int>(), before.at("cancelled").get<int>() + 1) << "stream " << stream << ": " << after;
+    EXPECT_EQ(after.at("completed"), before.at("completed")) << "stream " << stream << ": " << after;
+  }
+}
+
 // The text server (max_seq 128 cannot hold the tiny profile's image span) refuses images by name.
 TEST_F(Serve, ImagePartsRefusedWhenTheProfileDoesNotFit) {
   const json m = json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}})}}});
