@@ -37,6 +37,7 @@
 #include "runtime/static_input_builder.h"
 #include "sampling_flags.h"
 #include "serve_engine.h"
+#include "text/chat_render.h"
 #include "text/tokenizer.h"
 #include "threads_option.h"
 
@@ -52,6 +53,7 @@ struct ServeArgs {
   std::int64_t max_body = 1 << 20;
   bool allow_local_files = false;
   bool f32_activations = false;
+  std::string chat_template;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
   std::optional<std::string> profile;  // --profile: prepended to sets
@@ -72,6 +74,18 @@ ojson usage_json(const ChatJob& job) {
           {"completion_tokens", job.completion_tokens},
           {"total_tokens", prompt + job.completion_tokens},
           {"prompt_tokens_details", {{"cached_tokens", job.cached_tokens}}}};
+}
+
+// OpenAI's tool_calls: arguments as a JSON string; ids unique within the reply.
+ojson tool_calls_json(const std::vector<ToolCall>& calls, std::size_t first = 0) {
+  ojson out = ojson::array();
+  for (std::size_t i = first; i < calls.size(); ++i) {
+    out.push_back({{"index", i},
+                   {"id", "call_" + std::to_string(i)},
+                   {"type", "function"},
+                   {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments.dump()}}}});
+  }
+  return out;
 }
 
 struct Reply {
@@ -140,6 +154,9 @@ void serve_command(const ServeArgs& a) {
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
   auto backend = CpuBackend::create(*ck, profile, bo);
+  // A missing or unreadable --chat-template is refused now, not at the first request.
+  if (!a.chat_template.empty()) find_chat_template(a.model, a.chat_template);
+  const RequestContext context{a.model, a.chat_template, tok.get(), defaults, cfg.max_seq, images};
   ServeEngine engine(*backend, *ck, *tok, ServeOptions{a.slots, a.queue});
 
   httplib::Server svr;
@@ -172,7 +189,7 @@ void serve_command(const ServeArgs& a) {
   svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
     auto job = std::make_shared<ChatJob>();
     try {
-      parse_chat_request(req.body, a.model, *tok, defaults, cfg.max_seq, *job, images);
+      parse_chat_request(req.body, context, *job);
     } catch (const RequestError& e) {
       json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
       return;
@@ -196,9 +213,12 @@ void serve_command(const ServeArgs& a) {
         return;
       }
       ojson j = reply.base("chat.completion");
-      j["choices"] = ojson::array({{{"index", 0},
-                                    {"message", {{"role", "assistant"}, {"content", job->content}}},
-                                    {"finish_reason", job->finish_reason}}});
+      ojson message = {{"role", "assistant"}, {"content", job->content}};
+      if (!job->tool_calls.empty()) {
+        if (job->content.empty()) message["content"] = nullptr;
+        message["tool_calls"] = tool_calls_json(job->tool_calls);
+      }
+      j["choices"] = ojson::array({{{"index", 0}, {"message", message}, {"finish_reason", job->finish_reason}}});
       j["usage"] = usage_json(*job);
       j["timings"] = {{"prompt_ms", job->prompt_ms}, {"predicted_ms", job->predicted_ms}};
       json_reply(res, 200, dump(j));
@@ -206,10 +226,11 @@ void serve_command(const ServeArgs& a) {
     }
     res.set_header("Cache-Control", "no-cache");
     auto sent = std::make_shared<std::size_t>(0);
+    auto sent_calls = std::make_shared<std::size_t>(0);
     auto opened = std::make_shared<bool>(false);
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, reply, sent, opened](std::size_t, httplib::DataSink& sink) {
+        [job, reply, sent, sent_calls, opened](std::size_t, httplib::DataSink& sink) {
           auto send = [&](const std::string& data) {
             const std::string s = "data: " + data + "\n\n";
             if (sink.write(s.data(), s.size())) return true;
@@ -221,11 +242,12 @@ void serve_command(const ServeArgs& a) {
             return send(dump(reply.chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
           }
           std::string piece, error, finish;
+          std::vector<ToolCall> calls;
           bool done = false;
           {
             std::unique_lock l(job->mu);
             // Wakes now and then to notice a client that went away while nothing was written.
-            while (!job->done && job->released <= *sent) {
+            while (!job->done && job->released <= *sent && job->tool_calls.size() <= *sent_calls) {
               if (job->cv.wait_for(l, std::chrono::milliseconds(250)) == std::cv_status::timeout && !sink.is_writable()) {
                 job->cancelled = true;
                 return false;
@@ -237,8 +259,13 @@ void serve_command(const ServeArgs& a) {
             done = job->done;
             error = job->error;
             finish = job->finish_reason;
+            calls = job->tool_calls;
           }
           if (!piece.empty() && !send(dump(reply.chunk({{"content", piece}}, nullptr)))) return false;
+          if (calls.size() > *sent_calls) {
+            if (!send(dump(reply.chunk({{"tool_calls", tool_calls_json(calls, *sent_calls)}}, nullptr)))) return false;
+            *sent_calls = calls.size();
+          }
           if (!done) return true;
           if (!error.empty()) {
             if (!send(error_json("generation failed: " + error, "server_error"))) return false;
@@ -285,6 +312,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");
   cmd->add_option("--max-seq", a->max_seq, "static sequence length of each slot: prompt + reply + 1");
   cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  cmd->add_option("--chat-template", a->chat_template, "chat template file (default: the checkpoint's own)");
   cmd->add_flag("--f32-activations", a->f32_activations,
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
                 "does, which lets bf16 dot-product instructions run)");

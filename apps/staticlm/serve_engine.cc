@@ -10,6 +10,7 @@
 #include "base/sha256.h"
 #include "text/chat_render.h"
 #include "text/detokenizer.h"
+#include "text/tool_call_stream.h"
 #include "vision/image_decode.h"
 
 namespace staticlm::cli {
@@ -141,9 +142,10 @@ std::string error_json(const std::string& message, const std::string& type, cons
   return ojson{{"error", e}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
-void parse_chat_request(const std::string& body, const std::string& model_dir, const Tokenizer& tok,
-                        const GenerateOptions& defaults, std::int64_t max_seq, ChatJob& job,
-                        const ImageIntake& intake) {
+void parse_chat_request(const std::string& body, const RequestContext& context, ChatJob& job) {
+  const Tokenizer& tok = *context.tokenizer;
+  const ImageIntake& intake = context.images;
+  const std::int64_t max_seq = context.max_seq;
   ojson doc;
   try {
     doc = ojson::parse(body);
@@ -156,7 +158,7 @@ void parse_chat_request(const std::string& body, const std::string& model_dir, c
   if (doc.contains("model") && !doc["model"].is_string()) bad("model", "expected a string");
   if (doc.contains("n") && !doc["n"].is_null() && integer_field(doc, "n", 1) != 1) bad("n", "only 1 choice is supported");
 
-  GenerateOptions g = defaults;
+  GenerateOptions g = context.defaults;
   SamplingOptions& s = g.sampling;
   auto given = [&](const char* key) { return doc.contains(key) && !doc[key].is_null(); };
   if (given("stream")) {
@@ -203,8 +205,25 @@ void parse_chat_request(const std::string& body, const std::string& model_dir, c
     throw RequestError{std::string("sampling: ") + e.what(), "sampling"};
   }
 
+  // Tool schemas go to the chat template as `tools`; tool_choice is accepted and left to the
+  // model (the template has no way to force a call).
+  ojson tools;
+  if (given("tools")) {
+    tools = doc["tools"];
+    if (!tools.is_array()) bad("tools", "expected an array of tool schemas");
+    for (std::size_t i = 0; i < tools.size(); ++i) {
+      if (!tools[i].is_object()) bad("tools[" + std::to_string(i) + "]", "expected an object (a tool schema)");
+    }
+  }
+  if (given("tool_choice")) {
+    const ojson& c = doc["tool_choice"];
+    const bool named = c.is_string() && (c == "auto" || c == "none" || c == "required");
+    if (!named && !c.is_object()) bad("tool_choice", "expected \"auto\", \"none\", \"required\" or an object");
+  }
   ChatRenderRequest r;
-  r.model_dir = model_dir;
+  r.model_dir = context.model_dir;
+  r.template_file = context.chat_template;
+  r.conversation.tools = tools;
   r.conversation.messages = doc["messages"];
   r.conversation_name = "messages";
   const std::vector<RgbImage> images = take_images(r.conversation.messages, intake, job.image_key);
@@ -339,12 +358,13 @@ void ServeEngine::run(ChatJob& job) {
     g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
     for (const std::string& s : g.stop_strings) hold = std::max(hold, s.size() - 1);
   }
-  IncrementalDetokenizer out(tok_, /*skip_special_tokens=*/true);
+  ToolCallStream out(tok_);  // the text a client shows, and the tool calls
   const TokenCallback on_token = [&](std::int64_t t) {
     const std::string piece = out.push(static_cast<int>(t));
     {
       std::lock_guard l(job.mu);
       job.content += piece;
+      if (out.calls().size() > job.tool_calls.size()) job.tool_calls = out.calls();
       job.released = std::max(job.released, releasable(job.content, hold, g.stop_strings));
     }
     job.cv.notify_all();
@@ -371,12 +391,15 @@ void ServeEngine::run(ChatJob& job) {
     slot.tokens.resize(static_cast<std::size_t>(rt.past_len()));
     std::lock_guard l(job.mu);
     job.content += out.finish();
+    job.tool_calls = out.calls();
     if (r.reason == StopReason::kStopString) {
       std::size_t cut = job.content.size();
       for (const std::string& s : g.stop_strings) cut = std::min(cut, job.content.find(s));
       job.content.resize(cut);
     }
-    job.finish_reason = r.reason == StopReason::kEos || r.reason == StopReason::kStopString ? "stop"
+    const bool ended = r.reason == StopReason::kEos || r.reason == StopReason::kStopString;
+    job.finish_reason = ended && !job.tool_calls.empty()                                   ? "tool_calls"
+                        : ended                                                            ? "stop"
                         : r.reason == StopReason::kCallback                                 ? "cancelled"
                                                                                             : "length";
     job.cached_tokens = static_cast<std::int64_t>(keep);

@@ -26,6 +26,7 @@
 #include "runtime/static_inputs.h"
 #include "staticlm/backend.h"
 #include "text/tokenizer.h"
+#include "text/tool_calls.h"
 
 namespace staticlm::cli {
 
@@ -50,10 +51,11 @@ struct ChatJob {
 
   std::mutex mu;
   std::condition_variable cv;
-  std::string content;        // the reply so far (special tokens left out)
+  std::string content;        // the reply so far (special tokens and tool calls left out)
+  std::vector<ToolCall> tool_calls;  // the reply's Gemma 4 tool calls so far
   std::size_t released = 0;   // bytes of content safe to show (no partial stop string)
   bool done = false;
-  std::string finish_reason;  // "stop" or "length" when done
+  std::string finish_reason;  // "stop", "length" or "tool_calls" when done
   std::string error;          // set when generation failed
   std::int64_t cached_tokens = 0, completion_tokens = 0;
   double prompt_ms = 0, predicted_ms = 0;
@@ -68,14 +70,23 @@ struct ImageIntake {
   bool allow_local_files = false;
 };
 
-// Parses an OpenAI chat request body into `job` (prompt rendered with the checkpoint's chat
-// template and tokenized; sampling fields over `defaults`). Image parts (`image_url` with a
-// data: URL, or a local path / file:// URL under allow_local_files; at most one per
+// What a request is parsed against: the checkpoint (its chat template, or `chat_template` when
+// given), the tokenizer, the sampling defaults, the slots' max_seq and the image intake.
+struct RequestContext {
+  std::string model_dir;
+  std::string chat_template;  // --chat-template; "" for the checkpoint's own
+  const Tokenizer* tokenizer = nullptr;
+  GenerateOptions defaults;
+  std::int64_t max_seq = 0;
+  ImageIntake images;
+};
+
+// Parses an OpenAI chat request body into `job`: the messages (and `tools`) rendered with the
+// chat template and tokenized; sampling fields over the defaults. Image parts (`image_url` with
+// a data: URL, or a local path / file:// URL under allow_local_files; at most one per
 // conversation) are decoded and laid out in the profile's image span. Throws RequestError
 // naming the field.
-void parse_chat_request(const std::string& body, const std::string& model_dir, const Tokenizer& tok,
-                        const GenerateOptions& defaults, std::int64_t max_seq, ChatJob& job,
-                        const ImageIntake& images = {});
+void parse_chat_request(const std::string& body, const RequestContext& context, ChatJob& job);
 
 struct ServeOptions {
   int slots = 1;

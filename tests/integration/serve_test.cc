@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -523,6 +524,62 @@ TEST_F(ServeImage, ClientThatDisconnectsCancelsItsGeneration) {
     EXPECT_EQ(after.at("in_flight"), 0) << "stream " << stream << ": " << after;
     EXPECT_EQ(after.at("cancelled").get<int>(), before.at("cancelled").get<int>() + 1) << "stream " << stream << ": " << after;
     EXPECT_EQ(after.at("completed"), before.at("completed")) << "stream " << stream << ": " << after;
+  }
+}
+
+// Tools: a server with a chat template that renders them (--chat-template). The request's
+// `tools` reach the template: the prompt and the answer are those of `run --messages --tools`
+// with the same template. (A random model does not call tools; the parsing of calls out of a
+// reply is tested in tests/unit/text/tool_call_stream_test.cc.)
+class ServeTools : public Serve {
+ protected:
+  static void SetUpTestSuite() {
+    start({"--max-seq", "512", "--threads", "1", "--chat-template", tools_template()});
+  }
+  static std::string tools_template() { return test::fixture("jinja/templates/gemma4_tools.jinja"); }
+};
+
+TEST_F(ServeTools, ToolsReachTheTemplate) {
+  const json tools = json::array({{{"type", "function"},
+                                   {"function", {{"name", "get_weather"},
+                                                 {"description", "Weather of a city"},
+                                                 {"parameters", {{"type", "object"},
+                                                                 {"properties", {{"city", {{"type", "string"}}}}},
+                                                                 {"required", {"city"}}}}}}}});
+  json with_tools = request(kHello);
+  with_tools["tools"] = tools;
+  with_tools["tool_choice"] = "auto";
+  const HttpResult h = chat(with_tools);
+  ASSERT_EQ(h.status, 200) << h.body;
+  const json a = json::parse(h.body);
+  const std::string messages = dir_->file("tools_messages.json"), tools_file = dir_->file("tools.json");
+  write(messages, kHello.dump());
+  write(tools_file, tools.dump());
+  const std::string common = " -m " + model() + " --chat-template " + tools_template() + " --messages " + messages +
+                             " --tools " + tools_file;
+  const test::CommandResult ids = test::run_staticlm("chat-format" + common + " --ids");
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  // --ids prints the ids separated by spaces.
+  std::istringstream words(ids.out);
+  const std::size_t count = std::distance(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
+  EXPECT_EQ(a["usage"]["prompt_tokens"].get<std::size_t>(), count) << ids.out;
+  const test::CommandResult r = test::run_staticlm("run" + common + " -n 8 --temp 0 --max-seq 512 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(a["choices"][0]["message"]["content"], json::parse(r.out).at("text")) << h.body;
+  // Without tools the prompt is shorter: the template renders the schemas.
+  const HttpResult plain = chat(request(kHello));
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_LT(json::parse(plain.body)["usage"]["prompt_tokens"].get<int>(), a["usage"]["prompt_tokens"].get<int>());
+}
+
+TEST_F(ServeTools, BadToolFieldsAre400) {
+  for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
+           {"tools", "get_weather"}, {"tools", json::array({1})}, {"tool_choice", "sometimes"}, {"tool_choice", 3}}) {
+    json r = request(kHello);
+    r[field] = value;
+    const HttpResult h = chat(r);
+    EXPECT_EQ(h.status, 400) << field << " " << value << ": " << h.body;
+    EXPECT_EQ(json::parse(h.body)["error"]["param"].get<std::string>().rfind(field, 0), 0u) << h.body;
   }
 }
 

@@ -1,0 +1,36 @@
+// ToolCallStream: a reply streamed token by token with its Gemma 4 tool calls taken out. The ids
+// between <|tool_call> and <tool_call|> are held back; when the call closes it is parsed
+// (text/tool_calls.h) and added to calls(), or, when it does not parse, given back as text.
+// Everything else is the reply's text, special tokens left out (what a chat client shows).
+//
+// Borrows the Tokenizer, which must outlive it; one stream per reply, not thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "text/detokenizer.h"
+#include "text/tokenizer.h"
+#include "text/tool_calls.h"
+
+namespace staticlm {
+
+class ToolCallStream {
+ public:
+  explicit ToolCallStream(const Tokenizer& tokenizer);
+  // Adds one generated id; returns the text it completes (often empty).
+  std::string push(int id);
+  // The text still held back, an unclosed call's included (as text); then the stream is done.
+  std::string finish();
+  const std::vector<ToolCall>& calls() const { return calls_; }
+
+ private:
+  const Tokenizer& tokenizer_;
+  int open_ = -1, close_ = -1;  // the marker ids; -1 when the vocabulary has none
+  IncrementalDetokenizer text_;
+  std::vector<int> call_;  // ids of the open call, markers included
+  bool in_call_ = false;
+  std::vector<ToolCall> calls_;
+};
+
+}  // namespace staticlm
