@@ -23,6 +23,7 @@
 #include "base/file.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "backend_option.h"
 #include "threads_option.h"
 #include "inspect/inspector.h"
 #include "inspect/recorder.h"
@@ -57,6 +58,7 @@ struct InspectArgs {
   int threads = 0;
   bool f32_activations = false;
   std::optional<std::string> kernel_target;
+  BackendChoice backend;
 };
 
 struct ReferenceSource {
@@ -107,6 +109,7 @@ void inspect_command(const InspectArgs& a) {
   if (a.decode_steps && *a.decode_steps < 0) invalid_argument("--decode-steps " + std::to_string(*a.decode_steps) + ": must be >= 0");
   if (a.gen_steps && *a.gen_steps < 0) invalid_argument("--gen-steps " + std::to_string(*a.gen_steps) + ": must be >= 0");
   apply_kernel_target(a.kernel_target);
+  check_backend_choice(a.backend);
 
   auto ck = Checkpoint::open(a.model);
   const int layers = static_cast<int>(ck->layers().size());
@@ -193,6 +196,14 @@ void inspect_command(const InspectArgs& a) {
   run.backend.pool = &pool;
   run.backend.bf16_activations = !a.f32_activations;
   run.mask_fill_value = static_cast<float>(cfg.mask_fill_value);
+  // The static side on the chosen back end; the reference stays on the CPU kernels.
+  if (a.backend.backend != "cpu") {
+    run.make_backend = [&a](const Checkpoint& c, const SubgraphProfile& p, const CpuBackendOptions& o) {
+      auto b = create_backend(a.backend, c, p, o);
+      print_backend_placement(*b, /*with_calls=*/false);
+      return b;
+    };
+  }
 
   // The reference first: with its own greedy tokens, which the static side is then fed (both
   // sides see the same history in step 7).
@@ -212,6 +223,7 @@ void inspect_command(const InspectArgs& a) {
     }
     case ReferenceSource::Kind::kModel: {
       inspect::StaticRun r2 = run;
+      r2.make_backend = nullptr;  // a model: reference runs on the CPU back end
       r2.checkpoint = other.get();
       inspect::TracePlan own = plan;
       own.feed.clear();
@@ -287,6 +299,7 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "CPU threads (default 0: one per core)");
   cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
   add_kernel_target_option(*cmd, a->kernel_target);
+  add_backend_options(*cmd, a->backend);
   cmd->callback([a] { inspect_command(*a); });
 }
 

@@ -1,6 +1,7 @@
 // staticlm serve -m DIR [--host 127.0.0.1] [--port 8080] [--slots N] [--queue N] [--max-seq S]
 // [--threads N] [--max-body BYTES] [--allow-local-files] [--config F] [--set k=v]... [sampling
 // flags as defaults: -n, --temp, --top-k, --top-p, --min-p, --repetition-penalty, --seed, --stop]
+// [--backend cpu|plugin:PATH.so[:k=v,...]] [--fallback none|cpu]
 //
 // An OpenAI-compatible HTTP server (cpp-httplib) over the runtime: GET /health, GET /v1/models,
 // POST /v1/chat/completions (non-streaming, or streaming as server-sent events ending with
@@ -35,6 +36,7 @@
 #include "sampling_flags.h"
 #include "serve_engine.h"
 #include "text/tokenizer.h"
+#include "backend_option.h"
 #include "threads_option.h"
 
 namespace staticlm::cli {
@@ -52,6 +54,7 @@ struct ServeArgs {
   std::vector<std::string> sets;
   std::optional<std::int64_t> max_seq;
   SamplingFlags sampling;
+  BackendChoice backend;
 };
 
 std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
@@ -89,6 +92,7 @@ void serve_command(const ServeArgs& a) {
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   const RuntimeConfig cfg = load_runtime_config(a.config_file, sets);
   const int threads = resolve_threads(a.threads);
+  check_backend_choice(a.backend);
   auto ck = Checkpoint::open(a.model);
   const GenerateOptions defaults = generate_options(a.sampling, *ck);
   if (cfg.max_seq > ck->config().text.max_position_embeddings) {
@@ -116,7 +120,8 @@ void serve_command(const ServeArgs& a) {
   profile.append_lengths = append_buckets_for(cfg, cfg.max_seq);
   CpuBackendOptions bo;
   bo.pool = &pool;
-  auto backend = CpuBackend::create(*ck, profile, bo);
+  auto backend = create_backend(a.backend, *ck, profile, bo);
+  print_backend_placement(*backend, /*with_calls=*/false);
   ServeEngine engine(*backend, *ck, *tok, ServeOptions{a.slots, a.queue});
 
   httplib::Server svr;
@@ -257,6 +262,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");
   cmd->add_option("--max-seq", a->max_seq, "static sequence length of each slot: prompt + reply + 1");
   cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  add_backend_options(*cmd, a->backend);
   add_sampling_flags(*cmd, a->sampling);
   cmd->callback([a] { serve_command(*a); });
 }
