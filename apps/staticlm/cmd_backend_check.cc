@@ -112,7 +112,7 @@ std::vector<inspect::CheckCall> generated_calls(const BackendCheckArgs& a, const
 }
 
 void backend_check_command(const BackendCheckArgs& a) {
-  const BackendSpec spec = parse_backend_spec(a.backend);
+  const BackendSpec spec = check_backend_choice({a.backend, "none"});
   if (!spec.plugin) invalid_argument("backend-check: --backend must be plugin:PATH.so (cpu is the reference)");
   const inspect::ToleranceClass tolerance = parse_tolerance(a.tolerance);
   if (a.decode_steps < 0) invalid_argument("--decode-steps " + std::to_string(a.decode_steps) + ": must be >= 0");

@@ -1,5 +1,7 @@
 #include "backends/backend_factory.h"
 
+#include <filesystem>
+
 #include "backends/routed_backend.h"
 #include "backends/subgraph_contract.h"
 #include "base/error.h"
@@ -43,6 +45,7 @@ BackendSpec check_backend_choice(const BackendChoice& choice) {
     invalid_argument("--fallback '" + choice.fallback + "': expected none or cpu");
   }
   if (choice.fallback == "cpu" && !spec.plugin) invalid_argument("--fallback cpu goes with --backend plugin:PATH.so");
+  if (spec.plugin && !std::filesystem::is_regular_file(spec.path)) invalid_argument("plugin " + spec.path + ": no such file");
   return spec;
 }
 
