@@ -18,9 +18,12 @@ BackendSpec parse_backend_spec(const std::string& text) {
   }
   spec.plugin = true;
   spec.path = text.substr(prefix.size());
-  // Options follow the last ':' when what follows it holds a '=' (a path may hold ':').
-  const std::size_t colon = spec.path.rfind(':');
-  if (colon != std::string::npos && spec.path.find('=', colon) != std::string::npos) {
+  // Options follow the first ':' in the file name after which a '=' comes (directories may
+  // hold ':', and so may option values: device=npu:0).
+  const std::size_t name = spec.path.rfind('/');
+  std::size_t colon = spec.path.find(':', name == std::string::npos ? 0 : name);
+  while (colon != std::string::npos && spec.path.find('=', colon) == std::string::npos) colon = spec.path.find(':', colon + 1);
+  if (colon != std::string::npos) {
     const std::string list = spec.path.substr(colon + 1);
     spec.path.resize(colon);
     std::size_t start = 0;

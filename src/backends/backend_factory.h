@@ -22,7 +22,8 @@ struct BackendSpec {
   PluginOptionList options;   // key=value pairs, in order, for the plug-in
 };
 
-// "cpu", or "plugin:PATH" with an optional ":key=value,key=value" after the path. Throws
+// "cpu", or "plugin:PATH" with an optional ":key=value,key=value" after the path (from the
+// first ':' of the file name that a '=' follows; values may hold ':'). Throws
 // kInvalidArgument naming the text and what was expected.
 BackendSpec parse_backend_spec(const std::string& text);
 
