@@ -8,7 +8,8 @@
 // DIR), golden:FILE.safetensors (tools/hf_golden.py; its prompt ids are used when no prompt is
 // given). Prints one row per step; exit 0 when every step passes, 1 when one fails, 2 on bad
 // input. --report writes the same as JSON (inspect/inspector.h); --record DIR writes the static
-// side's subgraph calls (docs/record-replay.md).
+// side's subgraph calls (docs/record-replay.md). --backend plugin:PATH.so [--fallback cpu] runs
+// the static side on a back-end plug-in (docs/backends.md); the reference stays on the CPU.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
