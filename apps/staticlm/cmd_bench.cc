@@ -1,4 +1,5 @@
-// staticlm bench -m DIR [-p N] [-n N] [--max-seq S] [--threads T] [--image-encode] [--json]:
+// staticlm bench -m DIR [-p N] [-n N] [--max-seq S] [--threads T] [--image-encode] [--json]
+// [--backend cpu|plugin:PATH.so[:k=v,...]] [--fallback none|cpu]:
 // prefill and decode speed of the CPU backend on a checkpoint, each next to a ceiling measured
 // in the same run. Decode reads every text weight once per token (the tied LM head included; of
 // the per-layer embedding table one row), so bytes-per-token x tok/s over the read bandwidth
@@ -26,6 +27,7 @@
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "commands.h"
+#include "backend_option.h"
 #include "threads_option.h"
 #include "kernel_target_option.h"
 #include "model/checkpoint.h"
@@ -47,6 +49,7 @@ struct BenchArgs {
   bool json = false;
   bool f32_activations = false;
   std::optional<std::string> kernel_target;
+  BackendChoice backend;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -141,6 +144,7 @@ void run_bench(const BenchArgs& a) {
     invalid_argument("bench: -p " + std::to_string(a.prompt_len) + " plus -n " + std::to_string(a.decode_tokens) +
                      " tokens do not fit max_seq " + std::to_string(a.max_seq) + " (one slot is kept); raise --max-seq");
   }
+  check_backend_choice(a.backend);
   apply_kernel_target(a.kernel_target);
   auto ck = Checkpoint::open(a.model);
   if (a.max_seq > ck->config().text.max_position_embeddings) {
@@ -161,7 +165,7 @@ void run_bench(const BenchArgs& a) {
   CpuBackendOptions bo;
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
-  auto backend = CpuBackend::create(*ck, profile, bo);
+  auto backend = create_backend(a.backend, *ck, profile, bo);
   auto runtime = Runtime::create(*backend, ck->config(), ck->layers());
 
   // A fixed prompt of ordinary text ids after <bos>; speed does not depend on which ids.
@@ -233,6 +237,8 @@ void run_bench(const BenchArgs& a) {
     }
     j["peak_rss_bytes"] = decode_rss;
     j["kv_cache_bytes"] = kv_bytes;
+    j["backend"] = a.backend.backend;
+    j["backend_placement"] = backend_placement(*backend, /*with_calls=*/false);
     j["peak_rss_fraction_of_decode_bytes"] =
         static_cast<double>(decode_rss) / static_cast<double>(bytes + kv_bytes);
     j["process_peak_rss_bytes"] = rss;
@@ -287,6 +293,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", a->json, "print one JSON object");
   cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
   add_kernel_target_option(*cmd, a->kernel_target);
+  add_backend_options(*cmd, a->backend);
   cmd->callback([a] { run_bench(*a); });
 }
 

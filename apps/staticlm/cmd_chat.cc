@@ -1,6 +1,6 @@
 // staticlm chat -m DIR [--config F] [--set k=v]... [--system S] [--image F] [--max-seq S]
 // [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--seed S]
-// [--stop STR]... [--threads N]
+// [--stop STR]... [--threads N] [--backend cpu|plugin:PATH.so[:k=v,...]] [--fallback none|cpu]
 //
 // A multi-turn chat (runtime/conversation.h): each line read from stdin is a user turn; the
 // reply streams to stdout, followed by a newline; statistics go to stderr, one line per turn
@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend_option.h"
 #include "backends/cpu/cpu_backend.h"
 #include "base/error.h"
 #include "base/file.h"
@@ -56,6 +57,7 @@ struct ChatArgs {
   std::optional<std::int64_t> max_seq;
   SamplingFlags sampling;
   int threads = 0;
+  BackendChoice backend;
 };
 
 std::string fixed(double v, const char* unit) {
@@ -79,6 +81,7 @@ void chat_command(const ChatArgs& a) {
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   const RuntimeConfig cfg = load_runtime_config(a.config_file, sets);
   const OverflowPolicy overflow = parse_overflow_policy(cfg.context_overflow, "context_overflow");
+  check_backend_choice(a.backend);
   auto ck = Checkpoint::open(a.model);
   const GenerateOptions base = generate_options(a.sampling, *ck);
   if (cfg.max_seq > ck->config().text.max_position_embeddings) {
@@ -109,7 +112,8 @@ void chat_command(const ChatArgs& a) {
   ThreadPool pool(threads);
   CpuBackendOptions bo;
   bo.pool = &pool;
-  auto backend = CpuBackend::create(*ck, profile, bo);
+  auto backend = create_backend(a.backend, *ck, profile, bo);
+  print_backend_placement(*backend, /*with_calls=*/false);
   RuntimeOptions ro;
   ro.mask_fill_value = static_cast<float>(cfg.mask_fill_value);
   auto runtime = Runtime::create(*backend, ck->config(), ck->layers(), ro);
@@ -215,6 +219,7 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--image", a->image, "image file for the first turn (JPEG or PNG)");
   cmd->add_option("--max-seq", a->max_seq, "static sequence length: the whole conversation's context + 1");
   cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  add_backend_options(*cmd, a->backend);
   add_sampling_flags(*cmd, a->sampling);
   add_profile_option(*cmd, a->profile);
   cmd->callback([a] {

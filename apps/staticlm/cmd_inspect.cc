@@ -8,7 +8,8 @@
 // DIR), golden:FILE.safetensors (tools/hf_golden.py; its prompt ids are used when no prompt is
 // given). Prints one row per step; exit 0 when every step passes, 1 when one fails, 2 on bad
 // input. --report writes the same as JSON (inspect/inspector.h); --record DIR writes the static
-// side's subgraph calls (docs/record-replay.md).
+// side's subgraph calls (docs/record-replay.md). --backend plugin:PATH.so [--fallback cpu] runs
+// the static side on a back-end plug-in (docs/backends.md); the reference stays on the CPU.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -24,6 +25,7 @@
 #include "base/thread_pool.h"
 #include "commands.h"
 #include "profile_option.h"
+#include "backend_option.h"
 #include "threads_option.h"
 #include "inspect/inspector.h"
 #include "inspect/recorder.h"
@@ -59,6 +61,7 @@ struct InspectArgs {
   int threads = 0;
   bool f32_activations = false;
   std::optional<std::string> kernel_target;
+  BackendChoice backend;
 };
 
 struct ReferenceSource {
@@ -109,6 +112,7 @@ void inspect_command(const InspectArgs& a) {
   if (a.decode_steps && *a.decode_steps < 0) invalid_argument("--decode-steps " + std::to_string(*a.decode_steps) + ": must be >= 0");
   if (a.gen_steps && *a.gen_steps < 0) invalid_argument("--gen-steps " + std::to_string(*a.gen_steps) + ": must be >= 0");
   apply_kernel_target(a.kernel_target);
+  check_backend_choice(a.backend);
 
   auto ck = Checkpoint::open(a.model);
   const int layers = static_cast<int>(ck->layers().size());
@@ -195,6 +199,14 @@ void inspect_command(const InspectArgs& a) {
   run.backend.pool = &pool;
   run.backend.bf16_activations = !a.f32_activations;
   run.mask_fill_value = static_cast<float>(cfg.mask_fill_value);
+  // The static side on the chosen back end; the reference stays on the CPU kernels.
+  if (a.backend.backend != "cpu") {
+    run.make_backend = [&a](const Checkpoint& c, const SubgraphProfile& p, const CpuBackendOptions& o) {
+      auto b = create_backend(a.backend, c, p, o);
+      print_backend_placement(*b, /*with_calls=*/false);
+      return b;
+    };
+  }
 
   // The reference first: with its own greedy tokens, which the static side is then fed (both
   // sides see the same history in step 7).
@@ -214,6 +226,7 @@ void inspect_command(const InspectArgs& a) {
     }
     case ReferenceSource::Kind::kModel: {
       inspect::StaticRun r2 = run;
+      r2.make_backend = nullptr;  // a model: reference runs on the CPU back end
       r2.checkpoint = other.get();
       inspect::TracePlan own = plan;
       own.feed.clear();
@@ -290,6 +303,7 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
   add_kernel_target_option(*cmd, a->kernel_target);
   add_profile_option(*cmd, a->profile);
+  add_backend_options(*cmd, a->backend);
   cmd->callback([a] {
     a->sets = with_profile(a->sets, a->profile);
     inspect_command(*a);

@@ -2,6 +2,7 @@
 // | --messages F) [--chat] [--image F]... [-n N] [--max-seq S] [--temp T] [--top-k K] [--top-p P]
 // [--min-p P] [--repetition-penalty R] [--seed S] [--threads N] [--stop STR]...
 // [--dump-logits OUT.safetensors] [--record DIR [--record-graph NAME]...]
+// [--backend cpu|plugin:PATH.so[:key=value,...]] [--fallback none|cpu]
 //
 // With --image F (one image: the static layout holds one span) the runtime config (--config,
 // --set: vision_profile, image_fit, max_seq, ...) gives the vision profile; the prompt's
@@ -19,6 +20,9 @@
 // any EOS id of the checkpoint, a stop string, -n tokens, or when the KV cache is full (a clean
 // stop with a message, exit 0).
 //
+// --backend plugin:... runs the subgraphs in a back-end plug-in (docs/backends.md); which graphs
+// ran where is printed with the statistics.
+//
 // --record DIR writes every subgraph call's inputs and outputs (one safetensors file per call)
 // and an index.json to DIR, a new or empty directory, for `staticlm replay`
 // (docs/record-replay.md); --record-graph limits it to some graphs. What is generated is the same.
@@ -31,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend_option.h"
 #include "backends/cpu/cpu_backend.h"
 #include "base/error.h"
 #include "base/file.h"
@@ -76,6 +81,7 @@ struct RunArgs {
   std::optional<std::string> dump_logits;
   std::optional<std::string> record;
   std::vector<std::string> record_graphs;
+  BackendChoice backend;
 };
 
 // The runtime settings `run` reads from --config / --set (the keys of the runtime config).
@@ -154,6 +160,7 @@ void run_command(const RunArgs& a) {
   if ((a.tools || !a.vars.empty() || !a.chat_template.empty()) && !a.messages && !a.chat) {
     invalid_argument("run: --tools, --var and --chat-template go with --messages or --chat");
   }
+  check_backend_choice(a.backend);
   const RunSettings settings = settings_from(a);
   // With an image, the same runtime config also gives the vision profile and the static
   // layout; the StaticInputBuilder lays the prompt out.
@@ -202,7 +209,7 @@ void run_command(const RunArgs& a) {
   CpuBackendOptions bo;
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
-  auto cpu = CpuBackend::create(*ck, profile, bo);
+  auto cpu = create_backend(a.backend, *ck, profile, bo);
   // With --record, every call goes through the recorder too (after the cpu backend computed it).
   ObservedBackend observed(*cpu);
   std::unique_ptr<inspect::Recorder> recorder;
@@ -278,6 +285,7 @@ void run_command(const RunArgs& a) {
             << "time to first token: " << seconds(s.time_to_first_token_seconds) << "\n"
             << "generated " << s.generated_tokens << " tokens; stopped: " << stop_reason_name(r.reason) << " ("
             << r.message << ")\n";
+  print_backend_placement(*cpu);
 }
 
 }  // namespace
@@ -305,6 +313,7 @@ void add_run_command(CLI::App& app) {
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
                 "does, which lets bf16 dot-product instructions run)");
   add_kernel_target_option(*cmd, a->kernel_target);
+  add_backend_options(*cmd, a->backend);
   cmd->add_option("--dump-logits", a->dump_logits, "write prefill/decode logits and tokens (safetensors)");
   cmd->add_option("--record", a->record,
                   "write every subgraph call's inputs and outputs to this new or empty directory (for replay)");

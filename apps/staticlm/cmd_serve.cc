@@ -1,6 +1,7 @@
 // staticlm serve -m DIR [--host 127.0.0.1] [--port 8080] [--slots N] [--queue N] [--max-seq S]
 // [--threads N] [--max-body BYTES] [--allow-local-files] [--config F] [--set k=v]... [sampling
 // flags as defaults: -n, --temp, --top-k, --top-p, --min-p, --repetition-penalty, --seed, --stop]
+// [--backend cpu|plugin:PATH.so[:k=v,...]] [--fallback none|cpu]
 //
 // An OpenAI-compatible HTTP server (cpp-httplib) over the runtime: GET /health, GET /v1/models,
 // POST /v1/chat/completions (non-streaming, or streaming as server-sent events ending with
@@ -39,6 +40,7 @@
 #include "serve_engine.h"
 #include "text/chat_render.h"
 #include "text/tokenizer.h"
+#include "backend_option.h"
 #include "threads_option.h"
 
 namespace staticlm::cli {
@@ -59,6 +61,7 @@ struct ServeArgs {
   std::optional<std::string> profile;  // --profile: prepended to sets
   std::optional<std::int64_t> max_seq;
   SamplingFlags sampling;
+  BackendChoice backend;
 };
 
 std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
@@ -108,6 +111,7 @@ void serve_command(const ServeArgs& a) {
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   const RuntimeConfig cfg = load_runtime_config(a.config_file, sets);
   const int threads = resolve_threads(a.threads);
+  check_backend_choice(a.backend);
   auto ck = Checkpoint::open(a.model);
   const GenerateOptions defaults = generate_options(a.sampling, *ck);
   if (cfg.max_seq > ck->config().text.max_position_embeddings) {
@@ -153,7 +157,8 @@ void serve_command(const ServeArgs& a) {
   CpuBackendOptions bo;
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
-  auto backend = CpuBackend::create(*ck, profile, bo);
+  auto backend = create_backend(a.backend, *ck, profile, bo);
+  print_backend_placement(*backend, /*with_calls=*/false);
   // A missing or unreadable --chat-template is refused now, not at the first request.
   if (!a.chat_template.empty()) find_chat_template(a.model, a.chat_template);
   const RequestContext context{a.model, a.chat_template, tok.get(), defaults, cfg.max_seq, images};
@@ -316,6 +321,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--f32-activations", a->f32_activations,
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
                 "does, which lets bf16 dot-product instructions run)");
+  add_backend_options(*cmd, a->backend);
   add_sampling_flags(*cmd, a->sampling);
   add_profile_option(*cmd, a->profile);
   cmd->callback([a] {

@@ -20,6 +20,7 @@ void add_quantize_command(CLI::App& app);
 void add_quant_report_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
+void add_backend_check_command(CLI::App& app);
 
 // Thrown by a command that did its work and printed its result, but must exit with this code
 // (replay: an output that differs); main prints nothing more.

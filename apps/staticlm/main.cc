@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   staticlm::cli::add_quant_report_command(app);
   staticlm::cli::add_replay_command(app);
   staticlm::cli::add_inspect_command(app);
+  staticlm::cli::add_backend_check_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -187,27 +187,28 @@ CallReplay replay_call(Backend& backend, const RecordedCallEntry& call, const Sa
 
   CallReplay r{call.index, call.graph, call.file, {}};
   for (std::size_t i = 0; i < sig.outputs.size(); ++i) {
-    const TensorView rec = f.get("out." + sig.outputs[i].name);
-    const Tensor& got = outputs[i];
-    OutputComparison o;
-    o.name = sig.outputs[i].name;
-    o.bit_exact = got.nbytes() == rec.nbytes() && std::memcmp(got.data(), rec.data, rec.nbytes()) == 0;
-    std::vector<float> a(static_cast<std::size_t>(got.numel())), b(a.size());
-    const TensorView gv = got.view();
-    if (rec.dtype != DType::kI4 && rec.dtype != DType::kU4) {
-      for (std::int64_t k = 0; k < got.numel(); ++k) {
-        a[static_cast<std::size_t>(k)] = gv.get_f32(k);
-        b[static_cast<std::size_t>(k)] = rec.get_f32(k);
-      }
-      o.metrics = compare(a, b);
-    } else {  // packed 4-bit outputs: no element-wise metrics, bits only
-      o.metrics.count = got.numel();
-      o.metrics.max_abs = o.metrics.mean_abs = o.metrics.peir = o.metrics.rel_l2 = o.bit_exact ? 0.0 : NAN;
-      o.metrics.cosine = o.bit_exact ? 1.0 : NAN;
-    }
-    r.outputs.push_back(std::move(o));
+    r.outputs.push_back(compare_output(sig.outputs[i].name, outputs[i].view(), f.get("out." + sig.outputs[i].name)));
   }
   return r;
+}
+
+OutputComparison compare_output(const std::string& name, const TensorView& got, const TensorView& rec) {
+  OutputComparison o;
+  o.name = name;
+  o.bit_exact = got.nbytes() == rec.nbytes() && std::memcmp(got.data, rec.data, rec.nbytes()) == 0;
+  std::vector<float> a(static_cast<std::size_t>(got.numel())), b(a.size());
+  if (rec.dtype != DType::kI4 && rec.dtype != DType::kU4) {
+    for (std::int64_t k = 0; k < got.numel(); ++k) {
+      a[static_cast<std::size_t>(k)] = got.get_f32(k);
+      b[static_cast<std::size_t>(k)] = rec.get_f32(k);
+    }
+    o.metrics = compare(a, b);
+  } else {  // packed 4-bit outputs: no element-wise metrics, bits only
+    o.metrics.count = got.numel();
+    o.metrics.max_abs = o.metrics.mean_abs = o.metrics.peir = o.metrics.rel_l2 = o.bit_exact ? 0.0 : NAN;
+    o.metrics.cosine = o.bit_exact ? 1.0 : NAN;
+  }
+  return o;
 }
 
 bool output_passes(const OutputComparison& o, std::optional<double> max_peir) {

@@ -59,6 +59,10 @@ struct CallReplay {
   std::vector<OutputComparison> outputs;
 };
 
+// One output against its reference: bit equality and the metrics (as f32; 4-bit: bits only).
+// The shapes must match.
+OutputComparison compare_output(const std::string& name, const TensorView& actual, const TensorView& reference);
+
 // Runs one recorded call (already checked by open_call_file) on the backend into fresh,
 // zero-filled output buffers of the recorded shapes, and compares.
 CallReplay replay_call(Backend& backend, const RecordedCallEntry& call, const SafetensorsFile& file);

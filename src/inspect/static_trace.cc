@@ -121,7 +121,8 @@ Trace static_trace(const StaticRun& run, const StaticInputs& inputs, const Trace
   options.vision_layer_tap = [&trace, valid_patches](int, const float* x, std::int64_t n, std::int64_t dv) {
     trace.vision_layers.emplace_back(x, x + std::min(n, valid_patches) * dv);
   };
-  auto cpu = CpuBackend::create(ck, run.profile, options);
+  std::unique_ptr<Backend> cpu =
+      run.make_backend ? run.make_backend(ck, run.profile, run.backend) : CpuBackend::create(ck, run.profile, options);
   ObservedBackend backend(*cpu);
   Capture capture(trace, t, static_cast<int>(ck.layers().size()), run.profile.rope_sine == RopeSine::kPreNegatedSin);
   backend.add_observer([&capture](const SubgraphCall& c) { capture(c); });

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,11 @@ struct StaticRun {
   CpuBackendOptions backend;   // threads and precision policy
   float mask_fill_value = -120.0f;
   std::vector<ObservedBackend::Observer> observers;  // also shown every call (e.g. a recorder)
+  // Builds another backend (a plug-in: backends/backend_factory.h) from the checkpoint,
+  // profile and CPU options; empty: the CPU backend, whose vision-layer tap fills
+  // Trace::vision_layers (left empty otherwise).
+  std::function<std::unique_ptr<Backend>(const Checkpoint&, const SubgraphProfile&, const CpuBackendOptions&)>
+      make_backend;
 };
 
 struct TracePlan {
