@@ -136,6 +136,9 @@ void run_command(const RunArgs& a) {
     invalid_argument("--max-seq " + std::to_string(*a.max_seq) + " exceeds the model's max_position_embeddings " +
                      std::to_string(model.info().max_position_embeddings));
   }
+  if (!a.images.empty() && !model.info().has_vision) {
+    invalid_argument("run: --image needs a model with a vision tower; " + a.model + " is text-only");
+  }
   api::GenerateParams params = generate_params(a.sampling);
   if (a.dump_logits) params.dump_logits = *a.dump_logits;
   if (!params.stop.empty() && !model.info().has_tokenizer) {
