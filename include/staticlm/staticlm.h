@@ -136,6 +136,35 @@ STATICLM_API staticlm_status staticlm_session_text(const staticlm_session* sessi
 /* The statistics of the session's last generate. */
 STATICLM_API staticlm_status staticlm_session_stats(const staticlm_session* session, staticlm_stats* out);
 
+/* ---- Static inputs: the fixed-shape inputs of one prompt, as `staticlm inputs` writes them
+ * (llm_input_ids int64 [1,S], attention_mask uint8 [1,S], valid_length int64 [1], raw_input_ids
+ * int64 [1,T] and, with an image, pixel_values float32 [1,N,768], image_position_ids int64
+ * [1,N,2]). ---- */
+typedef struct staticlm_tensors staticlm_tensors;
+
+typedef struct staticlm_tensor_info {
+  const char* name;   /* valid while the set lives */
+  const char* dtype;  /* "float32", "int64" or "uint8" */
+  size_t rank;
+  int64_t shape[8];
+  size_t nbytes;
+} staticlm_tensor_info;
+
+/* prompt is used as given ("<|image|>" marks the image); image may be NULL; sets as in
+ * staticlm_session_params (e.g. "max_seq=512", "image_fit=fit"). */
+STATICLM_API staticlm_status staticlm_build_static_inputs(const char* model_dir, const char* prompt, const char* image,
+                                                          const char* const* sets, size_t n_sets,
+                                                          staticlm_tensors** out);
+STATICLM_API staticlm_status staticlm_tensors_free(staticlm_tensors* tensors);
+STATICLM_API staticlm_status staticlm_tensors_count(const staticlm_tensors* tensors, size_t* out);
+/* Tensor `index` (names in sorted order); OUT_OF_RANGE past the count. */
+STATICLM_API staticlm_status staticlm_tensors_info(const staticlm_tensors* tensors, size_t index,
+                                                   staticlm_tensor_info* out);
+/* Copies tensor `name`'s bytes (row-major, native byte order) into data; *size_needed receives
+ * its size in bytes. INVALID_ARGUMENT names an unknown tensor. */
+STATICLM_API staticlm_status staticlm_tensors_copy(const staticlm_tensors* tensors, const char* name, void* data,
+                                                   size_t capacity, size_t* size_needed);
+
 #ifdef __cplusplus
 }
 #endif

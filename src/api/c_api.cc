@@ -4,15 +4,19 @@
 // freed or foreign pointer is an error code instead of a crash.
 #include "staticlm/staticlm.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "api/guarded.h"
 #include "base/error.h"
+#include "staticlm/inputs.h"
 #include "staticlm/model.h"
 
 struct staticlm_model {
@@ -23,6 +27,10 @@ struct staticlm_session {
   std::unique_ptr<staticlm::api::Session> session;
   staticlm_stats stats{};
   std::string text;  // of the last generate
+};
+
+struct staticlm_tensors {
+  std::map<std::string, staticlm::api::HostTensor> tensors;  // sorted by name
 };
 
 namespace {
@@ -69,6 +77,17 @@ H* checked(H* h, const char* type) {
 
 void require(const void* p, const char* what) {
   if (p == nullptr) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string(what) + " is null"};
+}
+
+// n C strings, none null.
+std::vector<std::string> string_list(const char* const* items, size_t n, const char* what) {
+  if (items == nullptr && n > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string(what) + " is null but its count is not 0"};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    if (items[i] == nullptr) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string(what) + "[" + std::to_string(i) + "] is null"};
+    out.emplace_back(items[i]);
+  }
+  return out;
 }
 
 staticlm_status status_for(ErrorCode code) {
@@ -236,13 +255,7 @@ staticlm_status staticlm_session_create(const staticlm_model* model, const stati
       o.max_seq = params->max_seq;
       o.threads = params->threads;
       if (params->config_file != nullptr) o.config_file = params->config_file;
-      if (params->sets == nullptr && params->n_sets > 0) {
-        throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "sets is null but n_sets is not 0"};
-      }
-      for (size_t i = 0; i < params->n_sets; ++i) {
-        if (params->sets[i] == nullptr) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "sets[" + std::to_string(i) + "] is null"};
-        o.sets.emplace_back(params->sets[i]);
-      }
+      o.sets = string_list(params->sets, params->n_sets, "sets");
     }
     auto s = std::make_unique<staticlm_session>();
     s->session = m->model.session(o);
@@ -331,6 +344,77 @@ staticlm_status staticlm_session_stats(const staticlm_session* session, staticlm
   return boundary("staticlm_session_stats", [&] {
     require(out, "out");
     *out = checked(session, "staticlm_session")->stats;
+  });
+}
+
+staticlm_status staticlm_build_static_inputs(const char* model_dir, const char* prompt, const char* image,
+                                             const char* const* sets, size_t n_sets, staticlm_tensors** out) {
+  return boundary("staticlm_build_static_inputs", [&] {
+    require(model_dir, "model_dir");
+    require(prompt, "prompt");
+    require(out, "out");
+    *out = nullptr;
+    staticlm::api::InputOptions o;
+    o.sets = string_list(sets, n_sets, "sets");
+    std::vector<std::string> images;
+    if (image != nullptr) images.emplace_back(image);
+    auto t = std::make_unique<staticlm_tensors>();
+    t->tensors = staticlm::api::build_static_inputs(model_dir, prompt, images, o);
+    add_live(t.get(), "staticlm_tensors");
+    *out = t.release();
+  });
+}
+
+staticlm_status staticlm_tensors_free(staticlm_tensors* tensors) {
+  return boundary("staticlm_tensors_free", [&] {
+    checked(tensors, "staticlm_tensors");
+    if (remove_live(tensors)) delete tensors;
+  });
+}
+
+staticlm_status staticlm_tensors_count(const staticlm_tensors* tensors, size_t* out) {
+  return boundary("staticlm_tensors_count", [&] {
+    require(out, "out");
+    *out = checked(tensors, "staticlm_tensors")->tensors.size();
+  });
+}
+
+staticlm_status staticlm_tensors_info(const staticlm_tensors* tensors, size_t index, staticlm_tensor_info* out) {
+  return boundary("staticlm_tensors_info", [&] {
+    const staticlm_tensors* t = checked(tensors, "staticlm_tensors");
+    require(out, "out");
+    if (index >= t->tensors.size()) {
+      throw CError{STATICLM_ERROR_OUT_OF_RANGE, "index " + std::to_string(index) + " but the set holds " +
+                                                    std::to_string(t->tensors.size()) + " tensors"};
+    }
+    const auto it = std::next(t->tensors.begin(), static_cast<std::ptrdiff_t>(index));
+    const staticlm::api::HostTensor& h = it->second;
+    if (h.shape.size() > 8) throw CError{STATICLM_ERROR_INTERNAL, it->first + " has rank above 8"};
+    *out = staticlm_tensor_info{};
+    out->name = it->first.c_str();
+    out->dtype = h.dtype.c_str();
+    out->rank = h.shape.size();
+    std::copy(h.shape.begin(), h.shape.end(), out->shape);
+    out->nbytes = h.data.size();
+  });
+}
+
+staticlm_status staticlm_tensors_copy(const staticlm_tensors* tensors, const char* name, void* data, size_t capacity,
+                                      size_t* size_needed) {
+  return boundary("staticlm_tensors_copy", [&] {
+    const staticlm_tensors* t = checked(tensors, "staticlm_tensors");
+    require(name, "name");
+    require(size_needed, "size_needed");
+    const auto it = t->tensors.find(name);
+    if (it == t->tensors.end()) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string("no tensor named ") + name};
+    const std::vector<unsigned char>& bytes = it->second.data;
+    *size_needed = bytes.size();
+    if (data == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "data is null but capacity is not 0"};
+    if (capacity < bytes.size()) {
+      throw CError{STATICLM_ERROR_BUFFER_TOO_SMALL, "the buffer holds " + std::to_string(capacity) + " bytes but " + name +
+                                                        " has " + std::to_string(bytes.size())};
+    }
+    std::memcpy(data, bytes.data(), bytes.size());
   });
 }
 

@@ -3,12 +3,14 @@
 // image); the shared library exports only staticlm_* symbols.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "runtime/logits_dump.h"
 #include "staticlm/staticlm.h"
+#include "tensor/safetensors.h"
 #include "test_util.h"
 #include "tiny_model.h"
 
@@ -161,6 +163,46 @@ TEST_F(CApi, ExampleGeneratesRunsTokens) {
   const auto bad = test::run_command(std::string(STATICLM_EXAMPLE) + " " + dir_->file("nope") + " -p hi");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("error: staticlm_model_open: "), std::string::npos) << bad.err;
+}
+
+// staticlm_build_static_inputs: the tensors `staticlm inputs` writes, byte for byte.
+TEST_F(CApi, StaticInputsEqualInputsCommand) {
+  const std::string image = test::fixture("images/gradient.png");
+  const std::string out = dir_->file("inputs.safetensors");
+  const auto r = test::run_staticlm("inputs -m " + model() + " --prompt '<|image|>Describe.' --image " + image +
+                                    " --set image_fit=fit --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto file = SafetensorsFile::open(out);
+  const char* sets[] = {"image_fit=fit"};
+  staticlm_tensors* t = nullptr;
+  ASSERT_EQ(staticlm_build_static_inputs(model().c_str(), "<|image|>Describe.", image.c_str(), sets, 1, &t), STATICLM_OK)
+      << last_error();
+  size_t count = 0;
+  ASSERT_EQ(staticlm_tensors_count(t, &count), STATICLM_OK);
+  ASSERT_EQ(count, file->names().size());
+  for (size_t i = 0; i < count; ++i) {
+    staticlm_tensor_info info;
+    ASSERT_EQ(staticlm_tensors_info(t, i, &info), STATICLM_OK);
+    const TensorView v = file->get(info.name);
+    EXPECT_EQ(std::vector<std::int64_t>(info.shape, info.shape + info.rank), v.shape.dims()) << info.name;
+    ASSERT_EQ(info.nbytes, v.nbytes()) << info.name;
+    std::vector<unsigned char> bytes(info.nbytes);
+    size_t needed = 0;
+    if (info.nbytes > 0) {
+      EXPECT_EQ(staticlm_tensors_copy(t, info.name, bytes.data(), info.nbytes - 1, &needed), STATICLM_ERROR_BUFFER_TOO_SMALL);
+      EXPECT_EQ(needed, info.nbytes);
+    }
+    ASSERT_EQ(staticlm_tensors_copy(t, info.name, bytes.data(), bytes.size(), &needed), STATICLM_OK);
+    EXPECT_EQ(0, std::memcmp(bytes.data(), v.data, v.nbytes())) << info.name;
+  }
+  staticlm_tensor_info info;
+  EXPECT_EQ(staticlm_tensors_info(t, count, &info), STATICLM_ERROR_OUT_OF_RANGE);
+  size_t needed = 0;
+  EXPECT_EQ(staticlm_tensors_copy(t, "nope", nullptr, 0, &needed), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_tensors_copy: no tensor named nope");
+  ASSERT_EQ(staticlm_tensors_free(t), STATICLM_OK);
+  EXPECT_EQ(staticlm_tensors_count(t, &count), STATICLM_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(staticlm_build_static_inputs(model().c_str(), "hi", nullptr, nullptr, 1, &t), STATICLM_ERROR_INVALID_ARGUMENT);
 }
 
 // ABI hygiene: the shared library's dynamic symbol table defines staticlm_* and nothing else
