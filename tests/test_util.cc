@@ -31,10 +31,12 @@ static std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-CommandResult run_staticlm(const std::string& args) {
+CommandResult run_staticlm(const std::string& args) { return run_command(std::string(STATICLM_BIN) + " " + args); }
+
+CommandResult run_command(const std::string& command) {
   TempDir dir;
   const std::string out = dir.file("out"), err = dir.file("err");
-  const std::string cmd = std::string(STATICLM_BIN) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+  const std::string cmd = command + " >" + out + " 2>" + err + " </dev/null";
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -28,6 +28,8 @@ struct CommandResult {
 
 // Runs the staticlm binary with the given argument string (shell-quoted by the caller).
 CommandResult run_staticlm(const std::string& args);
+// Runs any shell command line (e.g. an example program) the same way.
+CommandResult run_command(const std::string& command);
 
 // Path of a file under tests/fixtures.
 std::string fixture(const std::string& name);

@@ -27,12 +27,13 @@
 #include "commands.h"
 #include "inspect/backend_check.h"
 #include "model/checkpoint.h"
-#include "run_image.h"
 #include "runtime/runtime.h"
+#include "runtime/static_input_builder.h"
 #include "runtime/generation_defaults.h"
 #include "runtime/runtime_config.h"
 #include "text/tokenizer.h"
 #include "threads_option.h"
+#include "vision/image_decode.h"
 
 namespace staticlm::cli {
 
@@ -70,14 +71,41 @@ std::vector<std::int64_t> text_prompt(const BackendCheckArgs& a, const Checkpoin
   return {ids.begin(), ids.end()};
 }
 
+// An image prompt laid out by the runtime config's vision profile, and the back-end profile
+// whose vision graphs match it.
+struct ImagePrompt {
+  StaticInputs inputs;
+  SubgraphProfile profile;
+};
+
+ImagePrompt image_prompt(const BackendCheckArgs& a) {
+  if (a.images.size() > 1) {
+    invalid_argument("backend-check: " + std::to_string(a.images.size()) +
+                     " images given, but the static profile holds one image span: give one --image");
+  }
+  std::vector<std::string> sets = a.sets;
+  if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
+  const RuntimeConfig config = load_runtime_config(a.config_file, sets);
+  const auto builder = StaticInputBuilder::create(a.model, config, /*reserve_decode_slot=*/true);
+  if (!builder->has_vision()) {
+    invalid_argument("backend-check: --image needs a model with a vision tower; " + a.model + " is text-only");
+  }
+  const RgbImage image = decode_image_file(a.images[0]);
+  ImagePrompt p{builder->build(*a.prompt, std::span(&image, 1)), {}};
+  p.profile.max_seq = p.inputs.max_seq();
+  p.profile.rope_sine = config.rope_sine;
+  set_vision_profile(p.profile, builder->options().profile);
+  return p;
+}
+
 // Runs the prompt through the CPU back end and keeps the first call of every graph.
 std::vector<inspect::CheckCall> generated_calls(const BackendCheckArgs& a, const Checkpoint& ck, SubgraphProfile& profile,
                                                 const CpuBackendOptions& bo) {
-  std::optional<ImageRun> image;
+  std::optional<ImagePrompt> image;
   std::vector<std::int64_t> ids;
   if (!a.images.empty()) {
     if (!a.prompt) invalid_argument("backend-check: --image goes with -p (its text holds the <|image|> placeholder)");
-    image = prepare_image_run(a.model, a.config_file, a.sets, a.max_seq, *a.prompt, a.images);
+    image = image_prompt(a);
     profile = image->profile;
   } else {
     const RuntimeConfig cfg = load_runtime_config(a.config_file, a.sets);

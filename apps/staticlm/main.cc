@@ -2,9 +2,34 @@
 // or usage exits 2, an internal error exits 1.
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "base/error.h"
 #include "commands.h"
+#include "staticlm/error.h"
+
+namespace {
+
+// "info, make-model, ...": the subcommands in registration order.
+std::string subcommand_names(CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
+// CLI11 reports a missing or unknown subcommand without naming the valid ones; this names them.
+// Returns the message, or "" when argv starts with a known subcommand (or a flag such as --help).
+std::string subcommand_problem(CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return "a subcommand is required; one of: " + subcommand_names(app);
+  const std::string first = argv[1];
+  if (first.empty() || first[0] == '-') return "";
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->check_name(first)) return "";
+  }
+  return "unknown subcommand '" + first + "'; valid subcommands: " + subcommand_names(app);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"staticlm: Gemma 4 E2B through fixed-shape subgraphs, with a host runtime"};
@@ -26,6 +51,10 @@ int main(int argc, char** argv) {
   staticlm::cli::add_replay_command(app);
   staticlm::cli::add_inspect_command(app);
   staticlm::cli::add_backend_check_command(app);
+  if (const std::string problem = subcommand_problem(app, argc, argv); !problem.empty()) {
+    std::cerr << "error: " << problem << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -47,6 +76,9 @@ int main(int argc, char** argv) {
   } catch (const staticlm::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return staticlm::exit_code_for(e.kind());
+  } catch (const staticlm::api::Error& e) {  // from the library's public API
+    std::cerr << "error: " << e.what() << "\n";
+    return e.code() == staticlm::api::ErrorCode::kInternal ? 1 : 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";
     return 1;

@@ -1,7 +1,7 @@
 #include "sampling_flags.h"
 
+#include "api/generate_params.h"
 #include "base/error.h"
-#include "runtime/generation_defaults.h"
 
 namespace staticlm::cli {
 
@@ -17,22 +17,24 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--stop", f.stops, "stop a reply when its text contains this string (repeatable)");
 }
 
+api::GenerateParams generate_params(const SamplingFlags& f) {
+  if (f.max_new_tokens && *f.max_new_tokens < 1) {
+    invalid_argument("-n " + std::to_string(*f.max_new_tokens) + ": must be at least 1");
+  }
+  api::GenerateParams p;
+  p.max_new_tokens = f.max_new_tokens;
+  p.temperature = f.temperature;
+  p.top_k = f.top_k;
+  p.top_p = f.top_p;
+  p.min_p = f.min_p;
+  p.repetition_penalty = f.repetition_penalty;
+  p.seed = f.seed;
+  p.stop = f.stops;
+  return p;
+}
+
 GenerateOptions generate_options(const SamplingFlags& f, const Checkpoint& ck) {
-  GenerateOptions g;
-  g.sampling = sampling_defaults(ck.generation_config());
-  if (f.temperature) g.sampling.temperature = *f.temperature;
-  if (f.top_k) g.sampling.top_k = *f.top_k;
-  if (f.top_p) g.sampling.top_p = *f.top_p;
-  if (f.min_p) g.sampling.min_p = *f.min_p;
-  if (f.repetition_penalty) g.sampling.repetition_penalty = *f.repetition_penalty;
-  g.sampling.seed = f.seed;
-  validate_sampling_options(g.sampling);
-  const auto& gen = ck.generation_config();
-  g.max_new_tokens = f.max_new_tokens.value_or(gen && gen->max_new_tokens ? *gen->max_new_tokens : 256);
-  if (g.max_new_tokens < 1) invalid_argument("-n " + std::to_string(g.max_new_tokens) + ": must be at least 1");
-  g.eos_token_ids = resolve_eos_ids(ck.config(), ck.generation_config());
-  g.stop_strings = f.stops;
-  return g;
+  return api::generate_options(generate_params(f), ck);
 }
 
 }  // namespace staticlm::cli

@@ -11,6 +11,7 @@
 
 #include "model/checkpoint.h"
 #include "runtime/generation.h"
+#include "staticlm/session.h"
 
 namespace staticlm::cli {
 
@@ -22,6 +23,10 @@ struct SamplingFlags {
 };
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f);
+
+// The flags as the library's generation parameters (unset flags: the checkpoint's defaults);
+// -n below 1 is kInvalidArgument naming the flag.
+api::GenerateParams generate_params(const SamplingFlags& f);
 
 // The checkpoint's defaults (generation_config.json, EOS ids) with the flags applied; bad values
 // are kInvalidArgument naming the flag.

@@ -1,0 +1,172 @@
+/* staticlm's C API: a stable C interface to the runtime (libstaticlm.so, pkg-config staticlm).
+ *
+ * Conventions:
+ * - Handles are opaque. Every *_create / *_open has a *_free; a handle is valid from its
+ *   create until its free. A null, freed or never-created handle is refused with
+ *   STATICLM_ERROR_INVALID_HANDLE (the library keeps a registry of live handles; a freed address
+ *   that a later create reuses is, of course, live again).
+ * - Every function that can fail returns a staticlm_status; on failure staticlm_last_error()
+ *   gives a one-line UTF-8 message naming the value, file or argument. Nothing aborts on bad input.
+ * - Strings are UTF-8 and NUL-terminated. Output buffers belong to the caller, with their
+ *   capacity given; when one is too small the call returns STATICLM_ERROR_BUFFER_TOO_SMALL and
+ *   sets the *_needed count, so the caller can grow it and call again.
+ * - Ownership: a session keeps its model's weights alive, so a model may be freed before its
+ *   sessions. The strings a call reads are copied; nothing given is kept after it returns.
+ * - Threading: a model may be used from several threads at once; a session by one thread at a
+ *   time. staticlm_last_error() is per thread. Each session owns a thread pool for its kernels.
+ */
+#ifndef STATICLM_STATICLM_H_
+#define STATICLM_STATICLM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define STATICLM_API __attribute__((visibility("default")))
+#else
+#define STATICLM_API
+#endif
+
+typedef enum staticlm_status {
+  STATICLM_OK = 0,
+  STATICLM_ERROR_INVALID_ARGUMENT = 1, /* a bad value from the caller */
+  STATICLM_ERROR_INVALID_FILE = 2,     /* a file that does not parse or breaks its format */
+  STATICLM_ERROR_UNSUPPORTED = 3,      /* valid input this runtime does not handle */
+  STATICLM_ERROR_OUT_OF_RANGE = 4,     /* an index, size or length past a limit */
+  STATICLM_ERROR_INTERNAL = 5,         /* a bug (or out of memory) */
+  STATICLM_ERROR_INVALID_HANDLE = 6,   /* null, freed or never-created handle */
+  STATICLM_ERROR_BUFFER_TOO_SMALL = 7  /* a caller's buffer cannot hold the result */
+} staticlm_status;
+
+typedef struct staticlm_model staticlm_model;
+typedef struct staticlm_session staticlm_session;
+
+/* "0.1.0". */
+STATICLM_API const char* staticlm_version(void);
+/* The message of this thread's last failed call ("" when none). Valid until the next call. */
+STATICLM_API const char* staticlm_last_error(void);
+/* A short name for a status ("invalid argument", ...). */
+STATICLM_API const char* staticlm_status_name(staticlm_status status);
+
+/* ---- Model: a checkpoint directory (config.json, weights, tokenizer.json when present). ---- */
+STATICLM_API staticlm_status staticlm_model_open(const char* dir, staticlm_model** out);
+STATICLM_API staticlm_status staticlm_model_free(staticlm_model* model);
+STATICLM_API staticlm_status staticlm_model_vocab_size(const staticlm_model* model, int64_t* out);
+/* 1 when the model has a vision tower (image prompts work), else 0. */
+STATICLM_API staticlm_status staticlm_model_has_vision(const staticlm_model* model, int* out);
+
+/* Token ids of UTF-8 text (no special tokens added). Writes at most capacity ids; *n_needed
+ * receives the count. Needs the checkpoint's tokenizer.json. */
+STATICLM_API staticlm_status staticlm_tokenize(const staticlm_model* model, const char* text, int64_t* ids,
+                                               size_t capacity, size_t* n_needed);
+/* Text of ids (NUL-terminated; control tokens kept). *size_needed receives its size + 1. */
+STATICLM_API staticlm_status staticlm_detokenize(const staticlm_model* model, const int64_t* ids, size_t n_ids,
+                                                 char* text, size_t capacity, size_t* size_needed);
+/* `prompt` as one user message in the checkpoint's chat template (else the Gemma 4 format),
+ * ending with the model's turn. Buffer as staticlm_detokenize. */
+STATICLM_API staticlm_status staticlm_chat_prompt(const staticlm_model* model, const char* prompt, char* text,
+                                                  size_t capacity, size_t* size_needed);
+
+/* ---- Session: one generation context (KV cache, buffers, thread pool). ---- */
+typedef struct staticlm_session_params {
+  int64_t max_seq;            /* prompt + generated + 1; 0: the runtime config's (2048) */
+  int32_t threads;            /* 0: one per core */
+  const char* config_file;    /* runtime config YAML, or NULL */
+  const char* const* sets;    /* n_sets "key=value" runtime config overrides (e.g. "image_fit=fit") */
+  size_t n_sets;
+} staticlm_session_params;
+
+STATICLM_API staticlm_session_params staticlm_session_default_params(void);
+STATICLM_API staticlm_status staticlm_session_create(const staticlm_model* model, const staticlm_session_params* params,
+                                                     staticlm_session** out);
+STATICLM_API staticlm_status staticlm_session_free(staticlm_session* session);
+
+/* Negative (or 0 for max_new_tokens) means "the checkpoint's default" (generation_config.json,
+ * greedy without one). temperature 0 is greedy. */
+typedef struct staticlm_generate_params {
+  int64_t max_new_tokens;
+  double temperature;
+  int64_t top_k;
+  double top_p;
+  double min_p;
+  double repetition_penalty;
+  uint64_t seed;
+} staticlm_generate_params;
+
+STATICLM_API staticlm_generate_params staticlm_generate_default_params(void);
+
+/* Exactly one of text (UTF-8) and ids. With image (a JPEG/PNG file), text holds "<|image|>". */
+typedef struct staticlm_prompt {
+  const char* text;
+  const int64_t* ids;
+  size_t n_ids;
+  const char* image;
+} staticlm_prompt;
+
+/* Called with each token as soon as it is chosen and the text it completes (text_size bytes,
+ * not NUL-terminated, often 0). Return 0 to stop generating, nonzero to go on. */
+typedef int (*staticlm_token_callback)(int64_t token, const char* text, size_t text_size, void* user_data);
+
+typedef struct staticlm_stats {
+  int64_t prompt_tokens;
+  int64_t generated_tokens;
+  int64_t decode_steps;
+  double prefill_seconds;      /* text prefill, the image encode left out */
+  double image_encode_seconds;
+  double decode_seconds;
+  double time_to_first_token_seconds;
+  char stop_reason[32];        /* "eos", "stop string", "max new tokens", "cache full", "stopped by caller" */
+} staticlm_stats;
+
+/* Starts over: prefills the prompt and generates. callback may be NULL. The generated tokens go
+ * to tokens (capacity ids; NULL with capacity 0 to skip); *n_tokens receives how many were
+ * generated (BUFFER_TOO_SMALL, with the first `capacity` written, when they do not fit). */
+STATICLM_API staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prompt* prompt,
+                                               const staticlm_generate_params* params,
+                                               staticlm_token_callback callback, void* user_data, int64_t* tokens,
+                                               size_t capacity, size_t* n_tokens);
+/* The text of the session's last generate, control tokens left out (what `staticlm run`
+ * prints). Buffer as staticlm_detokenize. */
+STATICLM_API staticlm_status staticlm_session_text(const staticlm_session* session, char* text, size_t capacity,
+                                                   size_t* size_needed);
+/* The statistics of the session's last generate. */
+STATICLM_API staticlm_status staticlm_session_stats(const staticlm_session* session, staticlm_stats* out);
+
+/* ---- Static inputs: the fixed-shape inputs of one prompt, as `staticlm inputs` writes them
+ * (llm_input_ids int64 [1,S], attention_mask uint8 [1,S], valid_length int64 [1], raw_input_ids
+ * int64 [1,T] and, with an image, pixel_values float32 [1,N,768], image_position_ids int64
+ * [1,N,2]). ---- */
+typedef struct staticlm_tensors staticlm_tensors;
+
+typedef struct staticlm_tensor_info {
+  const char* name;   /* valid while the set lives */
+  const char* dtype;  /* "float32", "int64" or "uint8" */
+  size_t rank;
+  int64_t shape[8];
+  size_t nbytes;
+} staticlm_tensor_info;
+
+/* prompt is used as given ("<|image|>" marks the image); image may be NULL; sets as in
+ * staticlm_session_params (e.g. "max_seq=512", "image_fit=fit"). */
+STATICLM_API staticlm_status staticlm_build_static_inputs(const char* model_dir, const char* prompt, const char* image,
+                                                          const char* const* sets, size_t n_sets,
+                                                          staticlm_tensors** out);
+STATICLM_API staticlm_status staticlm_tensors_free(staticlm_tensors* tensors);
+STATICLM_API staticlm_status staticlm_tensors_count(const staticlm_tensors* tensors, size_t* out);
+/* Tensor `index` (names in sorted order); OUT_OF_RANGE past the count. */
+STATICLM_API staticlm_status staticlm_tensors_info(const staticlm_tensors* tensors, size_t index,
+                                                   staticlm_tensor_info* out);
+/* Copies tensor `name`'s bytes (row-major, native byte order) into data; *size_needed receives
+ * its size in bytes. INVALID_ARGUMENT names an unknown tensor. */
+STATICLM_API staticlm_status staticlm_tensors_copy(const staticlm_tensors* tensors, const char* name, void* data,
+                                                   size_t capacity, size_t* size_needed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STATICLM_STATICLM_H_ */

@@ -1,0 +1,431 @@
+// The Python module `staticlm`: the public C++ API (include/staticlm/) for scripts that sit next
+// to the reference toolchain. Tensors come back as NumPy arrays named as `staticlm inputs`
+// writes them; every call that computes releases the GIL. Session.generate() is a real iterator:
+// a worker thread runs the generation loop and hands each token over through a short queue as
+// soon as it is chosen, so a consumer sees tokens while later ones are still being decoded (and
+// the worker waits when the consumer falls kMaxQueued tokens behind).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "staticlm/inputs.h"
+#include "staticlm/inspect.h"
+#include "staticlm/model.h"
+#include "staticlm/session.h"
+#include "staticlm/tokenizer.h"
+
+namespace py = pybind11;
+namespace api = staticlm::api;
+
+namespace {
+
+// sets={"max_seq": 64, "image_fit": "fit"} (or ["max_seq=64", ...]) -> "key=value" overrides.
+std::vector<std::string> set_list(const py::object& sets) {
+  std::vector<std::string> out;
+  if (sets.is_none()) return out;
+  if (py::isinstance<py::dict>(sets)) {
+    for (const auto& [k, v] : sets.cast<py::dict>()) {
+      // Python's True/False are YAML booleans too; everything else is its str().
+      out.push_back(py::str(k).cast<std::string>() + "=" + py::str(v).cast<std::string>());
+    }
+    return out;
+  }
+  if (py::isinstance<py::str>(sets)) throw py::type_error("sets: a dict {key: value} or a list of 'key=value'");
+  for (const auto& item : sets) out.push_back(py::str(item).cast<std::string>());
+  return out;
+}
+
+// image=None, "a.png" or ["a.png"] -> files.
+std::vector<std::string> image_list(const py::object& image) {
+  if (image.is_none()) return {};
+  if (py::isinstance<py::str>(image)) return {image.cast<std::string>()};
+  return image.cast<std::vector<std::string>>();
+}
+
+py::array numpy(const api::HostTensor& t) {
+  // A copy NumPy owns (no base object): the HostTensor goes away with the call.
+  py::array a(py::dtype(t.dtype), t.shape);
+  std::memcpy(a.mutable_data(), t.data.data(), t.data.size());
+  return a;
+}
+
+py::dict numpy_dict(const std::map<std::string, api::HostTensor>& tensors) {
+  py::dict d;
+  for (const auto& [name, t] : tensors) d[py::str(name)] = numpy(t);
+  return d;
+}
+
+api::Prompt make_prompt(const std::optional<std::string>& prompt, const std::optional<std::vector<std::int64_t>>& ids,
+                        const py::object& image) {
+  api::Prompt p;
+  if (prompt) p.text = *prompt;
+  if (ids) p.ids = *ids;
+  p.images = image_list(image);
+  return p;
+}
+
+py::dict result_dict(const api::GenerationResult& r) {
+  py::dict stats;
+  stats["prompt_tokens"] = r.stats.prompt_tokens;
+  stats["generated_tokens"] = r.stats.generated_tokens;
+  stats["decode_steps"] = r.stats.decode_steps;
+  stats["prefill_seconds"] = r.stats.prefill_seconds;
+  stats["image_encode_seconds"] = r.stats.image_encode_seconds;
+  stats["decode_seconds"] = r.stats.decode_seconds;
+  stats["time_to_first_token_seconds"] = r.stats.time_to_first_token_seconds;
+  stats["prefill_tokens_per_second"] = r.stats.prefill_tokens_per_second();
+  stats["decode_tokens_per_second"] = r.stats.decode_tokens_per_second();
+  py::dict d;
+  d["tokens"] = r.tokens;
+  d["stop_reason"] = r.stop_reason;
+  d["message"] = r.message;
+  d["text"] = r.text;
+  d["stats"] = stats;
+  return d;
+}
+
+// A Session and whether a generation is using it (one at a time: a Session is single-threaded).
+struct PySession {
+  std::unique_ptr<api::Session> session;
+  std::atomic<bool> busy{false};
+
+  void claim() {
+    if (busy.exchange(true)) {
+      throw api::Error(api::ErrorCode::kInvalidArgument,
+                       "this session is still generating: exhaust or close() the previous generate() first");
+    }
+  }
+
+  // A step-wise call (prefill, decode) without the GIL, its logits [vocab] as float32.
+  template <class F>
+  py::array_t<float> logits(F&& step) {
+    claim();
+    std::vector<float> out;
+    try {
+      py::gil_scoped_release release;
+      out = step();
+    } catch (...) {
+      busy = false;
+      throw;
+    }
+    busy = false;
+    py::array_t<float> a(static_cast<py::ssize_t>(out.size()));
+    std::copy(out.begin(), out.end(), a.mutable_data());
+    return a;
+  }
+};
+
+constexpr std::size_t kMaxQueued = 4;
+
+// The iterator generate() returns. The worker owns the generation; the queue is the only thing
+// the two threads share (under the mutex). Dropping or close()-ing the iterator stops the loop
+// at the next token (the callback returns false) and joins the worker.
+class Generation {
+ public:
+  Generation(std::shared_ptr<PySession> s, api::Prompt prompt, api::GenerateParams params) : s_(std::move(s)) {
+    s_->claim();
+    worker_ = std::thread([this, prompt = std::move(prompt), params = std::move(params)] {
+      try {
+        api::GenerationResult r = s_->session->generate(prompt, params, [this](std::int64_t token, std::string_view) {
+          std::unique_lock lock(mutex_);
+          space_.wait(lock, [&] { return queue_.size() < kMaxQueued || cancel_; });
+          queue_.push_back(token);
+          ready_.notify_one();
+          return !cancel_;
+        });
+        std::lock_guard lock(mutex_);
+        result_ = std::move(r);
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        error_ = std::current_exception();
+      }
+      std::lock_guard lock(mutex_);
+      done_ = true;
+      ready_.notify_one();
+    });
+  }
+  ~Generation() { close(); }
+
+  std::int64_t next() {
+    {
+      py::gil_scoped_release release;  // the worker never needs the GIL; other Python threads may run
+      std::unique_lock lock(mutex_);
+      ready_.wait(lock, [&] { return !queue_.empty() || done_; });
+      if (!queue_.empty()) {
+        const std::int64_t t = queue_.front();
+        queue_.pop_front();
+        space_.notify_one();
+        return t;
+      }
+    }
+    join();
+    if (error_) {
+      std::exception_ptr e = std::exchange(error_, nullptr);
+      std::rethrow_exception(e);
+    }
+    throw py::stop_iteration();
+  }
+
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      cancel_ = true;
+      space_.notify_one();
+    }
+    if (worker_.joinable()) {
+      py::gil_scoped_release release;
+      worker_.join();
+    }
+    release_session();
+  }
+
+  py::object result() const {
+    std::lock_guard lock(mutex_);
+    if (!done_ || !result_) return py::none();
+    return result_dict(*result_);
+  }
+
+ private:
+  void join() {
+    if (worker_.joinable()) worker_.join();
+    release_session();
+  }
+  void release_session() {
+    if (s_) s_->busy = false;
+    s_.reset();
+  }
+
+  std::shared_ptr<PySession> s_;
+  std::thread worker_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;  // a token or the end arrived
+  std::condition_variable space_;  // the consumer took a token (or stopped)
+  std::deque<std::int64_t> queue_;
+  bool done_ = false;
+  std::exception_ptr error_;
+  std::optional<api::GenerationResult> result_;
+  bool cancel_ = false;  // under mutex_
+};
+
+
+}  // namespace
+
+PYBIND11_MODULE(staticlm, m) {
+  m.doc() = "staticlm: Gemma 4 E2B through fixed-shape subgraphs, with a host runtime (CPU back end)";
+  static py::exception<api::Error> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const api::Error& e) {
+      // Bad values from the caller are ValueErrors too, so `except ValueError` catches them.
+      if (e.code() == api::ErrorCode::kInvalidArgument || e.code() == api::ErrorCode::kOutOfRange) {
+        PyErr_SetString(PyExc_ValueError, e.what());
+      } else {
+        error(e.what());
+      }
+    }
+  });
+
+  py::class_<api::Tokenizer>(m, "Tokenizer", "The checkpoint's tokenizer.json and chat template")
+      .def(py::init([](const std::string& dir) {
+             py::gil_scoped_release release;
+             return api::Tokenizer::open(dir);
+           }),
+           py::arg("model_dir"))
+      .def(
+          "encode",
+          [](const api::Tokenizer& t, const std::string& text, bool add_special_tokens) {
+            py::gil_scoped_release release;
+            return t.encode(text, add_special_tokens);
+          },
+          py::arg("text"), py::arg("add_special_tokens") = false)
+      .def(
+          "decode",
+          [](const api::Tokenizer& t, const std::vector<std::int64_t>& ids, bool skip_special_tokens) {
+            py::gil_scoped_release release;
+            return t.decode(ids, skip_special_tokens);
+          },
+          py::arg("ids"), py::arg("skip_special_tokens") = false)
+      .def("token_to_id", &api::Tokenizer::token_to_id, py::arg("token"))
+      .def_property_readonly("vocab_size", &api::Tokenizer::vocab_size)
+      .def(
+          "apply_chat_template",
+          [](const api::Tokenizer& t, const py::object& messages, bool add_generation_prompt, const py::object& tools,
+             const std::string& chat_template, const py::dict& variables) {
+            // Messages as transformers takes them (a list of {"role", "content"} dicts) or JSON text.
+            const py::object dumps = py::module_::import("json").attr("dumps");
+            api::ChatTemplateOptions o;
+            o.add_generation_prompt = add_generation_prompt;
+            o.template_file = chat_template;
+            if (!tools.is_none()) o.tools_json = dumps(tools).cast<std::string>();
+            for (const auto& [k, v] : variables) {
+              o.vars.push_back(py::str(k).cast<std::string>() + "=" + dumps(v).cast<std::string>());
+            }
+            const std::string json =
+                py::isinstance<py::str>(messages) ? messages.cast<std::string>() : dumps(messages).cast<std::string>();
+            py::gil_scoped_release release;
+            return t.apply_chat_template(json, o).text;
+          },
+          py::arg("messages"), py::arg("add_generation_prompt") = true, py::arg("tools") = py::none(),
+          py::arg("chat_template") = "", py::arg("variables") = py::dict());
+
+  py::class_<Generation>(m, "Generation", "The tokens of one generate() call, as they are produced")
+      .def("__iter__", [](Generation& g) -> Generation& { return g; })
+      .def("__next__", &Generation::next)
+      .def("close", &Generation::close, "stop generating (at the next token) and wait for the worker")
+      .def_property_readonly("result", &Generation::result,
+                             "after the last token: {tokens, stop_reason, message, text, stats}; else None");
+
+  py::class_<PySession, std::shared_ptr<PySession>>(m, "Session", "One generation context (KV cache, thread pool)")
+      .def(
+          "generate",
+          [](const std::shared_ptr<PySession>& s, const std::optional<std::string>& prompt,
+             const std::optional<std::vector<std::int64_t>>& prompt_ids, const py::object& image,
+             std::optional<std::int64_t> max_new_tokens, std::optional<double> temperature,
+             std::optional<std::int64_t> top_k, std::optional<double> top_p, std::optional<double> min_p,
+             std::optional<double> repetition_penalty, std::uint64_t seed, const std::vector<std::string>& stop) {
+            api::GenerateParams p;
+            p.max_new_tokens = max_new_tokens;
+            p.temperature = temperature;
+            p.top_k = top_k;
+            p.top_p = top_p;
+            p.min_p = min_p;
+            p.repetition_penalty = repetition_penalty;
+            p.seed = seed;
+            p.stop = stop;
+            return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), std::move(p));
+          },
+          py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
+          py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(), py::arg("top_k") = py::none(),
+          py::arg("top_p") = py::none(), py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(),
+          py::arg("seed") = 0, py::arg("stop") = std::vector<std::string>{},
+          "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text "
+          "holding <|image|>). Unset sampling options take the checkpoint's defaults.")
+      .def(
+          "prefill",
+          [](PySession& s, const std::optional<std::string>& prompt,
+             const std::optional<std::vector<std::int64_t>>& prompt_ids, const py::object& image) {
+            const api::Prompt p = make_prompt(prompt, prompt_ids, image);
+            return s.logits([&] { return s.session->prefill(p); });
+          },
+          py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
+          "Starts over with the prompt; returns the logits after it [vocab] (float32)")
+      .def(
+          "decode",
+          [](PySession& s, std::int64_t token) { return s.logits([&] { return s.session->decode(token); }); },
+          py::arg("token"), "Feeds one token; returns the logits it predicts [vocab] (float32)")
+      .def_property_readonly("max_seq", [](const PySession& s) { return s.session->max_seq(); })
+      .def_property_readonly("past_len", [](const PySession& s) { return s.session->past_len(); });
+
+  py::class_<api::Model>(m, "Model", "A checkpoint directory: config, memory-mapped weights, tokenizer")
+      .def(py::init([](const std::string& dir) {
+             py::gil_scoped_release release;
+             return api::Model::open(dir);
+           }),
+           py::arg("model_dir"))
+      .def(
+          "session",
+          [](const api::Model& model, std::int64_t max_seq, int threads, const std::string& config,
+             const py::object& sets, bool f32_activations) {
+            api::SessionOptions o;
+            o.max_seq = max_seq;
+            o.threads = threads;
+            o.config_file = config;
+            o.sets = set_list(sets);
+            o.f32_activations = f32_activations;
+            auto s = std::make_shared<PySession>();
+            py::gil_scoped_release release;
+            s->session = model.session(o);
+            return s;
+          },
+          py::arg("max_seq") = 0, py::arg("threads") = 0, py::arg("config") = "", py::arg("sets") = py::none(),
+          py::arg("f32_activations") = false)
+      .def_property_readonly("tokenizer", [](const api::Model& m) { return m.tokenizer(); })
+      .def_property_readonly("dir", [](const api::Model& m) { return m.info().dir; })
+      .def_property_readonly("vocab_size", [](const api::Model& m) { return m.info().vocab_size; })
+      .def_property_readonly("num_layers", [](const api::Model& m) { return m.info().num_layers; })
+      .def_property_readonly("has_vision", [](const api::Model& m) { return m.info().has_vision; })
+      .def_property_readonly("eos_token_ids", [](const api::Model& m) { return m.info().eos_token_ids; });
+
+  m.def(
+      "build_static_inputs",
+      [](const std::string& dir, const std::string& prompt, const py::object& image, const py::object& sets,
+         const std::string& config, bool reserve_decode_slot) {
+        api::InputOptions o;
+        o.config_file = config;
+        o.sets = set_list(sets);
+        o.reserve_decode_slot = reserve_decode_slot;
+        const std::vector<std::string> images = image_list(image);
+        std::map<std::string, api::HostTensor> t;
+        {
+          py::gil_scoped_release release;
+          t = api::build_static_inputs(dir, prompt, images, o);
+        }
+        return numpy_dict(t);
+      },
+      py::arg("model_dir"), py::arg("prompt"), py::arg("image") = py::none(), py::arg("sets") = py::none(),
+      py::arg("config") = "", py::arg("reserve_decode_slot") = false,
+      "The fixed-shape inputs of one prompt as NumPy arrays, keyed as `staticlm inputs` writes them: "
+      "llm_input_ids, attention_mask (uint8), valid_length, raw_input_ids and, with an image, "
+      "pixel_values and image_position_ids");
+  m.def(
+      "preprocess_image",
+      [](const std::string& dir, const std::string& image, const py::object& sets, const std::string& config) {
+        api::InputOptions o;
+        o.config_file = config;
+        o.sets = set_list(sets);
+        std::map<std::string, api::HostTensor> t;
+        {
+          py::gil_scoped_release release;
+          t = api::preprocess_image(dir, image, o);
+        }
+        return numpy_dict(t);
+      },
+      py::arg("model_dir"), py::arg("image"), py::arg("sets") = py::none(), py::arg("config") = "",
+      "pixel_values [1,N,768] and image_position_ids [1,N,2] of one image for the model's vision profile");
+  m.def(
+      "inspect",
+      [](const std::string& dir, const std::optional<std::string>& prompt,
+         const std::optional<std::vector<std::int64_t>>& prompt_ids, const py::object& image, const std::string& reference,
+         const std::string& steps, std::optional<std::int64_t> decode_steps, std::optional<std::int64_t> gen_steps,
+         std::optional<std::int64_t> max_seq, const py::object& sets, const std::string& config, int threads) {
+        api::InspectOptions o;
+        o.model_dir = dir;
+        o.prompt = prompt;
+        if (prompt_ids) o.prompt_ids = *prompt_ids;
+        o.images = image_list(image);
+        o.reference = reference;
+        o.steps = steps;
+        o.decode_steps = decode_steps;
+        o.gen_steps = gen_steps;
+        o.max_seq = max_seq;
+        o.sets = set_list(sets);
+        o.config_file = config;
+        o.threads = threads;
+        api::InspectReport r;
+        {
+          py::gil_scoped_release release;
+          r = api::inspect(o);
+        }
+        return py::module_::import("json").attr("loads")(r.json);
+      },
+      py::arg("model_dir"), py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(),
+      py::arg("image") = py::none(), py::arg("reference") = "dynamic", py::arg("steps") = "1-8",
+      py::arg("decode_steps") = py::none(), py::arg("gen_steps") = py::none(), py::arg("max_seq") = py::none(),
+      py::arg("sets") = py::none(), py::arg("config") = "", py::arg("threads") = 0,
+      "The inspector's report as a dict (what `staticlm inspect --report` writes): the static pipeline "
+      "against a reference, step by step");
+  m.attr("__version__") = "0.1.0";
+}

@@ -1,0 +1,421 @@
+// The C API (include/staticlm/staticlm.h) over the public C++ API. Every entry point catches
+// everything at the boundary and turns it into a status and this thread's last-error message;
+// handles are checked against a registry of live ones before they are touched, so a null,
+// freed or foreign pointer is an error code instead of a crash.
+#include "staticlm/staticlm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/guarded.h"
+#include "base/error.h"
+#include "staticlm/inputs.h"
+#include "staticlm/model.h"
+
+struct staticlm_model {
+  staticlm::api::Model model;
+};
+
+struct staticlm_session {
+  std::unique_ptr<staticlm::api::Session> session;
+  staticlm_stats stats{};
+  std::string text;  // of the last generate
+};
+
+struct staticlm_tensors {
+  std::map<std::string, staticlm::api::HostTensor> tensors;  // sorted by name
+};
+
+namespace {
+
+using staticlm::api::ErrorCode;
+
+thread_local std::string last_error;
+
+// An error the C layer itself raises (bad handle, small buffer, null argument).
+struct CError {
+  staticlm_status status;
+  std::string message;
+};
+
+// The live handles and their types. A registry rather than a magic field in the handle:
+// reading a freed handle's memory is itself undefined behaviour.
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<const void*, std::string> live;  // handle -> its type name
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+void add_live(const void* h, const char* type) {
+  std::lock_guard lock(registry().mutex);
+  registry().live[h] = type;
+}
+bool remove_live(const void* h) {
+  std::lock_guard lock(registry().mutex);
+  return registry().live.erase(h) == 1;
+}
+template <class H>
+H* checked(H* h, const char* type) {
+  std::lock_guard lock(registry().mutex);
+  const auto it = registry().live.find(h);
+  if (h == nullptr || it == registry().live.end() || it->second != type) {
+    throw CError{STATICLM_ERROR_INVALID_HANDLE,
+                 std::string(h == nullptr ? "null " : "not a live ") + type + " handle" +
+                     (h == nullptr ? "" : " (freed, or never created)")};
+  }
+  return h;
+}
+
+void require(const void* p, const char* what) {
+  if (p == nullptr) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string(what) + " is null"};
+}
+
+// n C strings, none null.
+std::vector<std::string> string_list(const char* const* items, size_t n, const char* what) {
+  if (items == nullptr && n > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string(what) + " is null but its count is not 0"};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    if (items[i] == nullptr) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string(what) + "[" + std::to_string(i) + "] is null"};
+    out.emplace_back(items[i]);
+  }
+  return out;
+}
+
+staticlm_status status_for(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return STATICLM_ERROR_INVALID_ARGUMENT;
+    case ErrorCode::kInvalidFile: return STATICLM_ERROR_INVALID_FILE;
+    case ErrorCode::kUnsupported: return STATICLM_ERROR_UNSUPPORTED;
+    case ErrorCode::kOutOfRange: return STATICLM_ERROR_OUT_OF_RANGE;
+    case ErrorCode::kInternal: return STATICLM_ERROR_INTERNAL;
+  }
+  return STATICLM_ERROR_INTERNAL;
+}
+
+staticlm_status fail(const char* fn, staticlm_status status, const std::string& message) {
+  last_error = std::string(fn) + ": " + message;
+  return status;
+}
+
+// Runs f at the boundary: nothing escapes into C.
+template <class F>
+staticlm_status boundary(const char* fn, F&& f) {
+  try {
+    f();
+    last_error.clear();
+    return STATICLM_OK;
+  } catch (const CError& e) {
+    return fail(fn, e.status, e.message);
+  } catch (const staticlm::api::Error& e) {
+    return fail(fn, status_for(e.code()), e.what());
+  } catch (const staticlm::Error& e) {
+    return fail(fn, status_for(staticlm::api::error_code_for(e.kind())), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(fn, STATICLM_ERROR_INTERNAL, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(fn, STATICLM_ERROR_INTERNAL, std::string("internal: ") + e.what());
+  } catch (...) {
+    return fail(fn, STATICLM_ERROR_INTERNAL, "internal: unknown exception");
+  }
+}
+
+// Copies `s` with its NUL into a caller's buffer of `capacity` bytes.
+void copy_out(const std::string& s, char* text, size_t capacity, size_t* size_needed) {
+  require(size_needed, "size_needed");
+  *size_needed = s.size() + 1;
+  if (text == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "text is null but capacity is not 0"};
+  if (capacity < s.size() + 1) {
+    throw CError{STATICLM_ERROR_BUFFER_TOO_SMALL, "the buffer holds " + std::to_string(capacity) + " bytes but " +
+                                                      std::to_string(s.size() + 1) + " are needed"};
+  }
+  std::memcpy(text, s.c_str(), s.size() + 1);
+}
+
+staticlm::api::Tokenizer tokenizer_of(const staticlm_model* m) {
+  auto tok = m->model.tokenizer();
+  if (!tok) {
+    throw CError{STATICLM_ERROR_INVALID_ARGUMENT,
+                 "the checkpoint " + m->model.info().dir + " has no tokenizer.json; give token ids"};
+  }
+  return *tok;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* staticlm_version(void) { return "0.1.0"; }
+const char* staticlm_last_error(void) { return last_error.c_str(); }
+
+const char* staticlm_status_name(staticlm_status status) {
+  switch (status) {
+    case STATICLM_OK: return "ok";
+    case STATICLM_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case STATICLM_ERROR_INVALID_FILE: return "invalid file";
+    case STATICLM_ERROR_UNSUPPORTED: return "unsupported";
+    case STATICLM_ERROR_OUT_OF_RANGE: return "out of range";
+    case STATICLM_ERROR_INTERNAL: return "internal";
+    case STATICLM_ERROR_INVALID_HANDLE: return "invalid handle";
+    case STATICLM_ERROR_BUFFER_TOO_SMALL: return "buffer too small";
+  }
+  return "unknown status";
+}
+
+staticlm_status staticlm_model_open(const char* dir, staticlm_model** out) {
+  return boundary("staticlm_model_open", [&] {
+    require(dir, "dir");
+    require(out, "out");
+    *out = nullptr;
+    auto m = std::make_unique<staticlm_model>(staticlm_model{staticlm::api::Model::open(dir)});
+    add_live(m.get(), "staticlm_model");
+    *out = m.release();
+  });
+}
+
+staticlm_status staticlm_model_free(staticlm_model* model) {
+  return boundary("staticlm_model_free", [&] {
+    checked(model, "staticlm_model");
+    if (remove_live(model)) delete model;
+  });
+}
+
+staticlm_status staticlm_model_vocab_size(const staticlm_model* model, int64_t* out) {
+  return boundary("staticlm_model_vocab_size", [&] {
+    require(out, "out");
+    *out = checked(model, "staticlm_model")->model.info().vocab_size;
+  });
+}
+
+staticlm_status staticlm_model_has_vision(const staticlm_model* model, int* out) {
+  return boundary("staticlm_model_has_vision", [&] {
+    require(out, "out");
+    *out = checked(model, "staticlm_model")->model.info().has_vision ? 1 : 0;
+  });
+}
+
+staticlm_status staticlm_tokenize(const staticlm_model* model, const char* text, int64_t* ids, size_t capacity,
+                                  size_t* n_needed) {
+  return boundary("staticlm_tokenize", [&] {
+    const staticlm_model* m = checked(model, "staticlm_model");
+    require(text, "text");
+    require(n_needed, "n_needed");
+    if (ids == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "ids is null but capacity is not 0"};
+    const std::vector<std::int64_t> out = tokenizer_of(m).encode(text);
+    *n_needed = out.size();
+    if (capacity < out.size()) {
+      throw CError{STATICLM_ERROR_BUFFER_TOO_SMALL, "the buffer holds " + std::to_string(capacity) + " ids but " +
+                                                        std::to_string(out.size()) + " are needed"};
+    }
+    std::copy(out.begin(), out.end(), ids);
+  });
+}
+
+staticlm_status staticlm_detokenize(const staticlm_model* model, const int64_t* ids, size_t n_ids, char* text,
+                                    size_t capacity, size_t* size_needed) {
+  return boundary("staticlm_detokenize", [&] {
+    const staticlm_model* m = checked(model, "staticlm_model");
+    if (ids == nullptr && n_ids > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "ids is null but n_ids is not 0"};
+    const std::vector<std::int64_t> in(ids, ids + n_ids);
+    copy_out(tokenizer_of(m).decode(in), text, capacity, size_needed);
+  });
+}
+
+staticlm_status staticlm_chat_prompt(const staticlm_model* model, const char* prompt, char* text, size_t capacity,
+                                     size_t* size_needed) {
+  return boundary("staticlm_chat_prompt", [&] {
+    const staticlm_model* m = checked(model, "staticlm_model");
+    require(prompt, "prompt");
+    copy_out(tokenizer_of(m).chat_prompt(prompt), text, capacity, size_needed);
+  });
+}
+
+staticlm_session_params staticlm_session_default_params(void) {
+  staticlm_session_params p;
+  std::memset(&p, 0, sizeof p);
+  return p;
+}
+
+staticlm_status staticlm_session_create(const staticlm_model* model, const staticlm_session_params* params,
+                                        staticlm_session** out) {
+  return boundary("staticlm_session_create", [&] {
+    const staticlm_model* m = checked(model, "staticlm_model");
+    require(out, "out");
+    *out = nullptr;
+    staticlm::api::SessionOptions o;
+    if (params != nullptr) {
+      o.max_seq = params->max_seq;
+      o.threads = params->threads;
+      if (params->config_file != nullptr) o.config_file = params->config_file;
+      o.sets = string_list(params->sets, params->n_sets, "sets");
+    }
+    auto s = std::make_unique<staticlm_session>();
+    s->session = m->model.session(o);
+    add_live(s.get(), "staticlm_session");
+    *out = s.release();
+  });
+}
+
+staticlm_status staticlm_session_free(staticlm_session* session) {
+  return boundary("staticlm_session_free", [&] {
+    checked(session, "staticlm_session");
+    if (remove_live(session)) delete session;
+  });
+}
+
+staticlm_generate_params staticlm_generate_default_params(void) {
+  staticlm_generate_params p;
+  p.max_new_tokens = 0;
+  p.temperature = -1;
+  p.top_k = -1;
+  p.top_p = -1;
+  p.min_p = -1;
+  p.repetition_penalty = -1;
+  p.seed = 0;
+  return p;
+}
+
+staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prompt* prompt,
+                                  const staticlm_generate_params* params, staticlm_token_callback callback,
+                                  void* user_data, int64_t* tokens, size_t capacity, size_t* n_tokens) {
+  return boundary("staticlm_generate", [&] {
+    staticlm_session* s = checked(session, "staticlm_session");
+    require(prompt, "prompt");
+    if (tokens == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "tokens is null but capacity is not 0"};
+    if (prompt->ids == nullptr && prompt->n_ids > 0) {
+      throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "prompt->ids is null but prompt->n_ids is not 0"};
+    }
+    if ((prompt->text != nullptr) == (prompt->n_ids > 0)) {
+      throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "give exactly one of prompt->text and prompt->ids"};
+    }
+    staticlm::api::Prompt p;
+    if (prompt->text != nullptr) p.text = prompt->text;
+    p.ids.assign(prompt->ids, prompt->ids + prompt->n_ids);
+    if (prompt->image != nullptr) p.images.emplace_back(prompt->image);
+    staticlm::api::GenerateParams g;
+    if (params != nullptr) {
+      if (params->max_new_tokens > 0) g.max_new_tokens = params->max_new_tokens;
+      if (params->temperature >= 0) g.temperature = params->temperature;
+      if (params->top_k >= 0) g.top_k = params->top_k;
+      if (params->top_p >= 0) g.top_p = params->top_p;
+      if (params->min_p >= 0) g.min_p = params->min_p;
+      if (params->repetition_penalty >= 0) g.repetition_penalty = params->repetition_penalty;
+      g.seed = params->seed;
+    }
+    staticlm::api::TokenCallback cb;
+    if (callback != nullptr) {
+      cb = [&](std::int64_t token, std::string_view text) { return callback(token, text.data(), text.size(), user_data) != 0; };
+    }
+    const staticlm::api::GenerationResult r = s->session->generate(p, g, cb);
+    s->text = r.text;
+    staticlm_stats& st = s->stats;
+    st = staticlm_stats{};
+    st.prompt_tokens = r.stats.prompt_tokens;
+    st.generated_tokens = r.stats.generated_tokens;
+    st.decode_steps = r.stats.decode_steps;
+    st.prefill_seconds = r.stats.prefill_seconds;
+    st.image_encode_seconds = r.stats.image_encode_seconds;
+    st.decode_seconds = r.stats.decode_seconds;
+    st.time_to_first_token_seconds = r.stats.time_to_first_token_seconds;
+    std::strncpy(st.stop_reason, r.stop_reason.c_str(), sizeof st.stop_reason - 1);
+    if (n_tokens != nullptr) *n_tokens = r.tokens.size();
+    std::copy_n(r.tokens.begin(), std::min(capacity, r.tokens.size()), tokens);
+    if (r.tokens.size() > capacity && tokens != nullptr) {
+      throw CError{STATICLM_ERROR_BUFFER_TOO_SMALL, "the buffer holds " + std::to_string(capacity) + " tokens but " +
+                                                        std::to_string(r.tokens.size()) + " were generated"};
+    }
+  });
+}
+
+staticlm_status staticlm_session_text(const staticlm_session* session, char* text, size_t capacity,
+                                      size_t* size_needed) {
+  return boundary("staticlm_session_text", [&] { copy_out(checked(session, "staticlm_session")->text, text, capacity, size_needed); });
+}
+
+staticlm_status staticlm_session_stats(const staticlm_session* session, staticlm_stats* out) {
+  return boundary("staticlm_session_stats", [&] {
+    require(out, "out");
+    *out = checked(session, "staticlm_session")->stats;
+  });
+}
+
+staticlm_status staticlm_build_static_inputs(const char* model_dir, const char* prompt, const char* image,
+                                             const char* const* sets, size_t n_sets, staticlm_tensors** out) {
+  return boundary("staticlm_build_static_inputs", [&] {
+    require(model_dir, "model_dir");
+    require(prompt, "prompt");
+    require(out, "out");
+    *out = nullptr;
+    staticlm::api::InputOptions o;
+    o.sets = string_list(sets, n_sets, "sets");
+    std::vector<std::string> images;
+    if (image != nullptr) images.emplace_back(image);
+    auto t = std::make_unique<staticlm_tensors>();
+    t->tensors = staticlm::api::build_static_inputs(model_dir, prompt, images, o);
+    add_live(t.get(), "staticlm_tensors");
+    *out = t.release();
+  });
+}
+
+staticlm_status staticlm_tensors_free(staticlm_tensors* tensors) {
+  return boundary("staticlm_tensors_free", [&] {
+    checked(tensors, "staticlm_tensors");
+    if (remove_live(tensors)) delete tensors;
+  });
+}
+
+staticlm_status staticlm_tensors_count(const staticlm_tensors* tensors, size_t* out) {
+  return boundary("staticlm_tensors_count", [&] {
+    require(out, "out");
+    *out = checked(tensors, "staticlm_tensors")->tensors.size();
+  });
+}
+
+staticlm_status staticlm_tensors_info(const staticlm_tensors* tensors, size_t index, staticlm_tensor_info* out) {
+  return boundary("staticlm_tensors_info", [&] {
+    const staticlm_tensors* t = checked(tensors, "staticlm_tensors");
+    require(out, "out");
+    if (index >= t->tensors.size()) {
+      throw CError{STATICLM_ERROR_OUT_OF_RANGE, "index " + std::to_string(index) + " but the set holds " +
+                                                    std::to_string(t->tensors.size()) + " tensors"};
+    }
+    const auto it = std::next(t->tensors.begin(), static_cast<std::ptrdiff_t>(index));
+    const staticlm::api::HostTensor& h = it->second;
+    if (h.shape.size() > 8) throw CError{STATICLM_ERROR_INTERNAL, it->first + " has rank above 8"};
+    *out = staticlm_tensor_info{};
+    out->name = it->first.c_str();
+    out->dtype = h.dtype.c_str();
+    out->rank = h.shape.size();
+    std::copy(h.shape.begin(), h.shape.end(), out->shape);
+    out->nbytes = h.data.size();
+  });
+}
+
+staticlm_status staticlm_tensors_copy(const staticlm_tensors* tensors, const char* name, void* data, size_t capacity,
+                                      size_t* size_needed) {
+  return boundary("staticlm_tensors_copy", [&] {
+    const staticlm_tensors* t = checked(tensors, "staticlm_tensors");
+    require(name, "name");
+    require(size_needed, "size_needed");
+    const auto it = t->tensors.find(name);
+    if (it == t->tensors.end()) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string("no tensor named ") + name};
+    const std::vector<unsigned char>& bytes = it->second.data;
+    *size_needed = bytes.size();
+    if (data == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "data is null but capacity is not 0"};
+    if (capacity < bytes.size()) {
+      throw CError{STATICLM_ERROR_BUFFER_TOO_SMALL, "the buffer holds " + std::to_string(capacity) + " bytes but " + name +
+                                                        " has " + std::to_string(bytes.size())};
+    }
+    std::memcpy(data, bytes.data(), bytes.size());
+  });
+}
+
+}  // extern "C"

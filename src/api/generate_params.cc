@@ -1,0 +1,29 @@
+#include "api/generate_params.h"
+
+#include "base/error.h"
+#include "runtime/generation_defaults.h"
+
+namespace staticlm::api {
+
+GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck) {
+  GenerateOptions g;
+  g.sampling = sampling_defaults(ck.generation_config());
+  if (p.temperature) g.sampling.temperature = *p.temperature;
+  if (p.top_k) g.sampling.top_k = *p.top_k;
+  if (p.top_p) g.sampling.top_p = *p.top_p;
+  if (p.min_p) g.sampling.min_p = *p.min_p;
+  if (p.repetition_penalty) g.sampling.repetition_penalty = *p.repetition_penalty;
+  g.sampling.seed = p.seed;
+  validate_sampling_options(g.sampling);
+  const auto& gen = ck.generation_config();
+  g.max_new_tokens = p.max_new_tokens.value_or(gen && gen->max_new_tokens ? *gen->max_new_tokens : 256);
+  if (g.max_new_tokens < 1) {
+    invalid_argument("max_new_tokens " + std::to_string(g.max_new_tokens) + ": must be at least 1");
+  }
+  g.eos_token_ids = resolve_eos_ids(ck.config(), ck.generation_config());
+  g.stop_strings = p.stop;
+  g.record_logits = !p.dump_logits.empty();
+  return g;
+}
+
+}  // namespace staticlm::api

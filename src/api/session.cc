@@ -1,0 +1,298 @@
+// Session: the orchestration `staticlm run` used to hold. It owns the thread pool and, made on
+// first use, one engine per prompt kind (text: the text profile; image: the runtime config's
+// vision profile, whose static layout the StaticInputBuilder makes), so a text prompt runs
+// exactly as it would on a session that never saw an image.
+#include "staticlm/session.h"
+
+#include <cmath>
+
+#include "api/generate_params.h"
+#include "api/guarded.h"
+#include "api/model_impl.h"
+#include "api/thread_count.h"
+#include "api/vision_tap.h"
+#include "backends/backend_factory.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/observed_backend.h"
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "inspect/recorder.h"
+#include "runtime/logits_dump.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_config.h"
+#include "runtime/static_input_builder.h"
+#include "staticlm/model.h"
+#include "text/detokenizer.h"
+#include "vision/image_decode.h"
+
+namespace staticlm::api {
+
+namespace {
+
+// One back end and the runtime over it. Members are destroyed in reverse order: the runtime
+// before the decorators before the CPU back end they borrow.
+struct Engine {
+  std::unique_ptr<Backend> backend;  // the CPU back end or a plug-in (backends/backend_factory.h)
+  std::unique_ptr<ObservedBackend> observed;  // with a recorder
+  std::unique_ptr<VisionTap> tap;
+  std::unique_ptr<Runtime> runtime;
+};
+
+}  // namespace
+
+struct Session::Impl {
+  std::shared_ptr<const Model::Impl> model;
+  SessionOptions options;
+  RuntimeConfig config;  // max_seq resolved
+  std::vector<std::int64_t> prefill_buckets;
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<inspect::Recorder> recorder;  // with record_dir; before the engines that feed it
+  std::unique_ptr<StaticInputBuilder> image_builder;
+  std::unique_ptr<Engine> text, image;
+  Engine* last = nullptr;  // the engine of the last prefill (decode continues there)
+
+  const Checkpoint& checkpoint() const { return *model->checkpoint; }
+
+  Engine& engine(bool with_image);
+  std::vector<std::int64_t> prompt_ids(const Prompt& p) const;
+  StaticInputs image_inputs(const Prompt& p);
+  // Prefills `p` on its engine; returns the logits. Used by prefill(); generate() runs the loop.
+  std::span<const float> prefill(const Prompt& p);
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+std::unique_ptr<Session> Model::session(const SessionOptions& o) const {
+  return guarded([&] {
+    auto s = std::make_unique<Session::Impl>();
+    s->model = impl_;
+    s->options = o;
+    std::optional<std::string> file;
+    if (!o.config_file.empty()) file = o.config_file;
+    s->config = load_runtime_config(file, o.sets);
+    if (o.max_seq != 0) s->config.max_seq = o.max_seq;
+    const std::int64_t max_seq = s->config.max_seq;
+    if (max_seq < 2) invalid_argument("max_seq " + std::to_string(max_seq) + ": must be at least 2");
+    if (max_seq > impl_->info.max_position_embeddings) {
+      invalid_argument("max_seq " + std::to_string(max_seq) + " exceeds the model's max_position_embeddings " +
+                       std::to_string(impl_->info.max_position_embeddings));
+    }
+    if (s->config.prefill_buckets) s->prefill_buckets = append_buckets_for(s->config, max_seq);
+    if (!(s->config.mask_fill_value < 0) || !std::isfinite(s->config.mask_fill_value)) {
+      invalid_argument("mask_fill_value: must be a finite negative number");
+    }
+    check_backend_choice(BackendChoice{o.backend, o.fallback});  // before any slow work
+    s->pool = std::make_unique<ThreadPool>(thread_count(o.threads));
+    if (o.record_dir.empty() && !o.record_graphs.empty()) invalid_argument("record_graphs goes with record_dir");
+    return std::make_unique<Session>(std::move(s));
+  });
+}
+
+Engine& Session::Impl::engine(bool with_image) {
+  std::unique_ptr<Engine>& slot = with_image ? image : text;
+  if (slot) return *slot;
+  SubgraphProfile profile;
+  if (with_image) set_vision_profile(profile, image_builder->options().profile);
+  profile.max_seq = config.max_seq;
+  profile.rope_sine = config.rope_sine;
+  profile.append_lengths = prefill_buckets;
+  CpuBackendOptions bo;
+  bo.pool = pool.get();
+  bo.bf16_activations = !options.f32_activations;
+  auto e = std::make_unique<Engine>();
+  e->backend = create_backend(BackendChoice{options.backend, options.fallback}, checkpoint(), profile, bo);
+  Backend* backend = e->backend.get();
+  // With record_dir, every call goes through the recorder too (after the cpu backend computed it).
+  if (!options.record_dir.empty()) {
+    if (!recorder) {
+      recorder = std::make_unique<inspect::Recorder>(options.record_dir,
+                                                     inspect::record_setup(model->info.dir, *e->backend, bo));
+      recorder->only_graphs(options.record_graphs);
+    }
+    e->observed = std::make_unique<ObservedBackend>(*e->backend);
+    e->observed->add_observer(recorder->observer());
+    backend = e->observed.get();
+  }
+  e->tap = std::make_unique<VisionTap>(*backend);
+  RuntimeOptions ro;
+  ro.mask_fill_value = static_cast<float>(config.mask_fill_value);
+  e->runtime = Runtime::create(*e->tap, checkpoint().config(), checkpoint().layers(), ro);
+  slot = std::move(e);
+  return *slot;
+}
+
+std::vector<std::int64_t> Session::Impl::prompt_ids(const Prompt& p) const {
+  std::vector<std::int64_t> ids;
+  if (!p.ids.empty()) {
+    for (const std::int64_t id : p.ids) {
+      if (id < 0 || id >= model->info.vocab_size) {
+        invalid_argument("prompt token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                         std::to_string(model->info.vocab_size) + ")");
+      }
+    }
+    ids = p.ids;
+  } else {
+    if (!model->tokenizer) {
+      invalid_argument("a text prompt needs the checkpoint's tokenizer.json, which " + model->info.dir +
+                       " does not have; give token ids instead");
+    }
+    const std::vector<int> enc = model->tokenizer->tokenizer->encode(p.text);
+    ids.assign(enc.begin(), enc.end());
+    if (ids.empty()) invalid_argument("the prompt is empty");
+  }
+  if (static_cast<std::int64_t>(ids.size()) > config.max_seq - 1) {
+    invalid_argument("the prompt has " + std::to_string(ids.size()) + " tokens but max_seq " +
+                     std::to_string(config.max_seq) + " leaves room for " + std::to_string(config.max_seq - 1) +
+                     " (one slot is kept for decoding)");
+  }
+  return ids;
+}
+
+StaticInputs Session::Impl::image_inputs(const Prompt& p) {
+  if (!p.ids.empty()) invalid_argument("an image prompt is text with the <|image|> placeholder, not token ids");
+  if (p.images.size() > 1) {
+    invalid_argument(std::to_string(p.images.size()) +
+                     " images given, but the static profile holds one image span: give one image");
+  }
+  if (!image_builder) {
+    auto b = StaticInputBuilder::create(model->info.dir, config, /*reserve_decode_slot=*/true);
+    if (!b->has_vision()) invalid_argument("an image needs a model with a vision tower; " + model->info.dir + " is text-only");
+    image_builder = std::move(b);
+  }
+  std::vector<RgbImage> images;
+  for (const std::string& path : p.images) images.push_back(decode_image_file(path));
+  StaticInputs in = image_builder->build(p.text, images);
+  if (!in.has_image()) internal_error("the static inputs hold no image");
+  return in;
+}
+
+namespace {
+
+void check_one_source(const Prompt& p) {
+  if (p.ids.empty() == p.text.empty()) invalid_argument("a prompt is token ids or text: give exactly one");
+}
+
+PrefillInput prefill_input(const StaticInputs& in) {
+  PrefillInput pi;
+  pi.llm_input_ids = in.llm_input_ids.as<std::int64_t>();
+  pi.valid_length = in.length();
+  pi.pixel_values = in.pixel_values->as<float>();
+  return pi;
+}
+
+}  // namespace
+
+std::span<const float> Session::Impl::prefill(const Prompt& p) {
+  check_one_source(p);
+  if (!p.images.empty()) {
+    const StaticInputs in = image_inputs(p);
+    last = &engine(true);
+    return last->runtime->prefill(prefill_input(in));
+  }
+  const std::vector<std::int64_t> ids = prompt_ids(p);
+  last = &engine(false);
+  return prefill_buckets.empty() ? last->runtime->prefill_tokens(ids) : last->runtime->prefill_bucketed(ids);
+}
+
+std::vector<float> Session::prefill(const Prompt& prompt) {
+  return guarded([&] {
+    const std::span<const float> logits = impl_->prefill(prompt);
+    return std::vector<float>(logits.begin(), logits.end());
+  });
+}
+
+std::vector<float> Session::decode(std::int64_t token) {
+  return guarded([&] {
+    if (!impl_->last) invalid_argument("decode before prefill: the session holds no prompt");
+    if (token < 0 || token >= impl_->model->info.vocab_size) {
+      invalid_argument("token id " + std::to_string(token) + " is outside the vocabulary [0, " +
+                       std::to_string(impl_->model->info.vocab_size) + ")");
+    }
+    if (impl_->last->runtime->remaining_capacity() < 1) {
+      out_of_range("the KV cache is full (max_seq " + std::to_string(impl_->config.max_seq) + ")");
+    }
+    const std::span<const float> logits = impl_->last->runtime->decode(token);
+    return std::vector<float>(logits.begin(), logits.end());
+  });
+}
+
+std::int64_t Session::max_seq() const { return impl_->config.max_seq; }
+std::int64_t Session::past_len() const { return impl_->last ? impl_->last->runtime->past_len() : 0; }
+
+std::string Session::backend_placement() const {
+  return impl_->last ? staticlm::backend_placement(*impl_->last->backend) : std::string();
+}
+
+GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& params, const TokenCallback& on_token) {
+  return guarded([&] {
+    Impl& s = *impl_;
+    check_one_source(prompt);
+    GenerateOptions g = generate_options(params, s.checkpoint());
+    const staticlm::Tokenizer* tok = s.model->tokenizer ? s.model->tokenizer->tokenizer.get() : nullptr;
+    std::unique_ptr<IncrementalDetokenizer> stop_text;  // its own stream: stop strings see every piece
+    if (!g.stop_strings.empty()) {
+      if (!tok) invalid_argument("stop strings need the checkpoint's tokenizer.json, which " + s.model->info.dir + " does not have");
+      stop_text = std::make_unique<IncrementalDetokenizer>(*tok);
+      g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
+    }
+    // Everything that can refuse the prompt runs before the engine is made.
+    std::optional<StaticInputs> image;
+    std::vector<std::int64_t> ids;
+    if (!prompt.images.empty()) {
+      image = s.image_inputs(prompt);
+    } else {
+      ids = s.prompt_ids(prompt);
+    }
+    Engine& e = s.engine(image.has_value());
+    s.last = &e;
+
+    GenerationResult out;
+    std::unique_ptr<IncrementalDetokenizer> text;  // control tokens left out
+    if (tok) text = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/true);
+    const staticlm::TokenCallback stream = [&](std::int64_t token) {
+      const std::string piece = text ? text->push(static_cast<int>(token)) : std::string();
+      out.text += piece;
+      return on_token ? on_token(token, piece) : true;
+    };
+    const double encode_before = e.tap->vision_seconds();
+    staticlm::GenerationResult r;
+    if (image) {
+      r = e.runtime->generate(prefill_input(*image), g, stream);
+    } else if (!s.prefill_buckets.empty()) {
+      r = e.runtime->generate_append(ids, ids, g, stream);  // the smallest prefill bucket that holds it
+    } else {
+      r = e.runtime->generate_tokens(ids, g, stream);
+    }
+    if (text) {
+      out.text_tail = text->finish();
+      out.text += out.text_tail;
+    }
+    if (s.recorder) {
+      s.recorder->finish();
+      out.recorded_calls = static_cast<std::int64_t>(s.recorder->calls().size());
+      out.recorded_bytes = static_cast<std::int64_t>(s.recorder->bytes_written());
+    }
+    if (!params.dump_logits.empty()) {
+      write_logits_dump(params.dump_logits, LogitsDump{r.prefill_logits, r.decode_logits, r.tokens,
+                                                       image ? e.tap->vision_embeds() : std::vector<float>{},
+                                                       image ? e.tap->vision_rows() : 0});
+    }
+    out.tokens = r.tokens;
+    out.stop_reason = stop_reason_name(r.reason);
+    out.message = r.message;
+    // The image encode runs inside prefill; it is reported on its own and left out of prefill.
+    const double encode = e.tap->vision_seconds() - encode_before;
+    const staticlm::GenerationStats& st = r.stats;
+    out.stats.prompt_tokens = st.prompt_tokens;
+    out.stats.generated_tokens = st.generated_tokens;
+    out.stats.decode_steps = st.decode_steps;
+    out.stats.prefill_seconds = st.prefill_seconds - encode;
+    out.stats.image_encode_seconds = encode;
+    out.stats.decode_seconds = st.decode_seconds;
+    out.stats.time_to_first_token_seconds = st.time_to_first_token_seconds;
+    return out;
+  });
+}
+
+}  // namespace staticlm::api

@@ -1,0 +1,158 @@
+"""The Python module against the CLI on the tiny model: the same greedy tokens as `staticlm run`
+(text and image), the same arrays as `staticlm inputs`, tokens streamed as they are produced,
+and errors that name the bad value."""
+import json
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import staticlm
+from conftest import BIN, cli_tokens, read_safetensors, run_cli
+
+
+def test_generate_prompt_ids_matches_run(model_dir, tmp_path):
+    ids = [2, 105, 2364, 107, 9259]
+    expected = cli_tokens(model_dir, "--prompt-ids " + ",".join(map(str, ids)) + " -n 8 --temp 0 --max-seq 256", tmp_path)
+    assert len(expected) == 8
+    m = staticlm.Model(model_dir)
+    s = m.session(max_seq=256)
+    assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=0)) == expected
+
+
+def test_generate_text_matches_run(model_dir, tmp_path):
+    expected = cli_tokens(model_dir, "-p 'The quick brown fox' -n 6 --temp 0 --max-seq 64", tmp_path)
+    s = staticlm.Model(model_dir).session(max_seq=64, threads=2)
+    g = s.generate(prompt="The quick brown fox", max_new_tokens=6, temperature=0)
+    assert list(g) == expected
+    r = g.result
+    assert r["tokens"] == expected
+    assert r["stop_reason"] == "max new tokens"
+    assert r["stats"]["generated_tokens"] == 6
+    tok = staticlm.Tokenizer(model_dir)
+    assert r["stats"]["prompt_tokens"] == len(tok.encode("The quick brown fox"))
+    assert r["text"] == tok.decode(expected, skip_special_tokens=True)
+
+
+def test_generate_image_matches_run(model_dir, image, tmp_path):
+    prompt = "<|image|>Describe the image."
+    expected = cli_tokens(model_dir, f"--image {image} --set image_fit=fit -p '{prompt}' -n 3 --temp 0", tmp_path)
+    s = staticlm.Model(model_dir).session(sets={"image_fit": "fit"})
+    g = s.generate(prompt=prompt, image=image, max_new_tokens=3, temperature=0)
+    assert list(g) == expected
+    assert g.result["stats"]["prompt_tokens"] == 270
+
+
+def test_generate_streams_tokens_as_they_come(model_dir):
+    # The worker runs at most a few tokens ahead of the consumer: after one token and close(),
+    # the generation stops long before max_new_tokens, by the caller.
+    s = staticlm.Model(model_dir).session(max_seq=512)
+    g = s.generate(prompt_ids=[2, 105], max_new_tokens=400, temperature=0)
+    first = next(g)
+    assert g.result is None  # still generating
+    g.close()
+    r = g.result
+    assert r["stop_reason"] == "stopped by caller"
+    assert r["tokens"][0] == first
+    assert len(r["tokens"]) < 10
+    # The session is free again.
+    assert len(list(s.generate(prompt_ids=[2, 105], max_new_tokens=2, temperature=0))) == 2
+
+
+def test_one_generation_at_a_time(model_dir):
+    s = staticlm.Model(model_dir).session(max_seq=64)
+    g = s.generate(prompt_ids=[2, 105], max_new_tokens=20, temperature=0)
+    next(g)
+    with pytest.raises(ValueError, match="still generating"):
+        s.generate(prompt_ids=[2], max_new_tokens=2)
+    del g
+
+
+def test_gil_released_while_generating(model_dir):
+    # Another Python thread runs while the generation computes.
+    s = staticlm.Model(model_dir).session(max_seq=256, threads=1)
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+            stop.wait(0.001)
+
+    t = threading.Thread(target=count)
+    t.start()
+    logits = s.prefill(prompt_ids=list(range(2, 200)))
+    stop.set()
+    t.join()
+    assert logits.dtype == np.float32 and logits.shape == (staticlm.Model(model_dir).vocab_size,)
+    assert len(ticks) > 1
+
+
+def test_stepwise_decode_matches_generate(model_dir):
+    s = staticlm.Model(model_dir).session(max_seq=32, threads=1)
+    ids = [2, 105, 2364, 107]
+    expected = list(s.generate(prompt_ids=ids, max_new_tokens=3, temperature=0))
+    logits = s.prefill(prompt_ids=ids)
+    got = []
+    for _ in range(3):
+        got.append(int(np.argmax(logits)))
+        logits = s.decode(got[-1])
+    assert got == expected
+
+
+@pytest.mark.parametrize("with_image", [False, True])
+def test_build_static_inputs_equals_inputs_command(model_dir, image, tmp_path, with_image):
+    prompt = "<|image|>Describe the image." if with_image else "Hello there"
+    out = tmp_path / "inputs.safetensors"
+    extra = f" --image {image} --set image_fit=fit" if with_image else ""
+    run_cli(f"inputs -m {model_dir} --prompt '{prompt}' --max-seq 512 --out {out}" + extra)
+    expected = read_safetensors(out)
+    sets = {"max_seq": 512, "image_fit": "fit"} if with_image else {"max_seq": 512}
+    got = staticlm.build_static_inputs(model_dir, prompt, image=image if with_image else None, sets=sets)
+    assert sorted(got) == sorted(expected)
+    for name, want in expected.items():
+        assert got[name].dtype == want.dtype, name
+        assert got[name].shape == want.shape, name
+        np.testing.assert_array_equal(got[name], want, err_msg=name)
+    if with_image:
+        pre = staticlm.preprocess_image(model_dir, image, sets={"image_fit": "fit"})
+        np.testing.assert_array_equal(pre["pixel_values"], expected["pixel_values"])
+        np.testing.assert_array_equal(pre["image_position_ids"], expected["image_position_ids"])
+
+
+def test_tokenizer_and_chat_template(model_dir):
+    tok = staticlm.Tokenizer(model_dir)
+    ids = tok.encode("Hello world")
+    assert tok.decode(ids) == "Hello world"
+    text = tok.apply_chat_template([{"role": "user", "content": "Hi"}])
+    # The same text `staticlm chat-format` renders for one user message.
+    cli = run_cli(f"chat-format -m {model_dir} --prompt Hi")
+    assert text == cli.stdout
+
+
+def test_errors_name_the_value(model_dir, tmp_path):
+    with pytest.raises(ValueError, match="nope"):
+        staticlm.Model(str(tmp_path / "nope"))
+    m = staticlm.Model(model_dir)
+    with pytest.raises(ValueError, match="max_seq 1"):
+        m.session(max_seq=1)
+    with pytest.raises(ValueError, match="bogus_key"):
+        staticlm.build_static_inputs(model_dir, "hi", sets={"bogus_key": 1})
+    s = m.session(max_seq=16)
+    with pytest.raises(ValueError, match="-3"):
+        list(s.generate(prompt_ids=[1, -3], max_new_tokens=2))
+
+
+def test_inspect_report_equals_cli_report(model_dir, tmp_path):
+    report = tmp_path / "report.json"
+    r = subprocess.run([BIN, "inspect", "-m", model_dir, "-p", "Hello there", "--max-seq", "64", "--gen-steps", "2",
+                        "--report", str(report)], capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    got = staticlm.inspect(model_dir, prompt="Hello there", max_seq=64, gen_steps=2)
+    want = json.loads(report.read_text())
+    assert got["pass"] == want["pass"]
+    assert [s["name"] for s in got["steps"]] == [s["name"] for s in want["steps"]]
+    assert [s["status"] for s in got["steps"]] == [s["status"] for s in want["steps"]]
+    for g, w in zip(got["steps"], want["steps"]):
+        assert g.get("metrics") == w.get("metrics"), g["name"]

@@ -1,0 +1,224 @@
+// The C API (include/staticlm/staticlm.h): misuse is an error code and a message, never a crash;
+// the C example built against libstaticlm.so generates `staticlm run`'s greedy tokens (text and
+// image); the shared library exports only staticlm_* symbols.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/logits_dump.h"
+#include "staticlm/staticlm.h"
+#include "tensor/safetensors.h"
+#include "test_util.h"
+#include "tiny_model.h"
+
+namespace staticlm {
+namespace {
+
+class CApi : public test::TinyModelTest {};
+
+std::string last_error() { return staticlm_last_error(); }
+
+TEST_F(CApi, NullAndFreedHandlesAreErrors) {
+  int64_t vocab = 0;
+  EXPECT_EQ(staticlm_model_vocab_size(nullptr, &vocab), STATICLM_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(last_error(), "staticlm_model_vocab_size: null staticlm_model handle");
+  EXPECT_EQ(staticlm_session_free(nullptr), STATICLM_ERROR_INVALID_HANDLE);
+
+  staticlm_model* m = nullptr;
+  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
+  ASSERT_EQ(staticlm_model_vocab_size(m, &vocab), STATICLM_OK);
+  EXPECT_GT(vocab, 0);
+  EXPECT_EQ(last_error(), "");
+  staticlm_session* s = nullptr;
+  ASSERT_EQ(staticlm_session_create(m, nullptr, &s), STATICLM_OK) << last_error();
+  ASSERT_EQ(staticlm_model_free(m), STATICLM_OK);
+  // Freed: every use and a second free are refused by name.
+  EXPECT_EQ(staticlm_model_vocab_size(m, &vocab), STATICLM_ERROR_INVALID_HANDLE);
+  EXPECT_NE(last_error().find("not a live staticlm_model handle (freed, or never created)"), std::string::npos)
+      << last_error();
+  EXPECT_EQ(staticlm_model_free(m), STATICLM_ERROR_INVALID_HANDLE);
+  // A live handle of another type (a session is not a model).
+  EXPECT_EQ(staticlm_model_vocab_size(reinterpret_cast<staticlm_model*>(s), &vocab), STATICLM_ERROR_INVALID_HANDLE);
+  // The session outlives its model's handle.
+  const int64_t ids[] = {2, 105, 2364};
+  staticlm_prompt p = {nullptr, ids, 3, nullptr};
+  staticlm_generate_params g = staticlm_generate_default_params();
+  g.max_new_tokens = 2;
+  g.temperature = 0;
+  size_t n = 0;
+  int64_t out[2];
+  EXPECT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, out, 2, &n), STATICLM_OK) << last_error();
+  EXPECT_EQ(n, 2u);
+  ASSERT_EQ(staticlm_session_free(s), STATICLM_OK);
+  EXPECT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, out, 2, &n), STATICLM_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(staticlm_session_free(s), STATICLM_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(CApi, BadArgumentsAndSmallBuffers) {
+  staticlm_model* m = nullptr;
+  EXPECT_EQ(staticlm_model_open(dir_->file("nope").c_str(), &m), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find(dir_->file("nope")), std::string::npos) << last_error();
+  EXPECT_EQ(m, nullptr);
+  EXPECT_EQ(staticlm_model_open(nullptr, &m), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_model_open: dir is null");
+  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
+
+  // Tokenize into a buffer one id too small: the count needed comes back.
+  size_t needed = 0;
+  ASSERT_EQ(staticlm_tokenize(m, "Hello world, again", nullptr, 0, &needed), STATICLM_ERROR_BUFFER_TOO_SMALL);
+  ASSERT_GT(needed, 1u);
+  std::vector<int64_t> ids(needed);
+  EXPECT_EQ(staticlm_tokenize(m, "Hello world, again", ids.data(), needed - 1, &needed), STATICLM_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_NE(last_error().find("holds " + std::to_string(needed - 1) + " ids but " + std::to_string(needed)),
+            std::string::npos)
+      << last_error();
+  ASSERT_EQ(staticlm_tokenize(m, "Hello world, again", ids.data(), ids.size(), &needed), STATICLM_OK);
+  EXPECT_EQ(staticlm_tokenize(m, "x", nullptr, 4, &needed), STATICLM_ERROR_INVALID_ARGUMENT);
+  size_t size = 0;
+  char small[4];
+  EXPECT_EQ(staticlm_detokenize(m, ids.data(), ids.size(), small, sizeof small, &size), STATICLM_ERROR_BUFFER_TOO_SMALL);
+  std::string text(size, '\0');
+  ASSERT_EQ(staticlm_detokenize(m, ids.data(), ids.size(), text.data(), text.size(), &size), STATICLM_OK);
+  EXPECT_STREQ(text.c_str(), "Hello world, again");
+  const int64_t bad_id = -7;
+  EXPECT_EQ(staticlm_detokenize(m, &bad_id, 1, text.data(), text.size(), &size), STATICLM_ERROR_OUT_OF_RANGE);
+  EXPECT_NE(last_error().find("-7"), std::string::npos) << last_error();
+
+  staticlm_session_params sp = staticlm_session_default_params();
+  sp.max_seq = 16;
+  const char* bad_set[] = {"bogus_key=1"};
+  sp.sets = bad_set;
+  sp.n_sets = 1;
+  staticlm_session* s = nullptr;
+  EXPECT_EQ(staticlm_session_create(m, &sp, &s), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("bogus_key"), std::string::npos) << last_error();
+  sp.n_sets = 0;
+  ASSERT_EQ(staticlm_session_create(m, &sp, &s), STATICLM_OK) << last_error();
+  staticlm_generate_params g = staticlm_generate_default_params();
+  g.max_new_tokens = 4;
+  g.temperature = 0;
+  size_t n = 0;
+  int64_t out[2];
+  staticlm_prompt both = {"hi", ids.data(), ids.size(), nullptr};
+  EXPECT_EQ(staticlm_generate(s, &both, &g, nullptr, nullptr, out, 2, &n), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(staticlm_generate(s, nullptr, &g, nullptr, nullptr, out, 2, &n), STATICLM_ERROR_INVALID_ARGUMENT);
+  // Four tokens into a buffer of two: the first two are written, the count needed comes back.
+  staticlm_prompt p = {nullptr, ids.data(), ids.size(), nullptr};
+  EXPECT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, out, 2, &n), STATICLM_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(n, 4u);
+  int64_t all[4];
+  ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, all, 4, &n), STATICLM_OK) << last_error();
+  EXPECT_EQ(out[0], all[0]);
+  EXPECT_EQ(out[1], all[1]);
+  // A prompt that leaves no decode slot.
+  std::vector<int64_t> long_ids(16, 2);
+  staticlm_prompt full = {nullptr, long_ids.data(), long_ids.size(), nullptr};
+  EXPECT_EQ(staticlm_generate(s, &full, &g, nullptr, nullptr, all, 4, &n), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("the prompt has 16 tokens but max_seq 16"), std::string::npos) << last_error();
+  staticlm_stats st;
+  EXPECT_EQ(staticlm_session_stats(s, nullptr), STATICLM_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(staticlm_session_stats(s, &st), STATICLM_OK);
+  EXPECT_STREQ(st.stop_reason, "max new tokens");
+  EXPECT_EQ(st.generated_tokens, 4);
+  staticlm_session_free(s);
+  staticlm_model_free(m);
+}
+
+// The example's "tokens: ..." line.
+std::vector<std::int64_t> example_tokens(const std::string& out) {
+  const auto at = out.rfind("tokens:");
+  EXPECT_NE(at, std::string::npos) << out;
+  std::istringstream in(out.substr(at + 7));
+  std::vector<std::int64_t> ids;
+  for (std::int64_t t; in >> t;) ids.push_back(t);
+  return ids;
+}
+
+// The C example (examples/generate.c, linked to libstaticlm.so) and `staticlm run --dump-logits`
+// on the same prompt: the same greedy tokens.
+std::vector<std::int64_t> run_tokens(const std::string& model_dir, const std::string& args, const std::string& dump) {
+  const auto r = test::run_staticlm("run -m " + model_dir + " " + args + " --dump-logits " + dump);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return read_logits_dump(dump).tokens;
+}
+
+TEST_F(CApi, ExampleGeneratesRunsTokens) {
+  const auto text = test::run_command(std::string(STATICLM_EXAMPLE) + " " + model() +
+                                      " -p 'The quick brown fox' -n 8 --max-seq 64");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const auto expected = run_tokens(model(), "-p 'The quick brown fox' -n 8 --temp 0 --max-seq 64", dir_->file("t.st"));
+  ASSERT_EQ(expected.size(), 8u);
+  EXPECT_EQ(example_tokens(text.out), expected);
+
+  const std::string image = test::fixture("images/gradient.png");
+  const auto img = test::run_command(std::string(STATICLM_EXAMPLE) + " " + model() + " --image " + image +
+                                     " --set image_fit=fit -p '<|image|>Describe the image.' -n 3");
+  ASSERT_EQ(img.exit_code, 0) << img.err;
+  EXPECT_EQ(example_tokens(img.out),
+            run_tokens(model(), "--image " + image + " --set image_fit=fit -p '<|image|>Describe the image.' -n 3 --temp 0",
+                       dir_->file("i.st")));
+  const auto bad = test::run_command(std::string(STATICLM_EXAMPLE) + " " + dir_->file("nope") + " -p hi");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("error: staticlm_model_open: "), std::string::npos) << bad.err;
+}
+
+// staticlm_build_static_inputs: the tensors `staticlm inputs` writes, byte for byte.
+TEST_F(CApi, StaticInputsEqualInputsCommand) {
+  const std::string image = test::fixture("images/gradient.png");
+  const std::string out = dir_->file("inputs.safetensors");
+  const auto r = test::run_staticlm("inputs -m " + model() + " --prompt '<|image|>Describe.' --image " + image +
+                                    " --set image_fit=fit --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto file = SafetensorsFile::open(out);
+  const char* sets[] = {"image_fit=fit"};
+  staticlm_tensors* t = nullptr;
+  ASSERT_EQ(staticlm_build_static_inputs(model().c_str(), "<|image|>Describe.", image.c_str(), sets, 1, &t), STATICLM_OK)
+      << last_error();
+  size_t count = 0;
+  ASSERT_EQ(staticlm_tensors_count(t, &count), STATICLM_OK);
+  ASSERT_EQ(count, file->names().size());
+  for (size_t i = 0; i < count; ++i) {
+    staticlm_tensor_info info;
+    ASSERT_EQ(staticlm_tensors_info(t, i, &info), STATICLM_OK);
+    const TensorView v = file->get(info.name);
+    EXPECT_EQ(std::vector<std::int64_t>(info.shape, info.shape + info.rank), v.shape.dims()) << info.name;
+    ASSERT_EQ(info.nbytes, v.nbytes()) << info.name;
+    std::vector<unsigned char> bytes(info.nbytes);
+    size_t needed = 0;
+    if (info.nbytes > 0) {
+      EXPECT_EQ(staticlm_tensors_copy(t, info.name, bytes.data(), info.nbytes - 1, &needed), STATICLM_ERROR_BUFFER_TOO_SMALL);
+      EXPECT_EQ(needed, info.nbytes);
+    }
+    ASSERT_EQ(staticlm_tensors_copy(t, info.name, bytes.data(), bytes.size(), &needed), STATICLM_OK);
+    EXPECT_EQ(0, std::memcmp(bytes.data(), v.data, v.nbytes())) << info.name;
+  }
+  staticlm_tensor_info info;
+  EXPECT_EQ(staticlm_tensors_info(t, count, &info), STATICLM_ERROR_OUT_OF_RANGE);
+  size_t needed = 0;
+  EXPECT_EQ(staticlm_tensors_copy(t, "nope", nullptr, 0, &needed), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_tensors_copy: no tensor named nope");
+  ASSERT_EQ(staticlm_tensors_free(t), STATICLM_OK);
+  EXPECT_EQ(staticlm_tensors_count(t, &count), STATICLM_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(staticlm_build_static_inputs(model().c_str(), "hi", nullptr, nullptr, 1, &t), STATICLM_ERROR_INVALID_ARGUMENT);
+}
+
+// ABI hygiene: the shared library's dynamic symbol table defines staticlm_* and nothing else
+// (no C++ class, no Highway or std:: instantiation).
+TEST_F(CApi, SharedLibraryExportsOnlyTheCApi) {
+  const auto r = test::run_command("nm -D --defined-only " + std::string(STATICLM_SHARED_LIB));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  int exported = 0;
+  for (std::string line; std::getline(in, line);) {
+    const std::string name = line.substr(line.rfind(' ') + 1);
+    EXPECT_EQ(name.rfind("staticlm_", 0), 0u) << "exported: " << line;
+    ++exported;
+  }
+  EXPECT_GE(exported, 15) << r.out;  // the API itself is there
+}
+
+}  // namespace
+}  // namespace staticlm

@@ -1,0 +1,156 @@
+// The public C++ API (include/staticlm/) against the CLI on the tiny model: a Session's greedy
+// tokens equal those `staticlm run` writes to its logits dump, for a text prompt and an image
+// prompt; the callback sees each token in order; static inputs equal `staticlm inputs`'s.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/logits_dump.h"
+#include "staticlm/inputs.h"
+#include "staticlm/model.h"
+#include "tensor/safetensors.h"
+#include "test_util.h"
+#include "tiny_model.h"
+
+namespace staticlm {
+namespace {
+
+class ApiSession : public test::TinyModelTest {
+ protected:
+  // `staticlm run ARGS --dump-logits` -> the generated tokens.
+  static std::vector<std::int64_t> cli_tokens(const std::string& args) {
+    const std::string dump = dir_->file("dump.safetensors");
+    const auto r = test::run_staticlm("run -m " + model() + " " + args + " --dump-logits " + dump);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return read_logits_dump(dump).tokens;
+  }
+};
+
+TEST_F(ApiSession, TextPromptMatchesRun) {
+  const auto expected = cli_tokens("-p 'The quick brown fox' -n 8 --temp 0 --max-seq 64");
+  ASSERT_EQ(expected.size(), 8u);
+  const api::Model m = api::Model::open(model());
+  api::SessionOptions o;
+  o.max_seq = 64;
+  o.threads = 2;
+  auto s = m.session(o);
+  api::GenerateParams p;
+  p.max_new_tokens = 8;
+  p.temperature = 0;
+  std::vector<std::int64_t> streamed;
+  std::string text;
+  const auto r = s->generate(api::Prompt{{}, "The quick brown fox", {}}, p, [&](std::int64_t t, std::string_view piece) {
+    streamed.push_back(t);
+    text += piece;
+    return true;
+  });
+  EXPECT_EQ(r.tokens, expected);
+  EXPECT_EQ(streamed, expected);
+  EXPECT_EQ(text + r.text_tail, r.text);
+  EXPECT_EQ(r.text, m.tokenizer()->decode(expected, /*skip_special_tokens=*/true));
+  EXPECT_EQ(r.stats.prompt_tokens, static_cast<std::int64_t>(m.tokenizer()->encode("The quick brown fox").size()));
+  EXPECT_EQ(r.stats.generated_tokens, 8);
+  EXPECT_EQ(r.stop_reason, "max new tokens");
+  // The same prompt as ids, on the same session (it starts over): the same tokens.
+  const auto again = s->generate(api::Prompt{m.tokenizer()->encode("The quick brown fox"), "", {}}, p);
+  EXPECT_EQ(again.tokens, expected);
+  EXPECT_EQ(s->past_len(), again.stats.prompt_tokens + 7);  // every token but the last was fed back
+}
+
+TEST_F(ApiSession, ImagePromptMatchesRun) {
+  const std::string image = test::fixture("images/gradient.png");
+  const auto expected =
+      cli_tokens("--image " + image + " --set image_fit=fit -p '<|image|>Describe the image.' -n 3 --temp 0");
+  const api::Model m = api::Model::open(model());
+  api::SessionOptions o;
+  o.sets = {"image_fit=fit"};
+  o.threads = 2;
+  auto s = m.session(o);
+  api::GenerateParams p;
+  p.max_new_tokens = 3;
+  p.temperature = 0;
+  const auto r = s->generate(api::Prompt{{}, "<|image|>Describe the image.", {image}}, p);
+  EXPECT_EQ(r.tokens, expected);
+  EXPECT_EQ(r.stats.prompt_tokens, 270);  // 264 image + 6 text, as `run` reports
+  EXPECT_GT(r.stats.image_encode_seconds, 0);
+  // The text engine next to the image one: a text prompt still matches `run`.
+  const auto text_expected = cli_tokens("-p 'Hello' -n 4 --temp 0 --set image_fit=fit");
+  p.max_new_tokens = 4;
+  EXPECT_EQ(s->generate(api::Prompt{{}, "Hello", {}}, p).tokens, text_expected);
+}
+
+TEST_F(ApiSession, StepwiseDecodeMatchesGenerate) {
+  const api::Model m = api::Model::open(model());
+  api::SessionOptions o;
+  o.max_seq = 32;
+  o.threads = 1;
+  auto s = m.session(o);
+  api::GenerateParams p;
+  p.max_new_tokens = 4;
+  p.temperature = 0;
+  const std::vector<std::int64_t> prompt = {2, 105, 2364, 107};
+  const auto r = s->generate(api::Prompt{prompt, "", {}}, p);
+  std::vector<float> logits = s->prefill(api::Prompt{prompt, "", {}});
+  ASSERT_EQ(static_cast<std::int64_t>(logits.size()), m.info().vocab_size);
+  std::vector<std::int64_t> greedy;
+  for (int i = 0; i < 4; ++i) {
+    const auto best = static_cast<std::int64_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    greedy.push_back(best);
+    if (i < 3) logits = s->decode(best);
+  }
+  EXPECT_EQ(greedy, r.tokens);
+}
+
+TEST_F(ApiSession, BadInputIsAnErrorNamingIt) {
+  try {
+    api::Model::open(dir_->file("nope"));
+    FAIL() << "opened a missing directory";
+  } catch (const api::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir_->file("nope")), std::string::npos) << e.what();
+  }
+  const api::Model m = api::Model::open(model());
+  api::SessionOptions o;
+  o.max_seq = 1;
+  try {
+    m.session(o);
+    FAIL() << "max_seq 1 accepted";
+  } catch (const api::Error& e) {
+    EXPECT_EQ(e.code(), api::ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("max_seq 1"), std::string::npos) << e.what();
+  }
+  o.max_seq = 8;
+  auto s = m.session(o);
+  EXPECT_THROW(s->decode(5), api::Error);  // nothing prefilled
+  EXPECT_THROW(s->generate(api::Prompt{{1, 2}, "hi", {}}), api::Error);  // two sources
+  EXPECT_THROW(s->generate(api::Prompt{{1, -3}, "", {}}), api::Error);
+  EXPECT_THROW(s->generate(api::Prompt{std::vector<std::int64_t>(8, 2), "", {}}), api::Error);  // no decode slot
+}
+
+TEST_F(ApiSession, StaticInputsMatchInputsCommand) {
+  const std::string image = test::fixture("images/gradient.png");
+  const std::string out = dir_->file("inputs.safetensors");
+  const auto r = test::run_staticlm("inputs -m " + model() + " --prompt '<|image|>Describe the image.' --image " + image +
+                                    " --set image_fit=fit --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  api::InputOptions o;
+  o.sets = {"image_fit=fit"};
+  const auto t = api::build_static_inputs(model(), "<|image|>Describe the image.", {image}, o);
+  const auto f = SafetensorsFile::open(out);
+  ASSERT_EQ(t.size(), f->names().size());
+  for (const auto& [name, host] : t) {
+    const TensorView v = f->get(name);
+    EXPECT_EQ(host.shape, v.shape.dims()) << name;
+    ASSERT_EQ(host.data.size(), v.nbytes()) << name;
+    EXPECT_EQ(0, std::memcmp(host.data.data(), v.data, v.nbytes())) << name;
+  }
+  const auto pre = api::preprocess_image(model(), image, o);
+  EXPECT_EQ(pre.at("pixel_values").data, t.at("pixel_values").data);
+  EXPECT_EQ(pre.at("image_position_ids").data, t.at("image_position_ids").data);
+}
+
+}  // namespace
+}  // namespace staticlm
