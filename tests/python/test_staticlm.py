@@ -70,8 +70,10 @@ def test_one_generation_at_a_time(model_dir):
 
 
 def test_gil_released_while_generating(model_dir):
-    # Another Python thread runs while the generation computes.
-    s = staticlm.Model(model_dir).session(max_seq=256, threads=1)
+    # Another Python thread runs while the prefills compute. Held, the GIL would allow it a tick
+    # or two (before and after); released, it ticks through about a second of work, even on a
+    # loaded machine.
+    s = staticlm.Model(model_dir).session(max_seq=2048, threads=1)
     ticks = []
     stop = threading.Event()
 
@@ -82,11 +84,12 @@ def test_gil_released_while_generating(model_dir):
 
     t = threading.Thread(target=count)
     t.start()
-    logits = s.prefill(prompt_ids=list(range(2, 200)))
+    for _ in range(4):
+        logits = s.prefill(prompt_ids=list(range(2, 1500)))
     stop.set()
     t.join()
     assert logits.dtype == np.float32 and logits.shape == (staticlm.Model(model_dir).vocab_size,)
-    assert len(ticks) > 1
+    assert len(ticks) >= 5
 
 
 def test_stepwise_decode_matches_generate(model_dir):
