@@ -6,6 +6,10 @@
 // was. A subcommand that `staticlm --help` lists and no row exercises fails the coverage test.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -329,10 +333,39 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 // The shared inputs: a good tiny checkpoint, its q8 copy, and the crafted bad files.
 class Catalogue : public ::testing::TestWithParam<Row> {
  protected:
+  // ctest runs every row in its own process, so the inputs are made once per build of the
+  // staticlm binary (a directory next to it, named after the binary's size and mtime), under a
+  // file lock; a process that finds them complete only reads them.
   static void SetUpTestSuite() {
     if (test::gemma3_tokenizer_path().empty()) return;
-    dir_ = new test::TempDir();
-    const std::string d = dir_->path(), m = d + "/m";
+    const fs::path bin(STATICLM_BIN);
+    const auto stamp = fs::last_write_time(bin).time_since_epoch().count();
+    const std::string shared = (bin.parent_path() / ("catalogue-inputs-" + std::to_string(fs::file_size(bin)) + "-" +
+                                                     std::to_string(stamp))).string();
+    const int lock = open((shared + ".lock").c_str(), O_CREAT | O_RDWR, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+      made_.exit_code = 1;
+      made_.err = "cannot lock " + shared + ".lock";
+      return;
+    }
+    made_ = test::CommandResult{};
+    made_.exit_code = 0;  // complete inputs from an earlier process
+    if (!fs::exists(shared + "/complete")) {
+      const std::string building = shared + ".building";
+      fs::remove_all(building);
+      fs::create_directories(building);
+      make_inputs(building);
+      if (made_.exit_code == 0) {
+        write(building + "/complete", "");
+        fs::remove_all(shared);
+        fs::rename(building, shared);
+      }
+    }
+    close(lock);  // releases the lock
+    dir_path_ = shared;
+  }
+  static void make_inputs(const std::string& d) {
+    const std::string m = d + "/m";
     made_ = test::run_staticlm("make-model --preset tiny --seed 1 --out " + m);
     if (made_.exit_code != 0) return;
     made_ = test::run_staticlm("quantize -m " + m + " --scheme q8 --out " + d + "/q8");
@@ -358,39 +391,37 @@ class Catalogue : public ::testing::TestWithParam<Row> {
       c["text_config"][field] = value;
       return c.dump();
     };
-    variant("m_cfg_empty", "config.json", "");
-    variant("m_cfg_type", "config.json", with("hidden_size", "64"));
-    variant("m_cfg_huge", "config.json", with("hidden_size", 1000000000000LL));
-    variant("m_cfg_shape", "config.json", with("hidden_size", 128));
-    variant("m_cfg_utf8", "config.json", "{\"model_type\": \"\xff\xfe\"}");
-    variant("m_trunc", "model.safetensors", weights.substr(0, 1000000));
-    variant("m_tok_empty", "tokenizer.json", "");
+    variant(d, "m_cfg_empty", "config.json", "");
+    variant(d, "m_cfg_type", "config.json", with("hidden_size", "64"));
+    variant(d, "m_cfg_huge", "config.json", with("hidden_size", 1000000000000LL));
+    variant(d, "m_cfg_shape", "config.json", with("hidden_size", 128));
+    variant(d, "m_cfg_utf8", "config.json", "{\"model_type\": \"\xff\xfe\"}");
+    variant(d, "m_trunc", "model.safetensors", weights.substr(0, 1000000));
+    variant(d, "m_tok_empty", "tokenizer.json", "");
 
     for (const char* r : {"rec_noidx", "rec_bad", "rec_type"}) fs::create_directory(d + "/" + r);
     write(d + "/rec_bad/index.json", "{\n");
     write(d + "/rec_type/index.json", "{\"format\": \"staticlm-record\", \"version\": 1, \"calls\": 5}\n");
   }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
   void SetUp() override {
-    if (!dir_) GTEST_SKIP() << "Gemma 3 tokenizer.json not fetched: run scripts/setup.sh";
+    ASSERT_FALSE(test::gemma3_tokenizer_path().empty()) << "Gemma 3 tokenizer.json not fetched: run scripts/setup.sh";
     ASSERT_EQ(made_.exit_code, 0) << made_.err;
+    ASSERT_FALSE(dir_path_.empty());
   }
 
-  // A copy of the good checkpoint (links to its files) with one file replaced.
-  static void variant(const std::string& name, const std::string& file, const std::string& bytes) {
-    const std::string src = dir_->path() + "/m", dst = dir_->path() + "/" + name;
+  // A copy of the good checkpoint in `d` (links to its files) with one file replaced.
+  void static variant(const std::string& d, const std::string& name, const std::string& file, const std::string& bytes) {
+    const std::string src = d + "/m", dst = d + "/" + name;
     fs::create_directory(dst);
     for (const auto& e : fs::directory_iterator(src)) {
-      if (e.path().filename() != file) fs::create_symlink(e.path(), dst + "/" + e.path().filename().string());
+      // Relative: the directory is renamed into place once complete.
+      if (e.path().filename() != file) fs::create_symlink(fs::path("../m") / e.path().filename(), dst + "/" + e.path().filename().string());
     }
     write(dst + "/" + file, bytes);
   }
 
   static std::string expand(const std::string& s, const std::string& out_dir) {
-    const std::string d = dir_->path();
+    const std::string& d = dir_path_;
     std::string r = replace_all(s, "{M}", d + "/m");
     r = replace_all(r, "{Q}", d + "/q8");
     r = replace_all(r, "{D}", d);
@@ -420,10 +451,10 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     EXPECT_TRUE(snapshot(out_dir) == before) << "the output directory changed";
   }
 
-  static test::TempDir* dir_;
+  static std::string dir_path_;  // the shared inputs
   static test::CommandResult made_;
 };
-test::TempDir* Catalogue::dir_ = nullptr;
+std::string Catalogue::dir_path_;
 test::CommandResult Catalogue::made_;
 
 std::string subcommand_of(const Row& row) {
@@ -464,7 +495,8 @@ TEST_P(Catalogue, RefusedWithExit2OneLineAndNothingWritten) {
   if (std::find(listed.begin(), listed.end(), subcommand_of(row)) == listed.end()) {
     GTEST_SKIP() << subcommand_of(row) << " is not a subcommand of this build";
   }
-  const std::string out_dir = dir_->path() + "/out_" + row.name;
+  const test::TempDir scratch;  // the shared inputs stay untouched
+  const std::string out_dir = scratch.file(std::string("out_") + row.name);
   fs::create_directory(out_dir);
   {
     SCOPED_TRACE("into an empty output directory");
