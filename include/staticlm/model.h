@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "staticlm/chat.h"
 #include "staticlm/error.h"
 #include "staticlm/session.h"
 #include "staticlm/tokenizer.h"
@@ -40,6 +41,9 @@ class Model {
   // A new conversation state (KV cache and buffers sized by options.max_seq) with its own
   // thread pool. Throws Error for bad options (naming them).
   std::unique_ptr<Session> session(const SessionOptions& options = {}) const;
+  // A new multi-turn chat (staticlm/chat.h) with its own runtime state and thread pool; needs
+  // the checkpoint's tokenizer.json. Throws Error for bad options (naming them).
+  std::unique_ptr<Chat> chat(const SessionOptions& options = {}, const ChatOptions& chat = {}) const;
 
   struct Impl;
   const std::shared_ptr<const Impl>& impl() const { return impl_; }

@@ -4,41 +4,20 @@
 // exactly as it would on a session that never saw an image.
 #include "staticlm/session.h"
 
-#include <cmath>
-
+#include "api/engine.h"
 #include "api/generate_params.h"
 #include "api/guarded.h"
 #include "api/model_impl.h"
 #include "api/thread_count.h"
-#include "api/vision_tap.h"
+#include "api/token_stream.h"
 #include "backends/backend_factory.h"
-#include "backends/cpu/cpu_backend.h"
-#include "backends/observed_backend.h"
 #include "base/error.h"
-#include "base/thread_pool.h"
-#include "inspect/recorder.h"
 #include "runtime/logits_dump.h"
-#include "runtime/runtime.h"
-#include "runtime/runtime_config.h"
 #include "runtime/static_input_builder.h"
 #include "staticlm/model.h"
-#include "text/detokenizer.h"
 #include "vision/image_decode.h"
 
 namespace staticlm::api {
-
-namespace {
-
-// One back end and the runtime over it. Members are destroyed in reverse order: the runtime
-// before the decorators before the CPU back end they borrow.
-struct Engine {
-  std::unique_ptr<Backend> backend;  // the CPU back end or a plug-in (backends/backend_factory.h)
-  std::unique_ptr<ObservedBackend> observed;  // with a recorder
-  std::unique_ptr<VisionTap> tap;
-  std::unique_ptr<Runtime> runtime;
-};
-
-}  // namespace
 
 struct Session::Impl {
   std::shared_ptr<const Model::Impl> model;
@@ -68,23 +47,9 @@ std::unique_ptr<Session> Model::session(const SessionOptions& o) const {
     auto s = std::make_unique<Session::Impl>();
     s->model = impl_;
     s->options = o;
-    std::optional<std::string> file;
-    if (!o.config_file.empty()) file = o.config_file;
-    s->config = load_runtime_config(file, o.sets);
-    if (o.max_seq != 0) s->config.max_seq = o.max_seq;
-    const std::int64_t max_seq = s->config.max_seq;
-    if (max_seq < 2) invalid_argument("max_seq " + std::to_string(max_seq) + ": must be at least 2");
-    if (max_seq > impl_->info.max_position_embeddings) {
-      invalid_argument("max_seq " + std::to_string(max_seq) + " exceeds the model's max_position_embeddings " +
-                       std::to_string(impl_->info.max_position_embeddings));
-    }
-    if (s->config.prefill_buckets) s->prefill_buckets = append_buckets_for(s->config, max_seq);
-    if (!(s->config.mask_fill_value < 0) || !std::isfinite(s->config.mask_fill_value)) {
-      invalid_argument("mask_fill_value: must be a finite negative number");
-    }
-    check_backend_choice(BackendChoice{o.backend, o.fallback});  // before any slow work
+    s->config = session_config(impl_->info, o);
+    if (s->config.prefill_buckets) s->prefill_buckets = append_buckets_for(s->config, s->config.max_seq);
     s->pool = std::make_unique<ThreadPool>(thread_count(o.threads));
-    if (o.record_dir.empty() && !o.record_graphs.empty()) invalid_argument("record_graphs goes with record_dir");
     return std::make_unique<Session>(std::move(s));
   });
 }
@@ -97,28 +62,7 @@ Engine& Session::Impl::engine(bool with_image) {
   profile.max_seq = config.max_seq;
   profile.rope_sine = config.rope_sine;
   profile.append_lengths = prefill_buckets;
-  CpuBackendOptions bo;
-  bo.pool = pool.get();
-  bo.bf16_activations = !options.f32_activations;
-  auto e = std::make_unique<Engine>();
-  e->backend = create_backend(BackendChoice{options.backend, options.fallback}, checkpoint(), profile, bo);
-  Backend* backend = e->backend.get();
-  // With record_dir, every call goes through the recorder too (after the cpu backend computed it).
-  if (!options.record_dir.empty()) {
-    if (!recorder) {
-      recorder = std::make_unique<inspect::Recorder>(options.record_dir,
-                                                     inspect::record_setup(model->info.dir, *e->backend, bo));
-      recorder->only_graphs(options.record_graphs);
-    }
-    e->observed = std::make_unique<ObservedBackend>(*e->backend);
-    e->observed->add_observer(recorder->observer());
-    backend = e->observed.get();
-  }
-  e->tap = std::make_unique<VisionTap>(*backend);
-  RuntimeOptions ro;
-  ro.mask_fill_value = static_cast<float>(config.mask_fill_value);
-  e->runtime = Runtime::create(*e->tap, checkpoint().config(), checkpoint().layers(), ro);
-  slot = std::move(e);
+  slot = make_engine(*model, options, config, profile, *pool, recorder);
   return *slot;
 }
 
@@ -173,14 +117,6 @@ void check_one_source(const Prompt& p) {
   if (p.ids.empty() == p.text.empty()) invalid_argument("a prompt is token ids or text: give exactly one");
 }
 
-PrefillInput prefill_input(const StaticInputs& in) {
-  PrefillInput pi;
-  pi.llm_input_ids = in.llm_input_ids.as<std::int64_t>();
-  pi.valid_length = in.length();
-  pi.pixel_values = in.pixel_values->as<float>();
-  return pi;
-}
-
 }  // namespace
 
 std::span<const float> Session::Impl::prefill(const Prompt& p) {
@@ -230,11 +166,8 @@ GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& p
     check_one_source(prompt);
     GenerateOptions g = generate_options(params, s.checkpoint());
     const staticlm::Tokenizer* tok = s.model->tokenizer ? s.model->tokenizer->tokenizer.get() : nullptr;
-    std::unique_ptr<IncrementalDetokenizer> stop_text;  // its own stream: stop strings see every piece
-    if (!g.stop_strings.empty()) {
-      if (!tok) invalid_argument("stop strings need the checkpoint's tokenizer.json, which " + s.model->info.dir + " does not have");
-      stop_text = std::make_unique<IncrementalDetokenizer>(*tok);
-      g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
+    if (!g.stop_strings.empty() && !tok) {
+      invalid_argument("stop strings need the checkpoint's tokenizer.json, which " + s.model->info.dir + " does not have");
     }
     // Everything that can refuse the prompt runs before the engine is made.
     std::optional<StaticInputs> image;
@@ -248,13 +181,8 @@ GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& p
     s.last = &e;
 
     GenerationResult out;
-    std::unique_ptr<IncrementalDetokenizer> text;  // control tokens left out
-    if (tok) text = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/true);
-    const staticlm::TokenCallback stream = [&](std::int64_t token) {
-      const std::string piece = text ? text->push(static_cast<int>(token)) : std::string();
-      out.text += piece;
-      return on_token ? on_token(token, piece) : true;
-    };
+    TokenStream text(tok, g, out, on_token);
+    const staticlm::TokenCallback& stream = text.callback();
     const double encode_before = e.tap->vision_seconds();
     staticlm::GenerationResult r;
     if (image) {
@@ -264,10 +192,7 @@ GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& p
     } else {
       r = e.runtime->generate_tokens(ids, g, stream);
     }
-    if (text) {
-      out.text_tail = text->finish();
-      out.text += out.text_tail;
-    }
+    text.finish();
     if (s.recorder) {
       s.recorder->finish();
       out.recorded_calls = static_cast<std::int64_t>(s.recorder->calls().size());
@@ -278,19 +203,7 @@ GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& p
                                                        image ? e.tap->vision_embeds() : std::vector<float>{},
                                                        image ? e.tap->vision_rows() : 0});
     }
-    out.tokens = r.tokens;
-    out.stop_reason = stop_reason_name(r.reason);
-    out.message = r.message;
-    // The image encode runs inside prefill; it is reported on its own and left out of prefill.
-    const double encode = e.tap->vision_seconds() - encode_before;
-    const staticlm::GenerationStats& st = r.stats;
-    out.stats.prompt_tokens = st.prompt_tokens;
-    out.stats.generated_tokens = st.generated_tokens;
-    out.stats.decode_steps = st.decode_steps;
-    out.stats.prefill_seconds = st.prefill_seconds - encode;
-    out.stats.image_encode_seconds = encode;
-    out.stats.decode_seconds = st.decode_seconds;
-    out.stats.time_to_first_token_seconds = st.time_to_first_token_seconds;
+    set_result(out, r, e.tap->vision_seconds() - encode_before);
     return out;
   });
 }
