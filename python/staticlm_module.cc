@@ -22,6 +22,7 @@
 
 #include "staticlm/inputs.h"
 #include "staticlm/inspect.h"
+#include "staticlm/chat.h"
 #include "staticlm/model.h"
 #include "staticlm/session.h"
 #include "staticlm/tokenizer.h"
@@ -126,6 +127,46 @@ struct PySession {
     return a;
   }
 };
+
+api::SessionOptions session_options(std::int64_t max_seq, int threads, const std::string& config, const py::object& sets,
+                                    bool f32_activations, const std::string& backend, const std::string& fallback) {
+  api::SessionOptions o;
+  o.max_seq = max_seq;
+  o.threads = threads;
+  o.config_file = config;
+  o.sets = set_list(sets);
+  o.f32_activations = f32_activations;
+  o.backend = backend;
+  o.fallback = fallback;
+  return o;
+}
+
+// The sampling keywords of generate() and Chat.say(); unset ones take the checkpoint's defaults.
+api::GenerateParams generate_params(std::optional<std::int64_t> max_new_tokens, std::optional<double> temperature,
+                                    std::optional<std::int64_t> top_k, std::optional<double> top_p,
+                                    std::optional<double> min_p, std::optional<double> repetition_penalty,
+                                    std::uint64_t seed, const std::vector<std::string>& stop) {
+  api::GenerateParams p;
+  p.max_new_tokens = max_new_tokens;
+  p.temperature = temperature;
+  p.top_k = top_k;
+  p.top_p = top_p;
+  p.min_p = min_p;
+  p.repetition_penalty = repetition_penalty;
+  p.seed = seed;
+  p.stop = stop;
+  return p;
+}
+
+// A chat turn as a dict: the reply (as generate()'s result) and the turn's cache statistics.
+py::dict turn_dict(const api::TurnResult& t) {
+  py::dict d = result_dict(t.result);
+  d["prefilled_tokens"] = t.prefilled_tokens;
+  d["reused_tokens"] = t.reused_tokens;
+  d["dropped_turns"] = t.dropped_turns;
+  d["context_tokens"] = t.context_tokens;
+  return d;
+}
 
 constexpr std::size_t kMaxQueued = 4;
 
@@ -296,16 +337,9 @@ PYBIND11_MODULE(staticlm, m) {
              std::optional<std::int64_t> max_new_tokens, std::optional<double> temperature,
              std::optional<std::int64_t> top_k, std::optional<double> top_p, std::optional<double> min_p,
              std::optional<double> repetition_penalty, std::uint64_t seed, const std::vector<std::string>& stop) {
-            api::GenerateParams p;
-            p.max_new_tokens = max_new_tokens;
-            p.temperature = temperature;
-            p.top_k = top_k;
-            p.top_p = top_p;
-            p.min_p = min_p;
-            p.repetition_penalty = repetition_penalty;
-            p.seed = seed;
-            p.stop = stop;
-            return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), std::move(p));
+            const api::GenerateParams p =
+                generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop);
+            return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), p);
           },
           py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
           py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(), py::arg("top_k") = py::none(),
@@ -329,6 +363,41 @@ PYBIND11_MODULE(staticlm, m) {
       .def_property_readonly("max_seq", [](const PySession& s) { return s.session->max_seq(); })
       .def_property_readonly("past_len", [](const PySession& s) { return s.session->past_len(); });
 
+  py::class_<api::Chat>(m, "Chat", "A multi-turn conversation over one KV cache (Model.chat())")
+      .def(
+          "say",
+          [](api::Chat& c, const std::string& text, const py::object& image, std::optional<std::int64_t> max_new_tokens,
+             std::optional<double> temperature, std::optional<std::int64_t> top_k, std::optional<double> top_p,
+             std::optional<double> min_p, std::optional<double> repetition_penalty, std::uint64_t seed,
+             const std::vector<std::string>& stop) {
+            const api::GenerateParams p =
+                generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop);
+            const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
+            api::TurnResult t;
+            {
+              py::gil_scoped_release release;
+              t = path ? c.say_with_image(text, *path, p) : c.say(text, p);
+            }
+            return turn_dict(t);
+          },
+          py::arg("text"), py::arg("image") = py::none(), py::arg("max_new_tokens") = py::none(),
+          py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
+          py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(), py::arg("seed") = 0,
+          py::arg("stop") = std::vector<std::string>{},
+          "Adds a user turn (an image only with the first, on a vision chat) and returns the reply: "
+          "{tokens, stop_reason, message, text, stats, prefilled_tokens, reused_tokens, dropped_turns, context_tokens}")
+      .def("reset", &api::Chat::reset, "forget every turn (the system prompt stays)")
+      .def(
+          "save", [](const api::Chat& c, const std::string& path) { c.save(path); }, py::arg("path"),
+          "write the conversation (tokens and filled KV slots) to a file")
+      .def(
+          "load", [](api::Chat& c, const std::string& path) { c.load(path); }, py::arg("path"),
+          "restore a conversation saved for the same checkpoint, max_seq, profile and system prompt")
+      .def_property_readonly("turns", &api::Chat::turns)
+      .def_property_readonly("context_tokens", &api::Chat::context_tokens)
+      .def_property_readonly("past_len", &api::Chat::past_len)
+      .def_property_readonly("max_seq", &api::Chat::max_seq);
+
   py::class_<api::Model>(m, "Model", "A checkpoint directory: config, memory-mapped weights, tokenizer")
       .def(py::init([](const std::string& dir) {
              py::gil_scoped_release release;
@@ -338,20 +407,28 @@ PYBIND11_MODULE(staticlm, m) {
       .def(
           "session",
           [](const api::Model& model, std::int64_t max_seq, int threads, const std::string& config,
-             const py::object& sets, bool f32_activations) {
-            api::SessionOptions o;
-            o.max_seq = max_seq;
-            o.threads = threads;
-            o.config_file = config;
-            o.sets = set_list(sets);
-            o.f32_activations = f32_activations;
+             const py::object& sets, bool f32_activations, const std::string& backend, const std::string& fallback) {
+            const api::SessionOptions o = session_options(max_seq, threads, config, sets, f32_activations, backend, fallback);
             auto s = std::make_shared<PySession>();
             py::gil_scoped_release release;
             s->session = model.session(o);
             return s;
           },
           py::arg("max_seq") = 0, py::arg("threads") = 0, py::arg("config") = "", py::arg("sets") = py::none(),
-          py::arg("f32_activations") = false)
+          py::arg("f32_activations") = false, py::arg("backend") = "cpu", py::arg("fallback") = "none")
+      .def(
+          "chat",
+          [](const api::Model& model, const std::string& system, const std::string& overflow, bool vision,
+             std::int64_t max_seq, int threads, const std::string& config, const py::object& sets, bool f32_activations,
+             const std::string& backend, const std::string& fallback) {
+            const api::SessionOptions o = session_options(max_seq, threads, config, sets, f32_activations, backend, fallback);
+            py::gil_scoped_release release;
+            return model.chat(o, api::ChatOptions{system, overflow, vision});
+          },
+          py::arg("system") = "", py::arg("overflow") = "", py::arg("vision") = false, py::arg("max_seq") = 0,
+          py::arg("threads") = 0, py::arg("config") = "", py::arg("sets") = py::none(), py::arg("f32_activations") = false,
+          py::arg("backend") = "cpu", py::arg("fallback") = "none",
+          "A multi-turn chat whose KV cache carries the history (only each turn's new tokens are prefilled)")
       .def_property_readonly("tokenizer", [](const api::Model& m) { return m.tokenizer(); })
       .def_property_readonly("dir", [](const api::Model& m) { return m.info().dir; })
       .def_property_readonly("vocab_size", [](const api::Model& m) { return m.info().vocab_size; })

@@ -159,3 +159,40 @@ def test_inspect_report_equals_cli_report(model_dir, tmp_path):
     assert [s["status"] for s in got["steps"]] == [s["status"] for s in want["steps"]]
     for g, w in zip(got["steps"], want["steps"]):
         assert g.get("metrics") == w.get("metrics"), g["name"]
+
+
+def test_chat_matches_the_chat_command(model_dir, tmp_path):
+    # The same two turns through `staticlm chat` (one reply per stdout line, a statistics line per
+    # turn on stderr) and through Model.chat(): the same replies, prefilled and reused counts.
+    turns = ["Hello there", "What comes next?"]
+    r = subprocess.run([BIN, "chat", "-m", model_dir, "-n", "5", "--temp", "0", "--max-seq", "256"],
+                       input="\n".join(turns) + "\n", capture_output=True, text=True, check=True)
+    replies = r.stdout.split("\n")[: len(turns)]
+    stats = [line for line in r.stderr.splitlines() if line.startswith("turn ")]
+    chat = staticlm.Model(model_dir).chat(max_seq=256)
+    said = [chat.say(t, max_new_tokens=5, temperature=0) for t in turns]
+    assert [s["text"] for s in said] == replies
+    for s, line in zip(said, stats):
+        assert f"prefilled {s['prefilled_tokens']} tokens, reused {s['reused_tokens']} from the cache" in line
+    # The second turn took the first from the cache and prefilled only its own tokens.
+    assert said[1]["reused_tokens"] > 0
+    assert said[1]["prefilled_tokens"] < said[1]["context_tokens"] - said[1]["reused_tokens"] + 1
+    assert chat.turns == 2
+    # Saved and loaded back, the conversation goes on as it would have.
+    path = str(tmp_path / "chat.safetensors")
+    chat.save(path)
+    third = chat.say("And then?", max_new_tokens=3, temperature=0)
+    chat.reset()
+    assert chat.turns == 0
+    chat.load(path)
+    assert chat.turns == 2
+    assert chat.say("And then?", max_new_tokens=3, temperature=0)["text"] == third["text"]
+
+
+def test_chat_refuses_an_image_after_the_first_turn(model_dir, tmp_path):
+    with pytest.raises(ValueError, match="overflow|error|truncate"):
+        staticlm.Model(model_dir).chat(max_seq=64, overflow="sometimes")
+    chat = staticlm.Model(model_dir).chat(max_seq=64)
+    chat.say("Hi", max_new_tokens=1, temperature=0)
+    with pytest.raises(Exception, match="first turn|vision"):
+        chat.say("Look", image="x.png", max_new_tokens=1)
