@@ -3,12 +3,17 @@
 // exception, a crash, a sanitizer report) is a finding.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
 #include "base/error.h"
+#include "model/make_model.h"
 
 namespace staticlm::fuzz {
 
@@ -30,6 +35,25 @@ inline std::pair<std::string_view, std::string_view> split(std::string_view s) {
   const auto nul = s.find('\0');
   if (nul == std::string_view::npos) return {s, {}};
   return {s.substr(0, nul), s.substr(nul + 1)};
+}
+
+// The tiny model (make-model --preset tiny --seed 1, real tokenizer) in a temporary directory,
+// made on the first call (call it from LLVMFuzzerInitialize: it takes seconds) and removed at exit.
+inline const std::string& tiny_model() {
+  // Never destroyed, so the exit handler can still read it.
+  static const std::string& dir = *[] {
+    auto* d = new std::string(
+        (std::filesystem::temp_directory_path() / ("staticlm-fuzz-model-" + std::to_string(getpid()))).string());
+    MakeModelOptions o;
+    o.preset = "tiny";
+    o.seed = 1;
+    o.out_dir = *d;
+    o.gemma3_tokenizer_path = std::string(STATICLM_DEPS_DIR) + "/tokenizer-gemma3/tokenizer.json";
+    make_model(o);
+    std::atexit([] { std::filesystem::remove_all(tiny_model()); });
+    return d;
+  }();
+  return dir;
 }
 
 }  // namespace staticlm::fuzz

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "fuzz_util.h"
-#include "model/make_model.h"
 #include "runtime/runtime_config.h"
 #include "runtime/static_input_builder.h"
 
@@ -18,23 +17,12 @@ struct Fixture {
   staticlm::RgbImage picture;
 };
 
-std::string& model_dir() {
-  static std::string dir;
-  return dir;
-}
-
-// Made once and never destroyed (a fuzzer exits from anywhere); the directory is removed at exit.
+// Made once and never destroyed (a fuzzer exits from anywhere).
 const Fixture& fixture() {
   static const Fixture& f = *[] {
     auto* p = new Fixture;
     Fixture& x = *p;
-    x.dir = (std::filesystem::temp_directory_path() / ("staticlm-fuzz-inputs-" + std::to_string(getpid()))).string();
-    staticlm::MakeModelOptions o;
-    o.preset = "tiny";
-    o.seed = 1;
-    o.out_dir = x.dir;
-    o.gemma3_tokenizer_path = std::string(STATICLM_DEPS_DIR) + "/tokenizer-gemma3/tokenizer.json";
-    staticlm::make_model(o);
+    x.dir = staticlm::fuzz::tiny_model();
     const staticlm::RuntimeConfig text_cfg = staticlm::parse_runtime_config("max_seq: 64\n", "fuzz");
     x.text = staticlm::StaticInputBuilder::create(x.dir, text_cfg, true, true);
     // A small inline profile (12 x 18 patches, 24 soft tokens at [3, 27)): the picture is
@@ -46,8 +34,6 @@ const Fixture& fixture() {
     x.image = staticlm::StaticInputBuilder::create(x.dir, image_cfg, true);
     x.picture = staticlm::RgbImage(40, 30);
     x.picture.pixels.assign(x.picture.pixels.size(), 128);
-    model_dir() = x.dir;
-    std::atexit([] { std::filesystem::remove_all(model_dir()); });
     return p;
   }();
   return f;

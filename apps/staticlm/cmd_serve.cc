@@ -37,7 +37,7 @@
 #include "runtime/runtime_config.h"
 #include "runtime/static_input_builder.h"
 #include "sampling_flags.h"
-#include "serve_engine.h"
+#include "serve/serve_engine.h"
 #include "text/chat_render.h"
 #include "text/tokenizer.h"
 #include "backend_option.h"

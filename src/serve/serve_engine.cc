@@ -1,4 +1,4 @@
-#include "serve_engine.h"
+#include "serve/serve_engine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "text/tool_call_stream.h"
 #include "vision/image_decode.h"
 
-namespace staticlm::cli {
+namespace staticlm {
 
 namespace {
 
@@ -415,4 +415,4 @@ void ServeEngine::run(ChatJob& job) {
   }
 }
 
-}  // namespace staticlm::cli
+}  // namespace staticlm

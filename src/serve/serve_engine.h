@@ -28,7 +28,7 @@
 #include "text/tokenizer.h"
 #include "text/tool_calls.h"
 
-namespace staticlm::cli {
+namespace staticlm {
 
 // A client error (HTTP 400): the message names the field.
 struct RequestError {
@@ -135,4 +135,4 @@ class ServeEngine {
 // Error body in OpenAI's shape: {"error": {"message", "type", "param"}}.
 std::string error_json(const std::string& message, const std::string& type, const std::string& param = "");
 
-}  // namespace staticlm::cli
+}  // namespace staticlm

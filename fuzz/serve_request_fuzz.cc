@@ -1,0 +1,54 @@
+// `staticlm serve` request bodies (OpenAI chat completions): JSON, messages with text and image
+// parts (base64 data: URLs decoded and laid out in a small inline vision profile), tools,
+// sampling fields, rendered with the tiny model's chat template and tokenized. A bad body may
+// only be refused as a RequestError (HTTP 400 naming the field); any other exception is a finding.
+#include <memory>
+
+#include "fuzz_util.h"
+#include "runtime/runtime_config.h"
+#include "runtime/static_input_builder.h"
+#include "serve/serve_engine.h"
+#include "text/tokenizer.h"
+
+namespace {
+struct Fixture {
+  std::unique_ptr<staticlm::Tokenizer> tokenizer;
+  std::unique_ptr<staticlm::StaticInputBuilder> builder;
+  staticlm::RequestContext context;
+};
+
+const Fixture& fixture() {
+  static const Fixture& f = *[] {
+    auto* x = new Fixture;
+    const std::string dir = staticlm::fuzz::tiny_model();
+    x->tokenizer = staticlm::Tokenizer::load(dir + "/tokenizer.json");
+    // The chat format puts the image at 5 (<bos><|turn>user\n<|image>); 24 soft tokens.
+    const staticlm::RuntimeConfig cfg = staticlm::parse_runtime_config(
+        "max_seq: 96\nimage_fit: fit\nvision_profile: {name: fuzz, visual_start_idx: 5, num_visual_tokens: 24, "
+        "max_soft_tokens: 280, patch_grid_height: 12, patch_grid_width: 18}\n",
+        "fuzz");
+    x->builder = staticlm::StaticInputBuilder::create(dir, cfg, /*reserve_decode_slot=*/true);
+    x->context.model_dir = dir;
+    x->context.tokenizer = x->tokenizer.get();
+    x->context.max_seq = cfg.max_seq;
+    x->context.images.builder = x->builder.get();
+    return x;
+  }();
+  return f;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  fixture();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const Fixture& f = fixture();
+  staticlm::ChatJob job;
+  try {
+    staticlm::parse_chat_request(staticlm::fuzz::text(data, size), f.context, job);
+  } catch (const staticlm::RequestError&) {
+  }
+  return 0;
+}
