@@ -125,11 +125,7 @@ std::vector<inspect::CheckCall> generated_calls(const BackendCheckArgs& a, const
   auto runtime = Runtime::create(observed, ck.config(), ck.layers());
   std::span<const float> logits;
   if (image) {
-    PrefillInput pi;
-    pi.llm_input_ids = image->inputs.llm_input_ids.as<std::int64_t>();
-    pi.valid_length = image->inputs.length();
-    pi.pixel_values = image->inputs.pixel_values->as<float>();
-    logits = runtime->prefill(pi);
+    logits = runtime->prefill(prefill_input(image->inputs));
   } else {
     logits = runtime->prefill_tokens(ids);
   }

@@ -56,12 +56,4 @@ std::unique_ptr<Engine> make_engine(const Model::Impl& model, const SessionOptio
   return e;
 }
 
-PrefillInput prefill_input(const StaticInputs& in) {
-  PrefillInput pi;
-  pi.llm_input_ids = in.llm_input_ids.as<std::int64_t>();
-  pi.valid_length = in.length();
-  pi.pixel_values = in.pixel_values->as<float>();
-  return pi;
-}
-
 }  // namespace staticlm::api

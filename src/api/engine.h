@@ -36,7 +36,4 @@ std::unique_ptr<Engine> make_engine(const Model::Impl& model, const SessionOptio
                                     const SubgraphProfile& profile, ThreadPool& pool,
                                     std::unique_ptr<inspect::Recorder>& recorder);
 
-// The runtime's prefill input over static inputs with an image (they must outlive it).
-PrefillInput prefill_input(const StaticInputs& in);
-
 }  // namespace staticlm::api

@@ -131,10 +131,7 @@ Trace static_trace(const StaticRun& run, const StaticInputs& inputs, const Trace
   ro.mask_fill_value = run.mask_fill_value;
   auto runtime = Runtime::create(backend, ck.config(), ck.layers(), ro);
 
-  PrefillInput pi;
-  pi.llm_input_ids = inputs.llm_input_ids.as<std::int64_t>();
-  pi.valid_length = t;
-  if (inputs.pixel_values) pi.pixel_values = inputs.pixel_values->as<float>();
+  const PrefillInput pi = prefill_input(inputs);
   capture.phase = Phase::kPrefill;
   const auto logits = runtime->prefill(pi);
   trace.prefill_logits.assign(logits.begin(), logits.end());

@@ -74,6 +74,14 @@ Prefiller::Prefiller(const RuntimeState& st) {
   }
 }
 
+PrefillInput prefill_input(const StaticInputs& in) {
+  PrefillInput pi;
+  pi.llm_input_ids = in.llm_input_ids.as<std::int64_t>();
+  pi.valid_length = in.length();
+  if (in.pixel_values) pi.pixel_values = in.pixel_values->as<float>();
+  return pi;
+}
+
 std::span<const float> Prefiller::run(RuntimeState& st, const PrefillInput& in) {
   Backend& b = st.backend;
   const TextConfig& t = st.config.text;

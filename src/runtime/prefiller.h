@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/runtime_state.h"
+#include "runtime/static_inputs.h"
 
 namespace staticlm {
 
@@ -20,6 +21,10 @@ struct PrefillInput {
   std::int64_t valid_length = 0;                // real tokens, 1 .. max_seq-1
   std::span<const float> pixel_values;          // [1, patches, 3p^2] or empty (text only)
 };
+
+// The prefill input over built static inputs (which must outlive it); pixel values when they
+// hold an image.
+PrefillInput prefill_input(const StaticInputs& in);
 
 class Prefiller {
  public:

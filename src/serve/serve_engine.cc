@@ -376,12 +376,7 @@ void ServeEngine::run(ChatJob& job) {
     rt.rewind(static_cast<std::int64_t>(keep));
     GenerationResult r;
     if (job.image_inputs && keep == 0) {
-      const StaticInputs& in = *job.image_inputs;
-      PrefillInput pi;
-      pi.llm_input_ids = in.llm_input_ids.as<std::int64_t>();
-      pi.valid_length = in.length();
-      pi.pixel_values = in.pixel_values->as<float>();
-      r = rt.generate(pi, g, on_token);
+      r = rt.generate(prefill_input(*job.image_inputs), g, on_token);
     } else {
       r = rt.generate_append(std::span(prompt).subspan(keep), prompt, g, on_token);
     }
