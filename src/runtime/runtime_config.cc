@@ -383,10 +383,17 @@ const std::vector<std::string>& runtime_config_keys() {
 
 RuntimeConfig parse_runtime_config(const std::string& yaml_text, const std::string& source,
                                    const std::vector<std::string>& overrides, const std::string& base_dir) {
-  YAML::Node block = config_block(parse_yaml(yaml_text, source), source);
-  std::map<std::string, std::string> origins;
-  for (const std::string& o : overrides) apply_override(block, origins, o);
-  return read_config(block, origins, source, base_dir);
+  // Every yaml-cpp exception ends here as a refusal of the file: the readers name the field
+  // where they can, and an odd shape they do not foresee (a null or complex key, say) must not
+  // surface as an internal error (a fuzzer found `? ? `).
+  try {
+    YAML::Node block = config_block(parse_yaml(yaml_text, source), source);
+    std::map<std::string, std::string> origins;
+    for (const std::string& o : overrides) apply_override(block, origins, o);
+    return read_config(block, origins, source, base_dir);
+  } catch (const YAML::Exception& e) {
+    invalid_file(source + ": not a runtime config the reader understands (" + e.msg + ")");
+  }
 }
 
 RuntimeConfig load_runtime_config(const std::optional<std::string>& path, const std::vector<std::string>& overrides) {

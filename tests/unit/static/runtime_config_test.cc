@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "base/file.h"
@@ -189,6 +190,17 @@ TEST(RuntimeConfigOverrides, ProfileFlag) {
   EXPECT_EQ(s.profile.num_visual_tokens, registered_vision_profile("e2b_57x42_266").num_visual_tokens);
   EXPECT_ERROR_WITH(parse_runtime_config("", "c", {"--profile e2b_64x64_256"}),
                     "--profile e2b_64x64_256: vision_profile: unknown vision profile 'e2b_64x64_256'");
+}
+
+// Inputs the runtime_config fuzzer found (fuzz/regressions/runtime_config/): refused by name.
+TEST(RuntimeConfig, FuzzRegressions) {
+  const std::filesystem::path dir = std::filesystem::path(test::fixture("")) / "../../fuzz/regressions/runtime_config";
+  int seen = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    ++seen;
+    EXPECT_ERROR_WITH(parse_runtime_config(read_file(e.path().string()), "cfg.yaml"), "cfg.yaml: ");
+  }
+  EXPECT_GE(seen, 1) << dir;
 }
 
 TEST(RuntimeConfig, RopeAliasMustAgree) {
