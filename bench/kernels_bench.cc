@@ -47,7 +47,10 @@ void BM_Gemv(benchmark::State& state) {
   const DType dt = kind == 0 ? DType::kF32 : kind == 1 ? DType::kF16 : kind == 2 ? DType::kBF16 : kind == 3 ? DType::kI8 : kind == 4 ? DType::kI4 : DType::kU4;
   std::int64_t bytes = static_cast<std::int64_t>(dtype_bytes(dt, static_cast<std::size_t>(rows * cols)));
   bytes += kind == 3 ? rows * 4 : kind == 4 ? rows * cols / quant::kQ4Group * 2 : kind == 5 ? rows * 5 : 0;
-  const std::int64_t count = std::max<std::int64_t>(2, (std::int64_t{1} << 30) / bytes);
+  // The 4th argument, when present, is the bytes cycled through in KiB: 1 GiB measures streaming
+  // from memory; a working set that fits in L2 measures the kernel's arithmetic alone.
+  const std::int64_t cycled = state.range(3) > 0 ? state.range(3) << 10 : std::int64_t{1} << 30;
+  const std::int64_t count = std::max<std::int64_t>(2, cycled / bytes);
   std::vector<Stored> w(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i) {
     // Distinct contents: identical pages could be merged by the host and served from cache.
@@ -89,7 +92,15 @@ void BM_Gemv(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * bytes);
   state.SetLabel(kernel_target());
 }
-BENCHMARK(BM_Gemv)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {6144}})->Args({2, 2, 256})->Args({2, 2, 2048})->UseRealTime();
+// args: weight kind (0 f32, 1 f16, 2 bf16, 3 q8, 4 q4, 5 npu-w4 U4), threads, rows, KiB cycled
+// (0: 1 GiB, from memory; 512 or 8192: a few matrices that stay in L2 / L3, the arithmetic alone).
+BENCHMARK(BM_Gemv)
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {6144}, {0}})
+    ->Args({2, 2, 256, 0})
+    ->Args({2, 2, 2048, 0})
+    ->ArgsProduct({{2, 3, 4, 5}, {1}, {256}, {512}})
+    ->ArgsProduct({{2, 3, 4, 5}, {1}, {2048}, {8192}})
+    ->UseRealTime();
 
 // args: rows n, bf16 activations (0/1), threads: [n, 1536] x [6144, 1536]^T, bf16 weights.
 void BM_Gemm(benchmark::State& state) {

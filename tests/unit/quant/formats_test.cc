@@ -6,12 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/kernels/dispatch.h"
+#include "backends/cpu/kernels/gemv_vnni.h"
 #include "backends/cpu/kernels/matmul.h"
 #include "base/error.h"
 #include "base/half.h"
@@ -193,7 +195,8 @@ QuantizedCase make_case(DType t, const std::vector<float>& wf, std::int64_t m, s
 TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
   ThreadPool pool(2);
   const std::string saved = cpu::kernel_target();
-  for (const std::int64_t k : {45, 96, 128, 192, 640}) {
+  // Widths: odd; not a multiple of 64; whole chunks of 512 and chunks ending in 128 or 64 columns.
+  for (const std::int64_t k : {45, 96, 128, 192, 640, 1088}) {
     const std::int64_t m = 37;
     const auto wf = random_vec(m * k, 3 + static_cast<std::uint32_t>(k), 0.05f);
     std::vector<std::vector<std::uint8_t>> keep;
@@ -214,16 +217,37 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
             cpu::matmul(x.data(), n, w, y.data(), &pool);
             bool differs = false;
             for (std::int64_t r = 0; r < n; ++r) {
+              // max |x| of each int8 activation group: the GEMV's groups (vnni_group_of), the
+              // GEMM's 32 consecutive columns.
+              std::vector<float> gmax(static_cast<std::size_t>(k), 0.0f);
+              for (std::int64_t i = 0; i < k; ++i) {
+                const std::int64_t g = n < cpu::kGemvRows ? cpu::vnni_group_of(i, k, t) : i / 32;
+                gmax[g] = std::max(gmax[g], std::abs(x[r * k + i]));
+              }
+              // x as the kernels quantize it: scale max|x| / 127 per group, round to nearest even.
+              std::vector<double> xq(static_cast<std::size_t>(k));
+              for (std::int64_t i = 0; i < k; ++i) {
+                const float scale = gmax[n < cpu::kGemvRows ? cpu::vnni_group_of(i, k, t) : i / 32] / 127.0f;
+                const float q = scale > 0 ? std::nearbyint(x[r * k + i] * (1.0f / scale)) : 0.0f;
+                xq[i] = static_cast<double>(std::clamp(q, -127.0f, 127.0f)) * scale;
+              }
               for (std::int64_t j = 0; j < m; ++j) {
-                double ref = 0, mag = 0, raw = 0, xround = 0;
+                double ref = 0, mag = 0, raw = 0, xround = 0, ref_q = 0, mag_q = 0;
                 for (std::int64_t i = 0; i < k; ++i) {
                   const double xi = x[r * k + i];
                   ref += xi * qc.deq[j * k + i];
                   mag += std::abs(xi * qc.deq[j * k + i]);
                   raw += std::abs(xi) * qc.raw[j * k + i];
-                  float gmax = 0;
-                  for (std::int64_t g = i / 32 * 32; g < i / 32 * 32 + 32; ++g) gmax = std::max(gmax, std::abs(x[r * k + g]));
-                  xround += std::abs(qc.deq[j * k + i]) * gmax / 127.0 / 2.0;
+                  const std::int64_t g = n < cpu::kGemvRows ? cpu::vnni_group_of(i, k, t) : i / 32;
+                  xround += std::abs(qc.deq[j * k + i]) * gmax[g] / 127.0 / 2.0;
+                  ref_q += xq[i] * qc.deq[j * k + i];
+                  mag_q += std::abs(xq[i] * qc.deq[j * k + i]);
+                }
+                if (vnni) {
+                  // The integer kernels compute exactly this up to f32 rounding of the scaled sums.
+                  ASSERT_NEAR(y[r * m + j], ref_q, 4e-6 * (mag_q + raw) + 1e-30)
+                      << "int8 activations: " << dtype_name(t) << " on " << target << ", k=" << k << ", n=" << n
+                      << ", row " << r << " col " << j;
                 }
                 double bound = 2e-6 * (mag + raw) + 1e-30;
                 if (vnni) bound += xround * 1.001;

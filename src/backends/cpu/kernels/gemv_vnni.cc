@@ -2,8 +2,9 @@
 // compiled for that target only (Highway 1.0.3 has no u8 x s8 dot product); dispatch.cc enables
 // them only on CPUs that have the instructions.
 // GCC 12 reports its own _mm512_undefined_* placeholders inside the intrinsics headers as
-// "may be used uninitialized" once they are inlined here; they are not read.
+// "(may be) used uninitialized" once they are inlined here; they are not read.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include "backends/cpu/kernels/gemv_vnni.h"
@@ -23,14 +24,18 @@ namespace staticlm::cpu {
 namespace {
 
 constexpr std::int64_t kBlock = 64;  // activations per zmm of int8
+constexpr int kLanes = 16;           // 32-bit lanes per zmm
 
 bool nibbles(DType t) { return t == DType::kI4 || t == DType::kU4; }
 
-// The position in its 64-element block where element e of the block is stored: a zmm of
-// unpacked nibbles holds the 32 low nibbles (even elements) then the 32 high ones (odd).
-std::int64_t stored_at(std::int64_t e, bool nibble_order) {
+// Where column e of a row is stored in the unpacked order. Bytes: in place. Nibbles: a 64-byte
+// load (128 columns) unpacks to a zmm of its low nibbles (even columns) and one of its high
+// nibbles (odd columns); a last 64 columns (32 bytes) unpack to one zmm, low nibbles then high.
+std::int64_t stored_at(std::int64_t e, std::int64_t k, bool nibble_order) {
   if (!nibble_order) return e;
-  return e % 2 == 0 ? e / 2 : 32 + e / 2;
+  const std::int64_t unit = e / 128 * 128, i = e - unit;
+  if (unit + 128 <= k) return unit + (i % 2) * 64 + i / 2;
+  return unit + (i % 2) * 32 + i / 2;
 }
 
 // Prefetch distance, as the f32 GEMV (gemm.cc): weights are streamed once per token.
@@ -40,93 +45,149 @@ STATICLM_VNNI_TARGET inline void prefetch(const void* p) {
   _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_NTA);
 }
 
-STATICLM_VNNI_TARGET inline __m512i unpack_nibbles(const std::uint8_t* p) {
-  // Both halves hold the 32 bytes; the upper half is shifted so its low nibbles are the high ones.
+STATICLM_VNNI_TARGET inline __m512i load(const void* p) { return _mm512_loadu_si512(p); }
+
+// 32 bytes of nibbles (64 columns) -> one zmm: the low nibbles, then the high ones (unmasked).
+STATICLM_VNNI_TARGET inline __m512i half_nibbles(const std::uint8_t* p) {
   const __m512i b = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   return _mm512_mask_srli_epi16(b, static_cast<__mmask32>(0xFFFF0000u), b, 4);
 }
 
-// One 64-byte block of a byte row: acc += lane_scale * (lane_init + u8 weights . s8 activations).
-template <bool kFlip>
-STATICLM_VNNI_TARGET inline void block_bytes(const VnniRow& x, const std::uint8_t* w, std::int64_t b, __m512& acc) {
-  prefetch(w + b * kBlock);
-  __m512i wv = _mm512_loadu_si512(w + b * kBlock);
-  if constexpr (kFlip) wv = _mm512_xor_si512(wv, _mm512_set1_epi8(static_cast<char>(0x80)));  // s8 + 128
-  const __m512i d = _mm512_dpbusd_epi32(_mm512_loadu_si512(x.lane_init.data() + b * 16), wv,
-                                        _mm512_loadu_si512(x.xq.data() + b * kBlock));
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_loadu_ps(x.lane_scale.data() + b * 16), acc);
+// (v & 0x0F) ^ c per byte, in one instruction.
+STATICLM_VNNI_TARGET inline __m512i low4_xor(__m512i v, __m512i c) {
+  return _mm512_ternarylogic_epi32(v, _mm512_set1_epi8(0x0F), c, 0x6A);
 }
 
-// A byte row (I8 flipped to unsigned, U8 as is) against x; four accumulators hide the latency.
+// 64 weight bytes as vpdpbusd's unsigned operand (I8: flipped, + 128).
+template <bool kFlip>
+STATICLM_VNNI_TARGET inline __m512i byte_block(const std::uint8_t* p, __m512i flip) {
+  const __m512i v = load(p);
+  if constexpr (kFlip) return _mm512_xor_si512(v, flip);
+  return v;
+}
+
+// Byte rows (I8 flipped to unsigned, U8 as is): per chunk of 8 blocks, each lane sums its group
+// in int32 (four chains for latency), then one convert and one multiply-add by the lane scales.
 template <bool kFlip>
 STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w) {
-  const std::int64_t blocks = x.k / kBlock;
-  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps(), f2 = _mm512_setzero_ps(), f3 = _mm512_setzero_ps();
-  std::int64_t b = 0;
-  for (; b + 4 <= blocks; b += 4) {
-    block_bytes<kFlip>(x, w, b, f0);
-    block_bytes<kFlip>(x, w, b + 1, f1);
-    block_bytes<kFlip>(x, w, b + 2, f2);
-    block_bytes<kFlip>(x, w, b + 3, f3);
-  }
-  for (; b < blocks; ++b) block_bytes<kFlip>(x, w, b, f0);
-  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(f0, f1), _mm512_add_ps(f2, f3)));
-}
-
-// One 64-element block of a U4 row: acc += lane_scale * (nibbles . activations).
-STATICLM_VNNI_TARGET inline void block_u4(const VnniRow& x, const std::uint8_t* w, std::int64_t b, __m512& acc) {
-  const __m512i u = _mm512_and_si512(unpack_nibbles(w + b * 32), _mm512_set1_epi8(0x0F));
-  const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, _mm512_loadu_si512(x.xq.data() + b * kBlock));
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_loadu_ps(x.lane_scale.data() + b * 16), acc);
-}
-
-// U4 rows, two blocks (one cache line) per step into two accumulators held in registers.
-STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w) {
-  const std::int64_t blocks = x.k / kBlock;
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const std::int8_t* xq = x.xq.data();
   __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
-  std::int64_t b = 0;
-  for (; b + 2 <= blocks; b += 2) {
-    prefetch(w + b * 32);
-    block_u4(x, w, b, f0);
-    block_u4(x, w, b + 1, f1);
+  for (std::int64_t c0 = 0, lane = 0; c0 < x.k; c0 += kVnniChunk, lane += kLanes) {
+    const std::int64_t blocks = std::min(kVnniChunk, x.k - c0) / kBlock;
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i a0 = kFlip ? load(x.lane_init.data() + lane) : zero, a1 = zero, a2 = zero, a3 = zero;
+    std::int64_t b = 0;
+    for (; b + 4 <= blocks; b += 4) {
+      const std::int64_t o = c0 + b * kBlock;
+      prefetch(w + o);
+      prefetch(w + o + kBlock);
+      prefetch(w + o + 2 * kBlock);
+      prefetch(w + o + 3 * kBlock);
+      a0 = _mm512_dpbusd_epi32(a0, byte_block<kFlip>(w + o, flip), load(xq + o));
+      a1 = _mm512_dpbusd_epi32(a1, byte_block<kFlip>(w + o + kBlock, flip), load(xq + o + kBlock));
+      a2 = _mm512_dpbusd_epi32(a2, byte_block<kFlip>(w + o + 2 * kBlock, flip), load(xq + o + 2 * kBlock));
+      a3 = _mm512_dpbusd_epi32(a3, byte_block<kFlip>(w + o + 3 * kBlock, flip), load(xq + o + 3 * kBlock));
+    }
+    for (; b < blocks; ++b) {
+      const std::int64_t o = c0 + b * kBlock;
+      a0 = _mm512_dpbusd_epi32(a0, byte_block<kFlip>(w + o, flip), load(xq + o));
+    }
+    a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
+    const __m512 v = _mm512_cvtepi32_ps(a0);
+    if (lane % (2 * kLanes) == 0) {
+      f0 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f0);
+    } else {
+      f1 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f1);
+    }
   }
-  if (b < blocks) block_u4(x, w, b, f0);
   return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
 }
 
-// One 64-element block of an I4 row: acc += (weight x activation group scales, spread over the
-// lanes by `pick`) * (lane_init + (nibble ^ 8) . activations).
-STATICLM_VNNI_TARGET inline void block_i4(const VnniRow& x, const std::uint8_t* w, std::int64_t b,
-                                          const std::int32_t* li, __m512 sv, __m512i pick, __m512& acc) {
-  // (nibble & 0xF) ^ 8: the signed nibble plus 8, in 0..15.
-  const __m512i u =
-      _mm512_ternarylogic_epi32(unpack_nibbles(w + b * 32), _mm512_set1_epi8(0x0F), _mm512_set1_epi8(0x08), 0x6A);
-  const __m512i d = _mm512_dpbusd_epi32(_mm512_loadu_si512(li + b * 16), u, _mm512_loadu_si512(x.xq.data() + b * kBlock));
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(pick, sv), acc);
+// U4 rows: per chunk, each 64-byte load gives two zmm of nibbles (even and odd columns); each
+// lane sums its group in int32 (four chains for latency), then one convert and multiply-add by
+// the lane scales.
+STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w) {
+  const __m512i zero = _mm512_setzero_si512();
+  const std::int8_t* xq = x.xq.data();
+  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
+  for (std::int64_t c0 = 0, lane = 0; c0 < x.k; c0 += kVnniChunk, lane += kLanes) {
+    const std::int64_t end = std::min(x.k, c0 + kVnniChunk);
+    __m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    std::int64_t e = c0;
+    for (; e + 256 <= end; e += 256) {
+      prefetch(w + e / 2);
+      const __m512i v0 = load(w + e / 2), v1 = load(w + e / 2 + 64);
+      a0 = _mm512_dpbusd_epi32(a0, low4_xor(v0, zero), load(xq + e));
+      a1 = _mm512_dpbusd_epi32(a1, low4_xor(_mm512_srli_epi16(v0, 4), zero), load(xq + e + kBlock));
+      prefetch(w + e / 2 + 64);
+      a2 = _mm512_dpbusd_epi32(a2, low4_xor(v1, zero), load(xq + e + 2 * kBlock));
+      a3 = _mm512_dpbusd_epi32(a3, low4_xor(_mm512_srli_epi16(v1, 4), zero), load(xq + e + 3 * kBlock));
+    }
+    if (e + 128 <= end) {
+      const __m512i v = load(w + e / 2);
+      a0 = _mm512_dpbusd_epi32(a0, low4_xor(v, zero), load(xq + e));
+      a1 = _mm512_dpbusd_epi32(a1, low4_xor(_mm512_srli_epi16(v, 4), zero), load(xq + e + kBlock));
+      e += 128;
+    }
+    if (e < end) a2 = _mm512_dpbusd_epi32(a2, low4_xor(half_nibbles(w + e / 2), zero), load(xq + e));
+    const __m512 v = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)));
+    if (lane % (2 * kLanes) == 0) {
+      f0 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f0);
+    } else {
+      f1 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f1);
+    }
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
 }
 
-// I4 rows: each group's weight scale times its activation scale, per lane. Groups come 16 at a
-// time (one f16 load); `pick[b]` spreads groups 2b, 2b + 1 over the lanes of block b.
+// I4 rows: 16 groups (one chunk) at a time, their weight scales times the activation scales in
+// one vector `sv`; a 64-byte load holds 4 groups (16 bytes each), so lanes 4q..4q+3 of both
+// nibble zmm are group q of the load: two dot products, then one convert and multiply-add by
+// the scales spread with `pick[m]`. The +8 that makes the nibbles unsigned is removed per group
+// with group_bias. A last 64 columns (two groups) use the half layout and `pick_half`.
+// 128 columns of an I4 row (a 64-byte load, 4 groups): acc += cvt(dot) * (scales of the groups
+// spread by `pick`). Even and odd columns go to separate sums, added after: two short chains.
+STATICLM_VNNI_TARGET inline void i4_load(const std::uint8_t* w, const std::int8_t* xq, __m512 sv, __m512i pick,
+                                         __m512& acc) {
+  const __m512i eight = _mm512_set1_epi8(0x08), zero = _mm512_setzero_si512();
+  prefetch(w);
+  const __m512i v = load(w);
+  const __m512i lo = _mm512_dpbusd_epi32(zero, low4_xor(v, eight), load(xq));
+  const __m512i hi = _mm512_dpbusd_epi32(zero, low4_xor(_mm512_srli_epi16(v, 4), eight), load(xq + kBlock));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo, hi)), _mm512_permutexvar_ps(pick, sv), acc);
+}
+
 STATICLM_VNNI_TARGET float dot_i4(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
-                                  const __m512i* pick) {
-  const std::int64_t groups = x.k / kVnniGroup;
-  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
-  const std::int32_t* li = x.lane_init.data();
-  for (std::int64_t g0 = 0; g0 < groups; g0 += 16) {
-    const std::int64_t gn = std::min<std::int64_t>(16, groups - g0);
+                                  const __m512i* pick, __m512i pick_half) {
+  const std::int8_t* xq = x.xq.data();
+  // One accumulator per 128 columns of a chunk: no multiply-add waits on the previous one.
+  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps(), f2 = _mm512_setzero_ps(), f3 = _mm512_setzero_ps();
+  __m512 fb = _mm512_setzero_ps();
+  for (std::int64_t c0 = 0; c0 < x.k; c0 += kVnniChunk) {
+    const std::int64_t g0 = c0 / kVnniGroup, gn = std::min(kVnniChunk, x.k - c0) / kVnniGroup;
     const __mmask16 m = static_cast<__mmask16>(gn == 16 ? 0xFFFF : (1u << gn) - 1);
     const __m512 sw = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, scales + g0));
-    const __m512 sv = _mm512_mul_ps(sw, _mm512_maskz_loadu_ps(m, x.group_scale.data() + g0));
-    // Two blocks (one cache line) per step into two accumulators held in registers.
-    std::int64_t j = 0;
-    for (; j + 2 <= gn / 2; j += 2) {
-      prefetch(w + (g0 / 2 + j) * 32);
-      block_i4(x, w, g0 / 2 + j, li, sv, pick[j], f0);
-      block_i4(x, w, g0 / 2 + j + 1, li, sv, pick[j + 1], f1);
+    const __m512 sv = _mm512_mul_ps(sw, _mm512_maskz_loadu_ps(m, x.scale.data() + g0));
+    fb = _mm512_fmadd_ps(sw, _mm512_maskz_loadu_ps(m, x.group_bias.data() + g0), fb);
+    if (gn == 16) {
+      i4_load(w + c0 / 2, xq + c0, sv, pick[0], f0);
+      i4_load(w + c0 / 2 + 64, xq + c0 + 128, sv, pick[1], f1);
+      i4_load(w + c0 / 2 + 128, xq + c0 + 256, sv, pick[2], f2);
+      i4_load(w + c0 / 2 + 192, xq + c0 + 384, sv, pick[3], f3);
+      continue;
     }
-    if (j < gn / 2) block_i4(x, w, g0 / 2 + j, li, sv, pick[j], f0);
+    std::int64_t e = c0, q = 0;
+    for (; e + 128 <= c0 + gn * kVnniGroup; e += 128, ++q) i4_load(w + e / 2, xq + e, sv, pick[q], f0);
+    if (e < c0 + gn * kVnniGroup) {
+      const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+                                            low4_xor(half_nibbles(w + e / 2), _mm512_set1_epi8(0x08)), load(xq + e));
+      const __m512i at = _mm512_add_epi32(pick_half, _mm512_set1_epi32(static_cast<int>(4 * q)));
+      fb = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(at, sv), fb);
+    }
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
+  const __m512 sum = _mm512_add_ps(_mm512_add_ps(f0, f1), _mm512_add_ps(f2, f3));
+  return _mm512_reduce_add_ps(_mm512_add_ps(sum, fb));
 }
 
 STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, float* y, std::int64_t j0,
@@ -150,15 +211,19 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
       return;
     }
     default: {  // I4
-      __m512i pick[8];
-      for (int b = 0; b < 8; ++b) {
-        alignas(64) std::int32_t idx[16];
-        for (int l = 0; l < 16; ++l) idx[l] = 2 * b + ((l >> 2) & 1);
-        pick[b] = _mm512_load_si512(idx);
+      // pick[q]: lane l of the q-th 128 columns of a chunk is group 4q + l / 4 (of its 16).
+      // pick_half: lanes 0-7 are the low nibbles, 8-15 the high ones, of groups 0, 1, 0, 1.
+      __m512i pick[4];
+      alignas(64) std::int32_t idx[16];
+      for (int q = 0; q < 4; ++q) {
+        for (int l = 0; l < 16; ++l) idx[l] = 4 * q + l / 4;
+        pick[q] = _mm512_load_si512(idx);
       }
+      for (int l = 0; l < 16; ++l) idx[l] = (l >> 2) & 1;
+      const __m512i pick_half = _mm512_load_si512(idx);
       const auto* s = static_cast<const std::uint16_t*>(a.scales);
       const std::int64_t groups = k / quant::kQ4Group;
-      for (std::int64_t j = j0; j < j1; ++j) y[j] = dot_i4(x, w + j * (k / 2), s + j * groups, pick);
+      for (std::int64_t j = j0; j < j1; ++j) y[j] = dot_i4(x, w + j * (k / 2), s + j * groups, pick, pick_half);
       return;
     }
   }
@@ -189,33 +254,75 @@ bool vnni_gemv_supported(DType wtype, std::int64_t k) {
   return quantized && k > 0 && k % kBlock == 0;
 }
 
+std::int64_t vnni_group_of(std::int64_t e, std::int64_t k, DType wtype) {
+  if (wtype == DType::kI4) return e / kVnniGroup;
+  const std::int64_t p = stored_at(e, k, nibbles(wtype));
+  return p / kVnniChunk * kLanes + (p % kBlock) / 4;
+}
+
 void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out) {
   const bool nib = nibbles(wtype);
-  const int offset = wtype == DType::kI8 ? 128 : wtype == DType::kI4 ? 8 : 0;
   out.wtype = wtype;
   out.k = k;
   out.xq.assign(static_cast<std::size_t>(k), 0);
-  out.group_scale.assign(static_cast<std::size_t>(k / kVnniGroup), 0.0f);
-  out.lane_scale.assign(static_cast<std::size_t>(k / 4), 0.0f);
-  out.lane_init.assign(static_cast<std::size_t>(k / 4), 0);
-  double total = 0;
-  std::int8_t q[kVnniGroup];
-  for (std::int64_t g = 0; g < k / kVnniGroup; ++g) {
-    int sum = 0;
-    const float scale = quantize_group_s8(x + g * kVnniGroup, q, &sum);
-    out.group_scale[static_cast<std::size_t>(g)] = scale;
-    for (std::int64_t i = 0; i < kVnniGroup; ++i) {
-      const std::int64_t e = g * kVnniGroup + i;
-      const std::int64_t at = (e / kBlock) * kBlock + stored_at(e % kBlock, nib);
-      out.xq[static_cast<std::size_t>(at)] = q[i];
-      out.lane_scale[static_cast<std::size_t>(at / 4)] = scale;
+  out.lane_init.clear();
+  out.group_bias.clear();
+  // The nibble order's position of each column and column of each position, for this k.
+  static thread_local std::int64_t table_k = -1;
+  static thread_local std::vector<std::int64_t> position_of, column_at;
+  if (nib && table_k != k) {
+    position_of.resize(static_cast<std::size_t>(k));
+    column_at.resize(static_cast<std::size_t>(k));
+    for (std::int64_t e = 0; e < k; ++e) {
+      position_of[static_cast<std::size_t>(e)] = stored_at(e, k, true);
+      column_at[static_cast<std::size_t>(position_of[static_cast<std::size_t>(e)])] = e;
     }
-    total += static_cast<double>(scale) * sum;
+    table_k = k;
   }
-  for (std::int64_t l = 0; l < k / 4; ++l) {
-    int s = 0;
-    for (int i = 0; i < 4; ++i) s += out.xq[static_cast<std::size_t>(4 * l + i)];
-    out.lane_init[static_cast<std::size_t>(l)] = -offset * s;
+  double total = 0;
+  float v[kVnniGroup];
+  std::int8_t q[kVnniGroup];
+  std::int64_t at[kVnniGroup];
+  if (wtype == DType::kI4) {
+    // Groups of 32 consecutive columns, as the weight scales.
+    const std::int64_t groups = k / kVnniGroup;
+    out.scale.assign(static_cast<std::size_t>(groups), 0.0f);
+    out.group_bias.assign(static_cast<std::size_t>(groups), 0.0f);
+    for (std::int64_t g = 0; g < groups; ++g) {
+      int sum = 0;
+      const float scale = quantize_group_s8(x + g * kVnniGroup, q, &sum);
+      const std::int64_t* pos = position_of.data() + g * kVnniGroup;
+      for (std::int64_t i = 0; i < kVnniGroup; ++i) out.xq[static_cast<std::size_t>(pos[i])] = q[i];
+      out.scale[static_cast<std::size_t>(g)] = scale;
+      out.group_bias[static_cast<std::size_t>(g)] = -8.0f * scale * static_cast<float>(sum);
+      total += static_cast<double>(scale) * sum;
+    }
+    out.total = static_cast<float>(total);
+    return;
+  }
+  // Lane groups: in each chunk, the stored positions p with (p % 64) / 4 == lane.
+  const std::int64_t chunks = (k + kVnniChunk - 1) / kVnniChunk;
+  out.scale.assign(static_cast<std::size_t>(chunks * kLanes), 0.0f);
+  if (wtype == DType::kI8) out.lane_init.assign(static_cast<std::size_t>(chunks * kLanes), 0);
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::int64_t c0 = c * kVnniChunk, blocks = std::min(kVnniChunk, k - c0) / kBlock;
+    for (std::int64_t lane = 0; lane < kLanes; ++lane) {
+      std::int64_t n = 0;
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        for (std::int64_t i = 0; i < 4; ++i) {
+          const std::int64_t p = c0 + b * kBlock + lane * 4 + i;
+          at[n] = p;
+          v[n++] = x[nib ? column_at[static_cast<std::size_t>(p)] : p];
+        }
+      }
+      std::fill(v + n, v + kVnniGroup, 0.0f);  // a short last chunk: zeros change neither max nor sum
+      int sum = 0;
+      const float scale = quantize_group_s8(v, q, &sum);
+      for (std::int64_t i = 0; i < n; ++i) out.xq[static_cast<std::size_t>(at[i])] = q[i];
+      out.scale[static_cast<std::size_t>(c * kLanes + lane)] = scale;
+      if (wtype == DType::kI8) out.lane_init[static_cast<std::size_t>(c * kLanes + lane)] = -128 * sum;
+      total += static_cast<double>(scale) * sum;
+    }
   }
   out.total = static_cast<float>(total);
 }
