@@ -52,8 +52,9 @@ std::string gemma3_tokenizer_path() {
   return std::filesystem::exists(p) ? p : std::string();
 }
 
-void make_tiny_model(const std::string& out_dir, std::uint64_t seed) {
+void make_tiny_model(const std::string& out_dir, std::uint64_t seed, WeightInit init) {
   MakeModelOptions o;
+  o.init = init;
   o.preset = "tiny";
   o.seed = seed;
   o.out_dir = out_dir;

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "model/make_model.h"
+
 namespace staticlm::test {
 
 // A fresh empty directory under the system temp dir, removed by the destructor.
@@ -38,6 +40,7 @@ std::string fixture(const std::string& name);
 std::string gemma3_tokenizer_path();
 
 // `make-model --preset tiny --seed seed` into out_dir, in process.
-void make_tiny_model(const std::string& out_dir, std::uint64_t seed);
+// make-model --preset tiny --seed SEED (uniform init unless told) into out_dir.
+void make_tiny_model(const std::string& out_dir, std::uint64_t seed, WeightInit init = WeightInit::kUniform);
 
 }  // namespace staticlm::test

@@ -1,5 +1,5 @@
 // staticlm make-model --preset tiny|e2b --seed N --out DIR [--text-only] [--dtype bf16|f16|f32]
-//                     [--tokenizer-from FILE]
+//                     [--init tame|uniform] [--tokenizer-from FILE]
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -19,6 +19,12 @@ DType parse_weight_dtype(const std::string& s) {
   invalid_argument("--dtype: \"" + s + "\" is not a weight dtype, expected bf16, f16 or f32");
 }
 
+WeightInit parse_init(const std::string& s) {
+  if (s == "tame") return WeightInit::kTame;
+  if (s == "uniform") return WeightInit::kUniform;
+  invalid_argument("--init: \"" + s + "\" is not a weight init, expected tame or uniform");
+}
+
 }  // namespace
 
 void add_make_model_command(CLI::App& app) {
@@ -28,6 +34,7 @@ void add_make_model_command(CLI::App& app) {
     std::string out;
     bool text_only = false;
     std::string dtype = "bf16";
+    std::string init = "uniform";
     std::string tokenizer_from = std::string(STATICLM_DEPS_DIR) + "/tokenizer-gemma3/tokenizer.json";
   };
   auto args = std::make_shared<Args>();
@@ -40,6 +47,10 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "output directory")->required();
   cmd->add_flag("--text-only", args->text_only, "Gemma4ForCausalLM layout: no vision tower, tensors under model.");
   cmd->add_option("--dtype", args->dtype, "weight dtype: bf16, f16 or f32")->capture_default_str();
+  cmd->add_option("--init", args->init,
+                  "uniform: every norm weight near 1 (default; the fixtures' rule); tame: q_norm/k_norm "
+                  "weights near head_dim^-1/4, attention scores of std ~1 as in a trained model")
+      ->capture_default_str();
   cmd->add_option("--tokenizer-from", args->tokenizer_from,
                   "Gemma 3 tokenizer.json to derive the Gemma 4 vocabulary from (fetched by scripts/setup.sh)")
       ->capture_default_str();
@@ -50,6 +61,7 @@ void add_make_model_command(CLI::App& app) {
     o.out_dir = args->out;
     o.text_only = args->text_only;
     o.dtype = parse_weight_dtype(args->dtype);
+    o.init = parse_init(args->init);
     o.gemma3_tokenizer_path = args->tokenizer_from;
     // Progress on stderr, at most once per 5% (large presets take a while).
     int last_pct = -1;

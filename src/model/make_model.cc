@@ -134,15 +134,23 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // How a tensor is drawn: value = offset + spread * uniform(-1, 1). Realistic ranges: norm
 // weights and layer scalars near 1, projections with std 1/sqrt(fan_in), embeddings scaled so
-// that the model's own sqrt(width) factor brings them to unit size.
+// that the model's own sqrt(width) factor brings them to unit size; with WeightInit::kTame,
+// q_norm / k_norm weights near head_dim^-1/4 (see make_model.h).
 struct InitRule {
   float offset = 0;
   float spread = 0;
 };
 
-InitRule init_rule(const WeightSpec& w, const ModelConfig& c) {
+InitRule init_rule(const WeightSpec& w, const ModelConfig& c, WeightInit init) {
   const float sqrt3 = std::sqrt(3.0f);
   const auto std_rule = [&](double std) { return InitRule{0.0f, static_cast<float>(sqrt3 * std)}; };
+  if (init == WeightInit::kTame && (ends_with(w.name, "q_norm.weight") || ends_with(w.name, "k_norm.weight"))) {
+    // Gemma 4 scores are q . k unscaled (q_norm / k_norm do the scaling). Norm weights near 1
+    // give scores of std sqrt(head_dim) (16 for 256), a softmax that is a hard argmax whose
+    // choice flips with any rounding; head_dim^-1/4 on both gives scores of std about 1.
+    const float v = std::pow(static_cast<float>(w.shape[0]), -0.25f);
+    return {v, 0.1f * v};
+  }
   if (ends_with(w.name, "norm.weight")) return {1.0f, 0.1f};
   if (ends_with(w.name, "layer_scalar")) return {1.0f, 0.05f};
   if (ends_with(w.name, "input_min") || ends_with(w.name, "output_min")) return {-8.0f, 0.0f};
@@ -292,7 +300,7 @@ void make_model(const MakeModelOptions& o) {
   progress.report = o.progress;
   for (const WeightSpec& w : expected_weights(config)) {
     writer.add(w.name, o.dtype, w.shape,
-               TensorProducer(name_hash(o.seed, w.name), init_rule(w, config), o.dtype, w.shape.numel(), &progress));
+               TensorProducer(name_hash(o.seed, w.name), init_rule(w, config, o.init), o.dtype, w.shape.numel(), &progress));
     progress.total += dtype_bytes(o.dtype, static_cast<std::size_t>(w.shape.numel()));
   }
   writer.write(path_join(o.out_dir, "model.safetensors"));

@@ -19,12 +19,21 @@ namespace staticlm {
 // "e2b": the real E2B dimensions. Throws kInvalidArgument for another name.
 ModelConfig preset_config(const std::string& preset, bool text_only);
 
+// How make-model draws weights. Both: projections uniform with std 1/sqrt(fan_in), norm weights
+// and layer scalars near 1. kUniform (the default, the one every fixture was made with) keeps
+// q_norm / k_norm near 1 too, so attention scores (q . k, unscaled in Gemma 4) have std
+// sqrt(head_dim): the softmax picks one key by a margin any rounding can flip, and errors grow
+// chaotically layer by layer. kTame draws q_norm / k_norm weights near head_dim^-1/4, scores of
+// std about 1 as in a trained model, so error measurements (quantization) mean something.
+enum class WeightInit { kUniform, kTame };
+
 struct MakeModelOptions {
   std::string preset = "tiny";
   std::uint64_t seed = 0;
   std::string out_dir;
   bool text_only = false;
   DType dtype = DType::kBF16;         // weight dtype: BF16 (as shipped), F16 or F32
+  WeightInit init = WeightInit::kUniform;
   std::string gemma3_tokenizer_path;  // Gemma 3 tokenizer.json to derive the vocabulary from
   // Progress for long writes: (bytes written, bytes total). May be empty.
   std::function<void(std::uint64_t, std::uint64_t)> progress;

@@ -50,6 +50,7 @@ const Row kRows[] = {
     // make-model
     {"make_model_bad_preset", "make-model --preset bogus --out {O}/mm", "bogus", "mm/"},
     {"make_model_bad_dtype", "make-model --preset tiny --dtype i3 --out {O}/mm", "i3", "mm/"},
+    {"make_model_bad_init", "make-model --preset tiny --init warm --out {O}/mm", "warm", "mm/"},
     {"make_model_negative_seed", "make-model --preset tiny --seed -1 --out {O}/mm", "--seed", "mm/"},
     {"make_model_out_under_a_file", "make-model --preset tiny --out {D}/blocker/mm", "{D}/blocker/mm"},
     {"make_model_out_under_proc", "make-model --preset tiny --out /proc/staticlm-mm", "/proc/staticlm-mm"},

@@ -193,6 +193,36 @@ TEST(TextOnlyModel, UsesTheCausalLmLayout) {
   EXPECT_FALSE(file_exists(dir.file("preprocessor_config.json")));
 }
 
+// --init tame draws q_norm / k_norm near head_dim^-1/4 (text and vision) and changes nothing
+// else; the default (uniform) keeps them near 1.
+TEST(MakeModelInit, TameScalesOnlyTheQueryAndKeyNorms) {
+  if (test::gemma3_tokenizer_path().empty()) GTEST_FAIL() << "tokenizer not fetched: run scripts/setup.sh";
+  test::TempDir dir;
+  auto r = test::run_staticlm("make-model --preset tiny --seed 2 --dtype f32 --out " + dir.file("u"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_staticlm("make-model --preset tiny --seed 2 --dtype f32 --init tame --out " + dir.file("t"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto u = Checkpoint::open(dir.file("u")), t = Checkpoint::open(dir.file("t"));
+  int scaled = 0;
+  for (const auto& name : u->weights().names()) {
+    const TensorView a = u->weights().get(name), b = t->weights().get(name);
+    ASSERT_EQ(a.shape, b.shape) << name;
+    const bool qk = name.ends_with("q_norm.weight") || name.ends_with("k_norm.weight");
+    double mean_a = 0, mean_b = 0;
+    for (std::int64_t i = 0; i < a.shape.numel(); ++i) mean_a += a.get_f32(i), mean_b += b.get_f32(i);
+    mean_a /= static_cast<double>(a.shape.numel());
+    mean_b /= static_cast<double>(b.shape.numel());
+    if (!qk) {
+      EXPECT_EQ(mean_a, mean_b) << name;
+      continue;
+    }
+    ++scaled;
+    EXPECT_NEAR(mean_a, 1.0, 0.03) << name;
+    EXPECT_NEAR(mean_b, std::pow(static_cast<double>(a.shape[0]), -0.25), 0.03 * mean_b) << name;
+  }
+  EXPECT_GE(scaled, 12);  // q and k norms of the 6 text layers, and the vision tower's
+}
+
 // spec/gemma4.md 1.2: E2B's layer table, from a directory holding only config.json.
 TEST(InfoE2B, ReportsTheE2BLayerTable) {
   test::TempDir dir;
@@ -230,6 +260,10 @@ TEST(MakeModelErrors, ClearMessagesAndNoOutput) {
   r = test::run_staticlm("make-model --preset tiny --dtype q4 --out " + dir.file("m"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--dtype"), std::string::npos) << r.err;
+  r = test::run_staticlm("make-model --preset tiny --init warm --out " + dir.file("m"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--init: \"warm\" is not a weight init, expected tame or uniform"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.file("m")));
   r = test::run_staticlm("make-model --preset tiny");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
