@@ -68,15 +68,20 @@ STATICLM_VNNI_TARGET inline __m512i byte_block(const std::uint8_t* p, __m512i fl
 
 // Byte rows (I8 flipped to unsigned, U8 as is): per chunk of 8 blocks, each lane sums its group
 // in int32 (four chains for latency), then one convert and one multiply-add by the lane scales.
-template <bool kFlip>
+// kFine (I8): a second dot product with the activations' int8 residual (xq_fine, in steps of
+// 1/kFineSteps of the first's), so q8 decode keeps about 15 bits of each activation.
+template <bool kFlip, bool kFine>
 STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512 fine_step = _mm512_set1_ps(1.0f / kFineSteps);
   const std::int8_t* xq = x.xq.data();
+  const std::int8_t* xf = kFine ? x.xq_fine.data() : nullptr;
   __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
   for (std::int64_t c0 = 0, lane = 0; c0 < x.k; c0 += kVnniChunk, lane += kLanes) {
     const std::int64_t blocks = std::min(kVnniChunk, x.k - c0) / kBlock;
     const __m512i zero = _mm512_setzero_si512();
     __m512i a0 = kFlip ? load(x.lane_init.data() + lane) : zero, a1 = zero, a2 = zero, a3 = zero;
+    __m512i r0 = kFine ? load(x.lane_init_fine.data() + lane) : zero, r1 = zero;
     std::int64_t b = 0;
     for (; b + 4 <= blocks; b += 4) {
       const std::int64_t o = c0 + b * kBlock;
@@ -84,17 +89,28 @@ STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w) {
       prefetch(w + o + kBlock);
       prefetch(w + o + 2 * kBlock);
       prefetch(w + o + 3 * kBlock);
-      a0 = _mm512_dpbusd_epi32(a0, byte_block<kFlip>(w + o, flip), load(xq + o));
-      a1 = _mm512_dpbusd_epi32(a1, byte_block<kFlip>(w + o + kBlock, flip), load(xq + o + kBlock));
-      a2 = _mm512_dpbusd_epi32(a2, byte_block<kFlip>(w + o + 2 * kBlock, flip), load(xq + o + 2 * kBlock));
-      a3 = _mm512_dpbusd_epi32(a3, byte_block<kFlip>(w + o + 3 * kBlock, flip), load(xq + o + 3 * kBlock));
+      const __m512i w0 = byte_block<kFlip>(w + o, flip), w1 = byte_block<kFlip>(w + o + kBlock, flip);
+      const __m512i w2 = byte_block<kFlip>(w + o + 2 * kBlock, flip), w3 = byte_block<kFlip>(w + o + 3 * kBlock, flip);
+      a0 = _mm512_dpbusd_epi32(a0, w0, load(xq + o));
+      a1 = _mm512_dpbusd_epi32(a1, w1, load(xq + o + kBlock));
+      a2 = _mm512_dpbusd_epi32(a2, w2, load(xq + o + 2 * kBlock));
+      a3 = _mm512_dpbusd_epi32(a3, w3, load(xq + o + 3 * kBlock));
+      if constexpr (kFine) {
+        r0 = _mm512_dpbusd_epi32(r0, w0, load(xf + o));
+        r1 = _mm512_dpbusd_epi32(r1, w1, load(xf + o + kBlock));
+        r0 = _mm512_dpbusd_epi32(r0, w2, load(xf + o + 2 * kBlock));
+        r1 = _mm512_dpbusd_epi32(r1, w3, load(xf + o + 3 * kBlock));
+      }
     }
     for (; b < blocks; ++b) {
       const std::int64_t o = c0 + b * kBlock;
-      a0 = _mm512_dpbusd_epi32(a0, byte_block<kFlip>(w + o, flip), load(xq + o));
+      const __m512i w0 = byte_block<kFlip>(w + o, flip);
+      a0 = _mm512_dpbusd_epi32(a0, w0, load(xq + o));
+      if constexpr (kFine) r0 = _mm512_dpbusd_epi32(r0, w0, load(xf + o));
     }
     a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
-    const __m512 v = _mm512_cvtepi32_ps(a0);
+    __m512 v = _mm512_cvtepi32_ps(a0);
+    if constexpr (kFine) v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(r0, r1)), fine_step, v);
     if (lane % (2 * kLanes) == 0) {
       f0 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f0);
     } else {
@@ -197,7 +213,7 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
   switch (a.wtype) {
     case DType::kI8: {
       const auto* s = static_cast<const float*>(a.scales);
-      for (std::int64_t j = j0; j < j1; ++j) y[j] = dot_bytes<true>(x, w + j * k) * s[j];
+      for (std::int64_t j = j0; j < j1; ++j) y[j] = dot_bytes<true, true>(x, w + j * k) * s[j];
       return;
     }
     case DType::kU8:
@@ -205,7 +221,7 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
       const auto* s = static_cast<const float*>(a.scales);
       const std::int64_t row = a.wtype == DType::kU8 ? k : k / 2;
       for (std::int64_t j = j0; j < j1; ++j) {
-        const float d = a.wtype == DType::kU8 ? dot_bytes<false>(x, w + j * row) : dot_u4(x, w + j * row);
+        const float d = a.wtype == DType::kU8 ? dot_bytes<false, false>(x, w + j * row) : dot_u4(x, w + j * row);
         y[j] = (d - static_cast<float>(a.zero_points[j]) * x.total) * s[j];
       }
       return;
@@ -254,6 +270,13 @@ bool vnni_gemv_supported(DType wtype, std::int64_t k) {
   return quantized && k > 0 && k % kBlock == 0;
 }
 
+std::int8_t fine_residual(float x, float scale, std::int8_t q) {
+  if (scale <= 0) return 0;
+  // x / scale - q is within half a step; its multiple of 1 / kFineSteps, clamped for rounding.
+  const float r = std::nearbyint((x * (1.0f / scale) - static_cast<float>(q)) * kFineSteps);
+  return static_cast<std::int8_t>(std::clamp(r, -127.0f, 127.0f));
+}
+
 std::int64_t vnni_group_of(std::int64_t e, std::int64_t k, DType wtype) {
   if (wtype == DType::kI4) return e / kVnniGroup;
   const std::int64_t p = stored_at(e, k, nibbles(wtype));
@@ -267,6 +290,8 @@ void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out)
   out.xq.assign(static_cast<std::size_t>(k), 0);
   out.lane_init.clear();
   out.group_bias.clear();
+  out.xq_fine.clear();
+  out.lane_init_fine.clear();
   // The nibble order's position of each column and column of each position, for this k.
   static thread_local std::int64_t table_k = -1;
   static thread_local std::vector<std::int64_t> position_of, column_at;
@@ -303,7 +328,12 @@ void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out)
   // Lane groups: in each chunk, the stored positions p with (p % 64) / 4 == lane.
   const std::int64_t chunks = (k + kVnniChunk - 1) / kVnniChunk;
   out.scale.assign(static_cast<std::size_t>(chunks * kLanes), 0.0f);
-  if (wtype == DType::kI8) out.lane_init.assign(static_cast<std::size_t>(chunks * kLanes), 0);
+  const bool fine = wtype == DType::kI8;
+  if (fine) {
+    out.lane_init.assign(static_cast<std::size_t>(chunks * kLanes), 0);
+    out.lane_init_fine.assign(static_cast<std::size_t>(chunks * kLanes), 0);
+    out.xq_fine.assign(static_cast<std::size_t>(k), 0);
+  }
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t c0 = c * kVnniChunk, blocks = std::min(kVnniChunk, k - c0) / kBlock;
     for (std::int64_t lane = 0; lane < kLanes; ++lane) {
@@ -320,7 +350,17 @@ void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out)
       const float scale = quantize_group_s8(v, q, &sum);
       for (std::int64_t i = 0; i < n; ++i) out.xq[static_cast<std::size_t>(at[i])] = q[i];
       out.scale[static_cast<std::size_t>(c * kLanes + lane)] = scale;
-      if (wtype == DType::kI8) out.lane_init[static_cast<std::size_t>(c * kLanes + lane)] = -128 * sum;
+      if (fine) {
+        out.lane_init[static_cast<std::size_t>(c * kLanes + lane)] = -128 * sum;
+        int fine_sum = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+          const std::int8_t r = fine_residual(v[i], scale, q[i]);
+          out.xq_fine[static_cast<std::size_t>(at[i])] = r;
+          fine_sum += r;
+        }
+        out.lane_init_fine[static_cast<std::size_t>(c * kLanes + lane)] = -128 * fine_sum;
+        total += static_cast<double>(scale) * fine_sum / kFineSteps;
+      }
       total += static_cast<double>(scale) * sum;
     }
   }

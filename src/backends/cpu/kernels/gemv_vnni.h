@@ -9,8 +9,10 @@
 //   is scaled once.
 // - I4 (a weight scale per 32 columns): group = 32 consecutive columns, as the weight's groups,
 //   so a lane of one 128-column load sees one weight group; scaled once per load.
+// q8 (I8, whose GEMV has arithmetic to spare) also multiplies the activations' int8 residual
+// (fine_residual), so its activations keep about 15 bits: x = scale * (xq + xq_fine / 254).
 // Error against the f32 activations: at most sum_i |w_i| * scale(group of i) / 2 per output (the
-// rounding of x), see the kernel tests. Only call when vnni_kernels() and vnni_gemv_supported().
+// rounding of x; q8: / 254 more), see the kernel tests. Only call when vnni_kernels() and vnni_gemv_supported().
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,7 @@ namespace staticlm::cpu {
 
 inline constexpr std::int64_t kVnniGroup = 32;
 inline constexpr std::int64_t kVnniChunk = 512;  // columns whose integer sums are scaled together
+inline constexpr float kFineSteps = 254.0f;       // I8: the residual's steps per activation step
 
 // One activation row prepared for the weights of one dtype.
 struct VnniRow {
@@ -34,6 +37,8 @@ struct VnniRow {
                                          // removing the +128 that makes the weights unsigned
   std::vector<float> group_bias;         // I4: [k / 32] -8 * scale * (sum of the group's values),
                                          // removing the +8 that makes the nibbles unsigned
+  std::vector<std::int8_t> xq_fine;      // I8: [k] the residual x / scale - xq in 1/kFineSteps steps
+  std::vector<std::int32_t> lane_init_fine;  // I8: as lane_init, for xq_fine
   float total = 0;                       // sum of the dequantized x (for zero points)
 };
 
@@ -48,6 +53,10 @@ bool vnni_gemv_supported(DType wtype, std::int64_t k);
 // The activation group column e of x falls in, for weights of `wtype` with k columns: its 32
 // values share one int8 scale (I4: e / 32; else chunk * 16 + lane, as described above).
 std::int64_t vnni_group_of(std::int64_t e, std::int64_t k, DType wtype);
+
+// I8: the residual of x against its int8 rounding q (x / scale - q, within half a step) in
+// steps of 1 / kFineSteps, rounded to nearest even and clamped to +-127; 0 when scale is 0.
+std::int8_t fine_residual(float x, float scale, std::int8_t q);
 
 // x [k] -> out, for weights of `wtype`.
 void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out);
