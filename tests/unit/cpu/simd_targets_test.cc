@@ -210,17 +210,21 @@ TEST(SimdTargets, SharedKeyPaddingMaskAsTheVisionTower) {
 
 TEST(SimdTargets, DecodeAttentionReadsPastAndCurrentSegments) {
   // max_seq 64: 63 past slots of which 20 are used, plus the current token's row.
-  for (std::optional<std::int64_t> window : {std::optional<std::int64_t>(), std::optional<std::int64_t>(8)}) {
-    const AttentionCase c{window ? "decode sliding" : "decode", 1, 8, 2, 32, 64};
-    std::vector<float> mask(64);
-    build_decode_mask(mask, 64, 20, window, -120.0f);
-    const auto past_k = random_vec(2 * 63 * 32, 41, -3, 3), past_v = random_vec(2 * 63 * 32, 42);
-    const auto cur_k = random_vec(2 * 32, 43, -3, 3), cur_v = random_vec(2 * 32, 44);
-    const auto q = random_vec(8 * 32, 45, -3, 3);
-    expect_attention_matches(c, mask, 64,
-                             {KvSegment{past_k.data(), past_v.data(), 63, 63 * 32},
-                              KvSegment{cur_k.data(), cur_v.data(), 1, 32}},
-                             q);
+  // Heads per KV head: 4 (two groups), 8 (one group cut in two chunks for two threads), 5 (cut
+  // in chunks of 3 and 2).
+  for (const auto [heads, kv_heads] : {std::pair<int, int>{8, 2}, {8, 1}, {5, 1}}) {
+    for (std::optional<std::int64_t> window : {std::optional<std::int64_t>(), std::optional<std::int64_t>(8)}) {
+      const AttentionCase c{window ? "decode sliding" : "decode", 1, heads, kv_heads, 32, 64};
+      std::vector<float> mask(64);
+      build_decode_mask(mask, 64, 20, window, -120.0f);
+      const auto past_k = random_vec(2 * 63 * 32, 41, -3, 3), past_v = random_vec(2 * 63 * 32, 42);
+      const auto cur_k = random_vec(2 * 32, 43, -3, 3), cur_v = random_vec(2 * 32, 44);
+      const auto q = random_vec(heads * 32, 45, -3, 3);
+      expect_attention_matches(c, mask, 64,
+                               {KvSegment{past_k.data(), past_v.data(), 63, 63 * 32},
+                                KvSegment{cur_k.data(), cur_v.data(), 1, 32}},
+                               q);
+    }
   }
 }
 

@@ -93,27 +93,33 @@ HWY_INLINE float ExpShifted(float* p, std::int64_t n, float mx) {
   return sum;
 }
 
-// One (query row, head) over the keys its mask row leaves open; false when none is open (the
-// caller then runs the reference over every key).
-bool AttendRow(const float* qv, std::int64_t hd, const KvSegment* segs, std::int64_t n_segs, std::int64_t kvh,
-               const float* m, float scale, float* o, float* p) {
+// Heads [0, nh) of one query row that share KV head kvh (q and o: nh rows of hd), over the keys
+// the mask row leaves open; false when none is open (the caller then runs the reference over
+// every key). Each key and value row is read once for all nh heads. p: nh * total + 2 * nh floats.
+bool AttendHeads(const float* q, std::int64_t nh, std::int64_t hd, const KvSegment* segs, std::int64_t n_segs,
+                 std::int64_t kvh, const float* m, float scale, float* o, float* p, std::int64_t total) {
   const DF d;
   const std::int64_t L = static_cast<std::int64_t>(hn::Lanes(d));
+  float* mx = p + nh * total;
+  float* inv = mx + nh;
+  std::fill(mx, mx + nh, -INFINITY);
   std::int64_t col = 0, kept = 0;
-  float mx = -INFINITY;
   for (std::int64_t si = 0; si < n_segs; ++si) {
     const KvSegment& s = segs[si];
     const float* kb = s.k + kvh * s.head_stride;
     for (std::int64_t r = 0; r < s.rows; ++r, ++col) {
       if (m[col] <= kNegligibleMask) continue;
-      const float v = Dot(qv, kb + r * hd, hd) * scale + m[col];
-      p[kept++] = v;
-      mx = std::max(mx, v);
+      for (std::int64_t h = 0; h < nh; ++h) {
+        const float v = Dot(q + h * hd, kb + r * hd, hd) * scale + m[col];
+        p[h * total + kept] = v;
+        mx[h] = std::max(mx[h], v);
+      }
+      ++kept;
     }
   }
   if (kept == 0) return false;
-  const float inv = 1.0f / ExpShifted(p, kept, mx);
-  std::fill(o, o + hd, 0.0f);
+  for (std::int64_t h = 0; h < nh; ++h) inv[h] = 1.0f / ExpShifted(p + h * total, kept, mx[h]);
+  std::fill(o, o + nh * hd, 0.0f);
   col = 0;
   kept = 0;
   for (std::int64_t si = 0; si < n_segs; ++si) {
@@ -121,11 +127,15 @@ bool AttendRow(const float* qv, std::int64_t hd, const KvSegment* segs, std::int
     const float* vb = s.v + kvh * s.head_stride;
     for (std::int64_t r = 0; r < s.rows; ++r, ++col) {
       if (m[col] <= kNegligibleMask) continue;
-      const auto w = hn::Set(d, p[kept++] * inv);
       const float* vr = vb + r * hd;
-      std::int64_t i = 0;
-      for (; i + L <= hd; i += L) hn::StoreU(hn::MulAdd(w, hn::LoadU(d, vr + i), hn::LoadU(d, o + i)), d, o + i);
-      for (; i < hd; ++i) o[i] += hn::GetLane(w) * vr[i];
+      for (std::int64_t h = 0; h < nh; ++h) {
+        const auto w = hn::Set(d, p[h * total + kept] * inv[h]);
+        float* oh = o + h * hd;
+        std::int64_t i = 0;
+        for (; i + L <= hd; i += L) hn::StoreU(hn::MulAdd(w, hn::LoadU(d, vr + i), hn::LoadU(d, oh + i)), d, oh + i);
+        for (; i < hd; ++i) oh[i] += hn::GetLane(w) * vr[i];
+      }
+      ++kept;
     }
   }
   return true;
@@ -157,7 +167,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace staticlm::cpu {
 
-HWY_EXPORT(AttendRow);
+HWY_EXPORT(AttendHeads);
 HWY_EXPORT(ScaleMaskExp);
 
 namespace {
@@ -176,18 +186,31 @@ void attention_rows(const float* q, const AttentionShape& shape, std::span<const
   const std::int64_t hd = shape.head_dim, group = shape.heads / shape.kv_heads;
   const std::int64_t total = total_keys(keys);
   const int participants = pool ? pool->size() : 1;
-  scratch.resize(static_cast<std::size_t>(total * participants));
-  const auto row = HWY_DYNAMIC_DISPATCH(AttendRow);
-  parallel_for(pool, shape.queries * shape.heads, 1, static_cast<double>(2 * total * hd),
+  // Items: (query row, KV head, chunk of the heads sharing it). A chunk reads each key and value
+  // row once for all its heads; the group is cut in chunks only as far as the threads need.
+  const std::int64_t rows_x_kv = shape.queries * shape.kv_heads;
+  const std::int64_t parts = std::clamp<std::int64_t>((participants + rows_x_kv - 1) / rows_x_kv, 1, group);
+  const std::int64_t chunk = (group + parts - 1) / parts;
+  const std::int64_t per_worker = chunk * total + 2 * chunk;
+  scratch.resize(static_cast<std::size_t>(per_worker * participants));
+  const auto heads_kernel = HWY_DYNAMIC_DISPATCH(AttendHeads);
+  parallel_for(pool, rows_x_kv * parts, 1, static_cast<double>(2 * total * hd * chunk),
                [&](std::int64_t b, std::int64_t e, int worker) {
-                 float* p = scratch.data() + static_cast<std::int64_t>(worker) * total;
+                 float* p = scratch.data() + static_cast<std::int64_t>(worker) * per_worker;
                  for (std::int64_t item = b; item < e; ++item) {
-                   const std::int64_t i = item / shape.heads, h = item % shape.heads, kvh = h / group;
+                   const std::int64_t i = item / (shape.kv_heads * parts);
+                   const std::int64_t kvh = item / parts % shape.kv_heads;
+                   const std::int64_t h0 = kvh * group + item % parts * chunk;
+                   const std::int64_t nh = std::min(chunk, (kvh + 1) * group - h0);
+                   if (nh <= 0) continue;
                    const float* m = mask + i * mask_stride;
-                   const float* qv = q + (i * shape.heads + h) * hd;
-                   float* o = out + (i * shape.heads + h) * hd;
-                   if (!row(qv, hd, keys.data(), static_cast<std::int64_t>(keys.size()), kvh, m, scale, o, p)) {
-                     detail::attend_row_reference(qv, hd, keys, kvh, m, scale, o, p);
+                   const float* qv = q + (i * shape.heads + h0) * hd;
+                   float* o = out + (i * shape.heads + h0) * hd;
+                   if (!heads_kernel(qv, nh, hd, keys.data(), static_cast<std::int64_t>(keys.size()), kvh, m, scale, o,
+                                     p, total)) {
+                     for (std::int64_t h = 0; h < nh; ++h) {
+                       detail::attend_row_reference(qv + h * hd, hd, keys, kvh, m, scale, o + h * hd, p);
+                     }
                    }
                  }
                });
