@@ -320,7 +320,17 @@ PYBIND11_MODULE(staticlm, m) {
             return t.apply_chat_template(json, o).text;
           },
           py::arg("messages"), py::arg("add_generation_prompt") = true, py::arg("tools") = py::none(),
-          py::arg("chat_template") = "", py::arg("variables") = py::dict());
+          py::arg("chat_template") = "", py::arg("variables") = py::dict())
+      .def(
+          "chat_prompt",
+          [](const api::Tokenizer& t, const std::string& prompt, const std::string& chat_template) {
+            api::ChatTemplateOptions o;
+            o.template_file = chat_template;
+            py::gil_scoped_release release;
+            return t.chat_prompt(prompt, o);
+          },
+          py::arg("prompt"), py::arg("chat_template") = "",
+          "`prompt` as one user message in the chat template, ending with the model's turn (what `run --chat` prefills)");
 
   py::class_<Generation>(m, "Generation", "The tokens of one generate() call, as they are produced")
       .def("__iter__", [](Generation& g) -> Generation& { return g; })
@@ -477,7 +487,8 @@ PYBIND11_MODULE(staticlm, m) {
       [](const std::string& dir, const std::optional<std::string>& prompt,
          const std::optional<std::vector<std::int64_t>>& prompt_ids, const py::object& image, const std::string& reference,
          const std::string& steps, std::optional<std::int64_t> decode_steps, std::optional<std::int64_t> gen_steps,
-         std::optional<std::int64_t> max_seq, const py::object& sets, const std::string& config, int threads) {
+         std::optional<std::int64_t> max_seq, const py::object& sets, const std::string& config, int threads,
+         bool f32_activations, const std::string& backend, const std::string& fallback, const std::string& record) {
         api::InspectOptions o;
         o.model_dir = dir;
         o.prompt = prompt;
@@ -491,6 +502,10 @@ PYBIND11_MODULE(staticlm, m) {
         o.sets = set_list(sets);
         o.config_file = config;
         o.threads = threads;
+        o.f32_activations = f32_activations;
+        o.backend = backend;
+        o.fallback = fallback;
+        o.record_dir = record;
         api::InspectReport r;
         {
           py::gil_scoped_release release;
@@ -501,8 +516,10 @@ PYBIND11_MODULE(staticlm, m) {
       py::arg("model_dir"), py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(),
       py::arg("image") = py::none(), py::arg("reference") = "dynamic", py::arg("steps") = "1-8",
       py::arg("decode_steps") = py::none(), py::arg("gen_steps") = py::none(), py::arg("max_seq") = py::none(),
-      py::arg("sets") = py::none(), py::arg("config") = "", py::arg("threads") = 0,
+      py::arg("sets") = py::none(), py::arg("config") = "", py::arg("threads") = 0, py::arg("f32_activations") = false,
+      py::arg("backend") = "cpu", py::arg("fallback") = "none", py::arg("record") = "",
       "The inspector's report as a dict (what `staticlm inspect --report` writes): the static pipeline "
-      "against a reference, step by step");
+      "against a reference, step by step (the static side on `backend`; `record`: write its subgraph calls "
+      "to this new or empty directory)");
   m.attr("__version__") = "0.1.0";
 }

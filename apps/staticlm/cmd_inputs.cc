@@ -12,16 +12,11 @@
 #include <vector>
 
 #include "base/error.h"
-#include "base/file.h"
 #include "commands.h"
 #include "profile_option.h"
 #include "prompt_source.h"
 #include "runtime/runtime_config.h"
-#include "runtime/static_input_builder.h"
-#include "runtime/static_inputs_check.h"
-#include "tensor/safetensors.h"
-#include "text/chat_format.h"
-#include "vision/image_decode.h"
+#include "staticlm/inputs.h"
 
 namespace staticlm::cli {
 
@@ -42,95 +37,37 @@ struct InputsArgs {
   bool json = false;
 };
 
-void write_inputs(const StaticInputs& s, const std::string& profile, const std::string& path) {
-  SafetensorsWriter w;
-  w.add("llm_input_ids", s.llm_input_ids.view());
-  // The mask is stored as U8 0/1 (the same bytes as the BOOL tensor).
-  TensorView mask = s.attention_mask.view();
-  mask.dtype = DType::kU8;
-  w.add("attention_mask", mask);
-  w.add("valid_length", s.valid_length.view());
-  w.add("raw_input_ids", s.raw_input_ids.view());
-  if (s.pixel_values) w.add("pixel_values", s.pixel_values->view());
-  if (s.image_position_ids) w.add("image_position_ids", s.image_position_ids->view());
-  w.add_metadata("format", "staticlm-static-inputs");
-  w.add_metadata("vision_profile", profile);
-  w.add_metadata("max_seq", std::to_string(s.max_seq()));
-  w.write(path);
-}
-
-nlohmann::ordered_json summary(const StaticInputBuilder& b, const StaticInputs& s, const std::vector<InputCheck>& checks,
-                               const InputsArgs& a, const RuntimeConfig& cfg) {
-  const StaticInputOptions& o = b.options();
-  nlohmann::ordered_json j;
-  j["model_dir"] = a.model;
-  j["T"] = s.length();
-  j["S"] = s.max_seq();
-  j["valid_length"] = s.length();
-  j["pad_token_id"] = *o.pad_token_id;
-  j["image_token_id"] = o.image_token_id ? nlohmann::ordered_json(*o.image_token_id) : nlohmann::ordered_json(nullptr);
-  j["vision_profile"] = b.has_vision() ? nlohmann::ordered_json(o.profile.name) : nlohmann::ordered_json(nullptr);
-  j["image_fit"] = image_fit_name(cfg.image_fit);
-  if (s.has_image()) {
-    j["span"] = {o.profile.visual_start_idx, o.profile.visual_end_idx()};
-    j["num_visual_tokens"] = o.profile.num_visual_tokens;
-    j["patch_grid"] = {o.profile.patch_grid_height, o.profile.patch_grid_width};
-    j["pixel_values_shape"] = s.pixel_values->shape().dims();
-    j["image_position_ids_sha256"] = o.profile.position_ids_sha256();
-  } else {
-    j["span"] = nullptr;
-  }
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const InputCheck& c : checks) list.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
-  j["checks"] = std::move(list);
-  j["all_passed"] = all_passed(checks);
-  j["raw_input_ids_head"] = std::vector<std::int64_t>(
-      s.raw_input_ids.as<std::int64_t>().begin(),
-      s.raw_input_ids.as<std::int64_t>().begin() + std::min<std::int64_t>(s.length(), 8));
-  j["out"] = a.out;
-  return j;
-}
-
+// A thin adapter over the library (api::check_static_inputs and save_static_inputs, include/staticlm/inputs.h): the
+// prompt flags resolved to text, the summary printed.
 void run(const InputsArgs& a) {
   if (a.prompt && a.messages) invalid_argument("give --prompt or --messages, not both");
   std::vector<std::string> sets = a.sets;
   // --max-seq wins over the config file and --set (--profile went in before --set).
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
-  const RuntimeConfig cfg = load_runtime_config(a.config, sets);
   std::vector<std::string> image_paths;
-  const std::string prompt = resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model}, cfg, image_paths);
-  // A text-only prompt is not checked against the image span (a multimodal checkpoint's
-  // profile need not fit max_seq then).
-  const auto builder = StaticInputBuilder::create(a.model, cfg, a.reserve_decode_slot, /*text_only=*/image_paths.empty());
-  std::vector<RgbImage> images;
-  for (const std::string& path : image_paths) images.push_back(decode_image_file(path));
-
-  const StaticInputs inputs = builder->build(prompt, images);
-  // Step 1: re-run the processor and re-derive every output independently.
-  const ProcessorBatch reference = builder->process(prompt, images);
-  const StaticInputOptions& o = builder->options();
-  const std::vector<InputCheck> checks =
-      check_static_inputs(inputs, reference, inputs.max_seq(), *o.pad_token_id, o.image_token_id);
-  const auto j = summary(*builder, inputs, checks, a, cfg);
+  const std::string prompt =
+      resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model}, load_runtime_config(a.config, sets),
+                     image_paths);
+  api::InputOptions o;
+  o.config_file = a.config.value_or("");
+  o.sets = sets;
+  o.reserve_decode_slot = a.reserve_decode_slot;
+  const api::StaticInputsReport r = api::check_static_inputs(a.model, prompt, image_paths, o);
   if (a.json) {
+    auto j = nlohmann::ordered_json::parse(r.summary_json);
+    j["out"] = a.out;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << "T " << inputs.length() << " of S " << inputs.max_seq();
-    if (inputs.has_image()) {
-      std::cout << ", image span [" << o.profile.visual_start_idx << ", " << o.profile.visual_end_idx() << ") of profile "
-                << o.profile.name;
-    }
-    std::cout << "\n";
-    for (const InputCheck& c : checks) std::cout << (c.passed ? "  ok    " : "  FAIL  ") << c.name << ": " << c.detail << "\n";
+    std::cout << r.summary_text;
   }
-  if (!all_passed(checks)) {
+  if (!r.all_passed) {
     std::string failed;
-    for (const InputCheck& c : checks) {
+    for (const api::StaticInputCheck& c : r.checks) {
       if (!c.passed) failed += (failed.empty() ? "" : "; ") + c.name + ": " + c.detail;
     }
     internal_error("side-by-side check of the static inputs failed: " + failed);
   }
-  write_inputs(inputs, builder->has_vision() ? o.profile.name : "", a.out);
+  api::save_static_inputs(r, a.out);
 }
 
 }  // namespace

@@ -11,28 +11,19 @@
 // not; 2: the recording is refused (missing or malformed index, a call file missing, or missing
 // a tensor, or holding one with another dtype or shape than the graph's signature) or a bad flag.
 // docs/record-replay.md.
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <memory>
 #include <optional>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/kernels/dispatch.h"
-#include "base/error.h"
+#include "api/replay.h"
 #include "base/file.h"
-#include "base/thread_pool.h"
 #include "commands.h"
-#include "threads_option.h"
-#include "inspect/replay.h"
 #include "kernel_target_option.h"
-#include "model/checkpoint.h"
+#include "threads_option.h"
 
 namespace staticlm::cli {
 
@@ -62,64 +53,32 @@ void print_row(const inspect::CallReplay& c, const inspect::OutputComparison& o)
   std::cout << buf;
 }
 
-// Pins the recorded kernel target when this CPU has it (an explicit --kernel-target wins);
-// returns the target the replay runs on.
-std::string apply_target(const ReplayArgs& a, const std::string& recorded) {
-  if (a.kernel_target) {
-    apply_kernel_target(a.kernel_target);
-  } else if (!recorded.empty()) {
-    const std::vector<std::string> have = cpu::kernel_targets();
-    if (std::find(have.begin(), have.end(), recorded) != have.end()) {
-      cpu::select_kernel_target(recorded);
-    } else {
-      std::cerr << "note: the recording ran on kernel target " << recorded << ", which this CPU does not have; "
-                << "replaying on " << cpu::kernel_target() << " (outputs may differ in the last bits)\n";
-    }
-  }
-  return cpu::kernel_target();
-}
-
+// A thin adapter over the library's replay (api/replay.h): flags in, the table and report out.
 void replay_command(const ReplayArgs& a) {
-  if (a.tolerance && (!std::isfinite(*a.tolerance) || *a.tolerance < 0)) {
-    invalid_argument("--tolerance: must be a finite PEIR >= 0");
-  }
-  const inspect::Recording rec = inspect::read_recording(a.record);
-  if (rec.setup.backend != "cpu") {
-    std::cerr << "note: recorded on the " << rec.setup.backend << " backend; replaying on cpu\n";
-  }
-  const std::string target = apply_target(a, rec.setup.kernel_target);
-  const std::string model = a.model.value_or(rec.setup.model_dir);
-  auto ck = Checkpoint::open(model);
-  const int threads = resolve_threads(a.threads);
-  ThreadPool pool(threads);
-  CpuBackendOptions bo;
-  bo.pool = &pool;
-  bo.bf16_activations = rec.setup.bf16_activations;
-  bo.skip_padded_rows = rec.setup.skip_padded_rows;
-  auto cpu = CpuBackend::create(*ck, rec.setup.profile, bo);
-  const std::vector<inspect::RecordedCallEntry> calls = inspect::select_calls(rec, *cpu, a.graph);
-
-  // Every file is checked before anything runs: a broken recording is refused as a whole.
-  for (const auto& c : calls) inspect::open_call_file(path_join(rec.dir, c.file), cpu->signature(c.graph));
-
-  if (!a.json) {
-    std::cerr << "replaying " << calls.size() << " of " << rec.calls.size() << " recorded calls from " << rec.dir
-              << " on cpu (kernel target " << target << ", model " << model << ")\n";
+  api::ReplayOptions o;
+  o.record = a.record;
+  o.graph = a.graph;
+  o.model = a.model;
+  o.kernel_target = a.kernel_target;
+  o.tolerance = a.tolerance;
+  o.threads = resolve_threads(a.threads);
+  o.log = [](const std::string& line) { std::cerr << line << "\n"; };
+  const auto on_start = [&a](const api::ReplayPlan& p) {
+    if (a.json) return;
+    std::cerr << "replaying " << p.selected << " of " << p.recorded << " recorded calls from " << p.dir
+              << " on cpu (kernel target " << p.target << ", model " << p.model << ")\n";
     char head[256];
     std::snprintf(head, sizeof head, "%6s  %-26s %-22s %10s %10s %10s %10s  %s\n", "call", "graph", "output", "max|d|",
                   "mean|d|", "PEIR", "cosine", "bit-exact");
     std::cout << head;
-  }
-  std::vector<inspect::CallReplay> results;
-  for (const auto& c : calls) {
-    const auto f = inspect::open_call_file(path_join(rec.dir, c.file), cpu->signature(c.graph));
-    results.push_back(inspect::replay_call(*cpu, c, *f));
-    if (!a.json) {
-      for (const auto& o : results.back().outputs) print_row(results.back(), o);
-    }
-  }
-
-  const nlohmann::json report = inspect::replay_report_json(rec, model, "cpu", target, results, a.tolerance);
+  };
+  const auto on_call = [&a](const inspect::CallReplay& c) {
+    if (a.json) return;
+    for (const auto& out : c.outputs) print_row(c, out);
+  };
+  const api::ReplayResult replayed = api::replay(o, on_start, on_call);
+  const std::vector<inspect::CallReplay>& results = replayed.calls;
+  const nlohmann::json& report = replayed.report;
   if (a.report) write_text_atomic(*a.report, report.dump(1) + "\n");
   if (a.json) std::cout << report.dump(1) << "\n";
 

@@ -6,9 +6,11 @@
 // An OpenAI-compatible HTTP server (cpp-httplib) over the runtime: GET /health, GET /v1/models,
 // POST /v1/chat/completions (non-streaming, or streaming as server-sent events ending with
 // "data: [DONE]"). One worker runs the requests one at a time over N conversation slots that
-// act as an LRU prompt cache (serve_engine.h); beyond one running and --queue waiting requests,
-// 503. Bad JSON or fields: 400 naming the field; a body over --max-body: 413. --port 0 picks a
-// free port. The first line on stdout says where it listens.
+// act as an LRU prompt cache (serve/serve_engine.h, set up by api/serve_host.h); beyond one
+// running and --queue waiting requests, 503. Bad JSON or fields: 400 naming the field; a body
+// over --max-body: 413. --port 0 picks a free port. The first line on stdout says where it
+// listens. This file holds the flags and the HTTP routes; replies are formatted by
+// serve/openai_reply.h.
 #include <malloc.h>
 #include <signal.h>
 
@@ -18,7 +20,6 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -26,21 +27,15 @@
 #include <thread>
 #include <vector>
 
-#include "backends/cpu/cpu_backend.h"
-#include "base/error.h"
-#include "base/file.h"
-#include "base/thread_pool.h"
-#include "commands.h"
-#include "profile_option.h"
-#include "model/checkpoint.h"
-#include "peer_watch.h"
-#include "runtime/runtime_config.h"
-#include "runtime/static_input_builder.h"
-#include "sampling_flags.h"
-#include "serve/serve_engine.h"
-#include "text/chat_render.h"
-#include "text/tokenizer.h"
+#include "api/serve_host.h"
 #include "backend_option.h"
+#include "base/error.h"
+#include "commands.h"
+#include "peer_watch.h"
+#include "profile_option.h"
+#include "sampling_flags.h"
+#include "serve/openai_reply.h"
+#include "serve/serve_engine.h"
 #include "threads_option.h"
 
 namespace staticlm::cli {
@@ -64,105 +59,44 @@ struct ServeArgs {
   BackendChoice backend;
 };
 
-std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
-
 void json_reply(httplib::Response& res, int status, const std::string& body) {
   res.status = status;
   res.set_content(body, "application/json");
 }
 
-ojson usage_json(const ChatJob& job) {
-  const auto prompt = static_cast<std::int64_t>(job.prompt.size());
-  return {{"prompt_tokens", prompt},
-          {"completion_tokens", job.completion_tokens},
-          {"total_tokens", prompt + job.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", job.cached_tokens}}}};
-}
-
-// OpenAI's tool_calls: arguments as a JSON string; ids unique within the reply.
-ojson tool_calls_json(const std::vector<ToolCall>& calls, std::size_t first = 0) {
-  ojson out = ojson::array();
-  for (std::size_t i = first; i < calls.size(); ++i) {
-    out.push_back({{"index", i},
-                   {"id", "call_" + std::to_string(i)},
-                   {"type", "function"},
-                   {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments.dump()}}}});
-  }
-  return out;
-}
-
-struct Reply {
-  std::string id, model;
-  std::int64_t created = 0;
-  ojson base(const char* object) const { return {{"id", id}, {"object", object}, {"created", created}, {"model", model}}; }
-  ojson chunk(ojson delta, ojson finish) const {
-    ojson j = base("chat.completion.chunk");
-    j["choices"] = ojson::array({{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}}});
-    return j;
-  }
-};
-
+// A thin adapter over the library's serve host (api/serve_host.h): flags in, HTTP out.
 void serve_command(const ServeArgs& a) {
   if (a.slots < 1 || a.slots > 64) invalid_argument("--slots " + std::to_string(a.slots) + ": must be in [1, 64]");
   if (a.queue < 0 || a.queue > 4096) invalid_argument("--queue " + std::to_string(a.queue) + ": must be in [0, 4096]");
   if (a.port < 0 || a.port > 65535) invalid_argument("--port " + std::to_string(a.port) + ": must be in [0, 65535] (0: any free port)");
   if (a.max_body < 1) invalid_argument("--max-body " + std::to_string(a.max_body) + ": must be at least 1");
-  std::vector<std::string> sets = a.sets;
-  if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
-  const RuntimeConfig cfg = load_runtime_config(a.config_file, sets);
-  const int threads = resolve_threads(a.threads);
-  check_backend_choice(a.backend);
-  auto ck = Checkpoint::open(a.model);
-  const GenerateOptions defaults = generate_options(a.sampling, *ck);
-  if (cfg.max_seq > ck->config().text.max_position_embeddings) {
-    invalid_argument("--max-seq " + std::to_string(cfg.max_seq) + " exceeds the model's max_position_embeddings " +
-                     std::to_string(ck->config().text.max_position_embeddings));
-  }
-  const std::string tok_path = path_join(a.model, "tokenizer.json");
-  if (!file_exists(tok_path)) invalid_argument("serve: " + a.model + " has no tokenizer.json");
-  const auto tok = Tokenizer::load(tok_path);
-  const std::string name = std::filesystem::path(a.model).lexically_normal().filename().string();
-  const std::string model_name = name.empty() ? a.model : name;
+  api::ServeHostOptions o;
+  o.model = a.model;
+  o.threads = resolve_threads(a.threads);
+  o.slots = a.slots;
+  o.queue = a.queue;
+  o.config_file = a.config_file;
+  o.sets = a.sets;
+  o.max_seq = a.max_seq;
+  o.defaults = generate_params(a.sampling);
+  o.allow_local_files = a.allow_local_files;
+  o.f32_activations = a.f32_activations;
+  o.chat_template = a.chat_template;
+  o.backend = a.backend;
+  o.log = [](const std::string& line) { std::cerr << line << "\n"; };
 
-  // SIGINT / SIGTERM stop the server cleanly: blocked here (every thread started later inherits
-  // that) and awaited by one thread.
+  // SIGINT / SIGTERM stop the server cleanly: blocked here, before the host starts its threads
+  // (every thread started later inherits that), and awaited by one thread.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  ThreadPool pool(threads);
-  SubgraphProfile profile;
-  profile.max_seq = cfg.max_seq;
-  profile.rope_sine = cfg.rope_sine;
-  profile.append_lengths = append_buckets_for(cfg, cfg.max_seq);
-  // Image parts are served when the model has a vision tower and the runtime config's vision
-  // profile fits max_seq; otherwise they are refused with the reason, and text is served.
-  ImageIntake images;
-  images.allow_local_files = a.allow_local_files;
-  std::unique_ptr<StaticInputBuilder> builder;
-  if (!ck->config().vision) {
-    images.refusal = "image parts need a model with a vision tower; " + model_name + " is text-only";
-  } else {
-    try {
-      builder = StaticInputBuilder::create(a.model, cfg, /*reserve_decode_slot=*/true);
-      set_vision_profile(profile, builder->options().profile);
-      images.builder = builder.get();
-    } catch (const Error& e) {
-      images.refusal = std::string("this server does not take images: ") + e.what();
-      std::cerr << "staticlm serve: text only: " << e.what() << "\n";
-    }
-  }
-  CpuBackendOptions bo;
-  bo.pool = &pool;
-  bo.bf16_activations = !a.f32_activations;
-  auto backend = create_backend(a.backend, *ck, profile, bo);
-  print_backend_placement(*backend, /*with_calls=*/false);
-  // A missing or unreadable --chat-template is refused now, not at the first request.
-  if (!a.chat_template.empty()) find_chat_template(a.model, a.chat_template);
-  const RequestContext context{a.model, a.chat_template, tok.get(), defaults, cfg.max_seq, images};
-  ServeEngine engine(*backend, *ck, *tok, ServeOptions{a.slots, a.queue});
+  const std::unique_ptr<api::ServeHost> host = api::ServeHost::create(o);
+  ServeEngine& engine = host->engine();
+  const RequestContext& context = host->context();
+  const std::string& model_name = host->model_name();
 
   httplib::Server svr;
   // Enough connection threads for every request that may run or wait, and some to answer 503.
@@ -179,7 +113,7 @@ void serve_command(const ServeArgs& a) {
 
   svr.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
     const ServeEngine::Stats s = engine.stats();
-    json_reply(res, 200, dump({{"status", "ok"}, {"slots", a.slots}, {"queue", a.queue}, {"in_flight", s.in_flight},
+    json_reply(res, 200, dump_reply_json({{"status", "ok"}, {"slots", a.slots}, {"queue", a.queue}, {"in_flight", s.in_flight},
                                {"completed", s.completed}, {"cancelled", s.cancelled}, {"failed", s.failed},
                                {"rejected", s.rejected},
                                // Heap bytes in use (glibc, every arena): flat across requests.
@@ -188,7 +122,7 @@ void serve_command(const ServeArgs& a) {
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
   svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
     const ojson m = {{"id", model_name}, {"object", "model"}, {"created", started}, {"owned_by", "staticlm"}};
-    json_reply(res, 200, dump({{"object", "list"}, {"data", ojson::array({m})}}));
+    json_reply(res, 200, dump_reply_json({{"object", "list"}, {"data", ojson::array({m})}}));
   });
   std::atomic<std::uint64_t> next_id{1};
   svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
@@ -217,16 +151,7 @@ void serve_command(const ServeArgs& a) {
         json_reply(res, 500, error_json("generation failed: " + job->error, "server_error"));
         return;
       }
-      ojson j = reply.base("chat.completion");
-      ojson message = {{"role", "assistant"}, {"content", job->content}};
-      if (!job->tool_calls.empty()) {
-        if (job->content.empty()) message["content"] = nullptr;
-        message["tool_calls"] = tool_calls_json(job->tool_calls);
-      }
-      j["choices"] = ojson::array({{{"index", 0}, {"message", message}, {"finish_reason", job->finish_reason}}});
-      j["usage"] = usage_json(*job);
-      j["timings"] = {{"prompt_ms", job->prompt_ms}, {"predicted_ms", job->predicted_ms}};
-      json_reply(res, 200, dump(j));
+      json_reply(res, 200, dump_reply_json(reply.completion(*job)));
       return;
     }
     res.set_header("Cache-Control", "no-cache");
@@ -244,7 +169,7 @@ void serve_command(const ServeArgs& a) {
           };
           if (!*opened) {
             *opened = true;
-            return send(dump(reply.chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
+            return send(dump_reply_json(reply.chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
           }
           std::string piece, error, finish;
           std::vector<ToolCall> calls;
@@ -266,9 +191,9 @@ void serve_command(const ServeArgs& a) {
             finish = job->finish_reason;
             calls = job->tool_calls;
           }
-          if (!piece.empty() && !send(dump(reply.chunk({{"content", piece}}, nullptr)))) return false;
+          if (!piece.empty() && !send(dump_reply_json(reply.chunk({{"content", piece}}, nullptr)))) return false;
           if (calls.size() > *sent_calls) {
-            if (!send(dump(reply.chunk({{"tool_calls", tool_calls_json(calls, *sent_calls)}}, nullptr)))) return false;
+            if (!send(dump_reply_json(reply.chunk({{"tool_calls", tool_calls_json(calls, *sent_calls)}}, nullptr)))) return false;
             *sent_calls = calls.size();
           }
           if (!done) return true;
@@ -277,7 +202,7 @@ void serve_command(const ServeArgs& a) {
           } else {
             ojson last = reply.chunk(ojson::object(), finish);
             last["usage"] = usage_json(*job);
-            if (!send(dump(last))) return false;
+            if (!send(dump_reply_json(last))) return false;
           }
           if (!send("[DONE]")) return false;
           sink.done();
@@ -296,7 +221,7 @@ void serve_command(const ServeArgs& a) {
     svr.stop();
   }).detach();
   std::cout << "staticlm serve: listening on http://" << a.host << ":" << port << " (model " << model_name << ", slots "
-            << a.slots << ", queue " << a.queue << ", max_seq " << cfg.max_seq << ")" << std::endl;
+            << a.slots << ", queue " << a.queue << ", max_seq " << host->max_seq() << ")" << std::endl;
   svr.listen_after_bind();
   std::cerr << "staticlm serve: stopped\n";
 }

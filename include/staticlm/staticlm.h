@@ -71,6 +71,24 @@ STATICLM_API staticlm_status staticlm_detokenize(const staticlm_model* model, co
 STATICLM_API staticlm_status staticlm_chat_prompt(const staticlm_model* model, const char* prompt, char* text,
                                                   size_t capacity, size_t* size_needed);
 
+/* Options of staticlm_chat_format; NULL fields (and a NULL params pointer) take the defaults. */
+typedef struct staticlm_chat_format_params {
+  const char* template_file;  /* a Jinja file to use instead of the checkpoint's template, or NULL */
+  const char* tools_json;     /* a JSON array of tool schemas for the template, or NULL */
+  const char* const* vars;    /* n_vars "KEY=JSON" template variables (e.g. "enable_thinking=true") */
+  size_t n_vars;
+  int add_generation_prompt;  /* nonzero (the default): end with the model's turn opening */
+} staticlm_chat_format_params;
+
+STATICLM_API staticlm_chat_format_params staticlm_chat_format_default_params(void);
+/* `messages_json` (a JSON array of {"role", "content"} messages, or {"messages", "tools"}, as
+ * transformers' apply_chat_template takes them) rendered with the checkpoint's chat template
+ * (else the Gemma 4 format); an image part becomes "<|image|>". Buffer as staticlm_detokenize.
+ * INVALID_ARGUMENT names the message or field that does not parse. */
+STATICLM_API staticlm_status staticlm_chat_format(const staticlm_model* model, const char* messages_json,
+                                                  const staticlm_chat_format_params* params, char* text,
+                                                  size_t capacity, size_t* size_needed);
+
 /* ---- Session: one generation context (KV cache, buffers, thread pool). ---- */
 typedef struct staticlm_session_params {
   int64_t max_seq;            /* prompt + generated + 1; 0: the runtime config's (2048) */
@@ -164,6 +182,43 @@ STATICLM_API staticlm_status staticlm_tensors_info(const staticlm_tensors* tenso
  * its size in bytes. INVALID_ARGUMENT names an unknown tensor. */
 STATICLM_API staticlm_status staticlm_tensors_copy(const staticlm_tensors* tensors, const char* name, void* data,
                                                    size_t capacity, size_t* size_needed);
+
+/* pixel_values float32 [1,N,768] of one image file (JPEG or PNG), preprocessed as for a prompt
+ * with it (the runtime config's vision profile; sets as in staticlm_session_params, e.g.
+ * "image_fit=fit"). Writes the N*768 floats into pixel_values (capacity floats; NULL with
+ * capacity 0 to ask the size); *n_needed receives N*768 and shape, when not NULL, {1, N, 768}.
+ * INVALID_ARGUMENT for a text-only model or an image that does not fit the profile, naming it. */
+STATICLM_API staticlm_status staticlm_preprocess_image(const char* model_dir, const char* image,
+                                                       const char* const* sets, size_t n_sets, float* pixel_values,
+                                                       size_t capacity, size_t* n_needed, int64_t shape[3]);
+
+/* ---- Inspect: the static pipeline against a reference, step by step (`staticlm inspect`). ---- */
+typedef struct staticlm_inspect_params {
+  const char* config_file;    /* runtime config YAML, or NULL */
+  const char* const* sets;    /* n_sets "key=value" runtime config overrides */
+  size_t n_sets;
+  /* The prompt: text (as given; "<|image|>" marks the image) or ids; with neither, the golden
+   * file's ids (reference "golden:...") or the runtime config's prompt. */
+  const char* prompt;
+  const int64_t* prompt_ids;
+  size_t n_prompt_ids;
+  const char* image;          /* an image file, or NULL */
+  const char* reference;      /* "dynamic" (NULL), "model:DIR2" or "golden:FILE.safetensors" */
+  const char* steps;          /* "1-8" (NULL), or a subset such as "1,3-5" */
+  int64_t decode_steps;       /* negative: the default */
+  int64_t gen_steps;          /* negative: the default */
+  int64_t max_seq;            /* 0: the runtime config's */
+  int32_t threads;            /* 0: one per core */
+} staticlm_inspect_params;
+
+STATICLM_API staticlm_inspect_params staticlm_inspect_default_params(void);
+/* Runs the inspector on the checkpoint in model_dir and writes its JSON report ({"pass", "model",
+ * "reference", "tolerance", "steps": [...], "first_divergent_layer"}, what `staticlm inspect
+ * --report` writes) into report; buffer as staticlm_detokenize (a report is a few KB: 64 KiB
+ * holds any; a call with too small a buffer must run again). *pass, when not NULL, receives 1
+ * when every step passed, else 0 (a step that fails is STATICLM_OK with *pass 0). */
+STATICLM_API staticlm_status staticlm_inspect(const char* model_dir, const staticlm_inspect_params* params, int* pass,
+                                              char* report, size_t capacity, size_t* size_needed);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@
 #include "api/guarded.h"
 #include "base/error.h"
 #include "staticlm/inputs.h"
+#include "staticlm/inspect.h"
 #include "staticlm/model.h"
 
 struct staticlm_model {
@@ -238,6 +239,30 @@ staticlm_status staticlm_chat_prompt(const staticlm_model* model, const char* pr
   });
 }
 
+staticlm_chat_format_params staticlm_chat_format_default_params(void) {
+  staticlm_chat_format_params p;
+  std::memset(&p, 0, sizeof p);
+  p.add_generation_prompt = 1;
+  return p;
+}
+
+staticlm_status staticlm_chat_format(const staticlm_model* model, const char* messages_json,
+                                     const staticlm_chat_format_params* params, char* text, size_t capacity,
+                                     size_t* size_needed) {
+  return boundary("staticlm_chat_format", [&] {
+    const staticlm_model* m = checked(model, "staticlm_model");
+    require(messages_json, "messages_json");
+    staticlm::api::ChatTemplateOptions o;
+    if (params != nullptr) {
+      if (params->template_file != nullptr) o.template_file = params->template_file;
+      if (params->tools_json != nullptr) o.tools_json = params->tools_json;
+      o.vars = string_list(params->vars, params->n_vars, "vars");
+      o.add_generation_prompt = params->add_generation_prompt != 0;
+    }
+    copy_out(tokenizer_of(m).apply_chat_template(messages_json, o).text, text, capacity, size_needed);
+  });
+}
+
 staticlm_session_params staticlm_session_default_params(void) {
   staticlm_session_params p;
   std::memset(&p, 0, sizeof p);
@@ -415,6 +440,73 @@ staticlm_status staticlm_tensors_copy(const staticlm_tensors* tensors, const cha
                                                         " has " + std::to_string(bytes.size())};
     }
     std::memcpy(data, bytes.data(), bytes.size());
+  });
+}
+
+staticlm_status staticlm_preprocess_image(const char* model_dir, const char* image, const char* const* sets,
+                                          size_t n_sets, float* pixel_values, size_t capacity, size_t* n_needed,
+                                          int64_t shape[3]) {
+  return boundary("staticlm_preprocess_image", [&] {
+    require(model_dir, "model_dir");
+    require(image, "image");
+    require(n_needed, "n_needed");
+    if (pixel_values == nullptr && capacity > 0) {
+      throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "pixel_values is null but capacity is not 0"};
+    }
+    staticlm::api::InputOptions o;
+    o.sets = string_list(sets, n_sets, "sets");
+    const auto t = staticlm::api::preprocess_image(model_dir, image, o);
+    const staticlm::api::HostTensor& pv = t.at("pixel_values");
+    if (pv.shape.size() != 3) throw CError{STATICLM_ERROR_INTERNAL, "pixel_values is not of rank 3"};
+    const size_t n = static_cast<size_t>(pv.numel());
+    *n_needed = n;
+    if (shape != nullptr) std::copy(pv.shape.begin(), pv.shape.end(), shape);
+    if (capacity < n) {
+      throw CError{STATICLM_ERROR_BUFFER_TOO_SMALL, "the buffer holds " + std::to_string(capacity) + " floats but " +
+                                                        std::to_string(n) + " are needed"};
+    }
+    std::memcpy(pixel_values, pv.data.data(), n * sizeof(float));
+  });
+}
+
+staticlm_inspect_params staticlm_inspect_default_params(void) {
+  staticlm_inspect_params p;
+  std::memset(&p, 0, sizeof p);
+  p.decode_steps = -1;
+  p.gen_steps = -1;
+  return p;
+}
+
+staticlm_status staticlm_inspect(const char* model_dir, const staticlm_inspect_params* params, int* pass, char* report,
+                                 size_t capacity, size_t* size_needed) {
+  return boundary("staticlm_inspect", [&] {
+    require(model_dir, "model_dir");
+    require(size_needed, "size_needed");
+    if (report == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "report is null but capacity is not 0"};
+    staticlm::api::InspectOptions o;
+    o.model_dir = model_dir;
+    if (params != nullptr) {
+      if (params->config_file != nullptr) o.config_file = params->config_file;
+      o.sets = string_list(params->sets, params->n_sets, "sets");
+      if (params->prompt_ids == nullptr && params->n_prompt_ids > 0) {
+        throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "prompt_ids is null but n_prompt_ids is not 0"};
+      }
+      if (params->prompt != nullptr && params->n_prompt_ids > 0) {
+        throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "give at most one of prompt and prompt_ids"};
+      }
+      if (params->prompt != nullptr) o.prompt = params->prompt;
+      o.prompt_ids.assign(params->prompt_ids, params->prompt_ids + params->n_prompt_ids);
+      if (params->image != nullptr) o.images.emplace_back(params->image);
+      if (params->reference != nullptr) o.reference = params->reference;
+      if (params->steps != nullptr) o.steps = params->steps;
+      if (params->decode_steps >= 0) o.decode_steps = params->decode_steps;
+      if (params->gen_steps >= 0) o.gen_steps = params->gen_steps;
+      if (params->max_seq != 0) o.max_seq = params->max_seq;
+      o.threads = params->threads;
+    }
+    const staticlm::api::InspectReport r = staticlm::api::inspect(o);
+    if (pass != nullptr) *pass = r.pass ? 1 : 0;
+    copy_out(r.json, report, capacity, size_needed);
   });
 }
 

@@ -132,6 +132,9 @@ def test_tokenizer_and_chat_template(model_dir):
     # The same text `staticlm chat-format` renders for one user message.
     cli = run_cli(f"chat-format -m {model_dir} --prompt Hi")
     assert text == cli.stdout
+    assert tok.chat_prompt("Hi") == cli.stdout
+    with pytest.raises(ValueError, match="nope.jinja"):
+        tok.chat_prompt("Hi", chat_template="nope.jinja")
 
 
 def test_errors_name_the_value(model_dir, tmp_path):
@@ -159,6 +162,18 @@ def test_inspect_report_equals_cli_report(model_dir, tmp_path):
     assert [s["status"] for s in got["steps"]] == [s["status"] for s in want["steps"]]
     for g, w in zip(got["steps"], want["steps"]):
         assert g.get("metrics") == w.get("metrics"), g["name"]
+
+
+def test_inspect_records_and_checks_the_backend(model_dir, tmp_path):
+    # The static side's subgraph calls go to `record`, as `inspect --record` writes them.
+    rec = tmp_path / "rec"
+    got = staticlm.inspect(model_dir, prompt="Hello there", max_seq=64, steps="1-2", record=str(rec))
+    index = json.loads((rec / "index.json").read_text())
+    assert got["pass"] and len(index["calls"]) > 0
+    with pytest.raises(ValueError, match="bogus"):
+        staticlm.inspect(model_dir, prompt="Hello there", max_seq=64, backend="bogus")
+    with pytest.raises(ValueError, match="fallback"):
+        staticlm.inspect(model_dir, prompt="Hello there", max_seq=64, fallback="cpu")
 
 
 def test_chat_matches_the_chat_command(model_dir, tmp_path):

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -203,6 +205,161 @@ TEST_F(CApi, StaticInputsEqualInputsCommand) {
   ASSERT_EQ(staticlm_tensors_free(t), STATICLM_OK);
   EXPECT_EQ(staticlm_tensors_count(t, &count), STATICLM_ERROR_INVALID_HANDLE);
   EXPECT_EQ(staticlm_build_static_inputs(model().c_str(), "hi", nullptr, nullptr, 1, &t), STATICLM_ERROR_INVALID_ARGUMENT);
+}
+
+// staticlm_chat_format: the text `staticlm chat-format --messages` prints for the same messages.
+TEST_F(CApi, ChatFormatEqualsChatFormatCommand) {
+  const std::string messages =
+      R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"},)"
+      R"( {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "And again?"}])";
+  const std::string file = dir_->file("messages.json");
+  std::ofstream(file) << messages;
+  const auto cli = test::run_staticlm("chat-format -m " + model() + " --messages " + file);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const auto cli_open = test::run_staticlm("chat-format -m " + model() + " --messages " + file + " --no-generation-prompt");
+  ASSERT_EQ(cli_open.exit_code, 0) << cli_open.err;
+
+  staticlm_model* m = nullptr;
+  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
+  size_t size = 0;
+  ASSERT_EQ(staticlm_chat_format(m, messages.c_str(), nullptr, nullptr, 0, &size), STATICLM_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(size, cli.out.size() + 1);
+  std::string text(size, '\0');
+  EXPECT_EQ(staticlm_chat_format(m, messages.c_str(), nullptr, text.data(), size - 1, &size), STATICLM_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_NE(last_error().find("holds " + std::to_string(size - 1) + " bytes but " + std::to_string(size)), std::string::npos)
+      << last_error();
+  ASSERT_EQ(staticlm_chat_format(m, messages.c_str(), nullptr, text.data(), text.size(), &size), STATICLM_OK) << last_error();
+  EXPECT_STREQ(text.c_str(), cli.out.c_str());
+
+  // Without the generation prompt: what --no-generation-prompt prints (the model's turn not opened).
+  staticlm_chat_format_params p = staticlm_chat_format_default_params();
+  EXPECT_EQ(p.add_generation_prompt, 1);
+  p.add_generation_prompt = 0;
+  std::vector<char> open(4096);
+  ASSERT_EQ(staticlm_chat_format(m, messages.c_str(), &p, open.data(), open.size(), &size), STATICLM_OK) << last_error();
+  EXPECT_STREQ(open.data(), cli_open.out.c_str());
+  EXPECT_LT(std::strlen(open.data()), cli.out.size());
+
+  // Misuse: bad JSON names the problem; a bad template variable; null pointers; a null handle.
+  EXPECT_EQ(staticlm_chat_format(m, "[{\"role\": \"user\"", nullptr, open.data(), open.size(), &size),
+            STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().rfind("staticlm_chat_format: ", 0), 0u) << last_error();
+  const char* bad_var[] = {"no_equals_sign"};
+  p.vars = bad_var;
+  p.n_vars = 1;
+  EXPECT_EQ(staticlm_chat_format(m, messages.c_str(), &p, open.data(), open.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("no_equals_sign"), std::string::npos) << last_error();
+  p.vars = nullptr;
+  EXPECT_EQ(staticlm_chat_format(m, messages.c_str(), &p, open.data(), open.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_chat_format: vars is null but its count is not 0");
+  EXPECT_EQ(staticlm_chat_format(m, nullptr, nullptr, open.data(), open.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_chat_format: messages_json is null");
+  EXPECT_EQ(staticlm_chat_format(m, messages.c_str(), nullptr, nullptr, 8, &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(staticlm_chat_format(nullptr, messages.c_str(), nullptr, open.data(), open.size(), &size),
+            STATICLM_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(staticlm_model_free(m), STATICLM_OK);
+  EXPECT_EQ(staticlm_chat_format(m, messages.c_str(), nullptr, open.data(), open.size(), &size),
+            STATICLM_ERROR_INVALID_HANDLE);
+}
+
+// staticlm_preprocess_image: the pixel_values `staticlm inputs` writes for the same image.
+TEST_F(CApi, PreprocessImageEqualsInputsCommand) {
+  const std::string image = test::fixture("images/gradient.png");
+  const std::string out = dir_->file("pixels.safetensors");
+  const auto r = test::run_staticlm("inputs -m " + model() + " --prompt '<|image|>Describe.' --image " + image +
+                                    " --set image_fit=fit --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto file = SafetensorsFile::open(out);
+  const TensorView expected = file->get("pixel_values");
+
+  const char* sets[] = {"image_fit=fit"};
+  size_t n = 0;
+  int64_t shape[3] = {0, 0, 0};
+  ASSERT_EQ(staticlm_preprocess_image(model().c_str(), image.c_str(), sets, 1, nullptr, 0, &n, shape),
+            STATICLM_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(std::vector<std::int64_t>(shape, shape + 3), expected.shape.dims());
+  ASSERT_EQ(n, static_cast<size_t>(expected.numel()));
+  std::vector<float> pixels(n);
+  EXPECT_EQ(staticlm_preprocess_image(model().c_str(), image.c_str(), sets, 1, pixels.data(), n - 1, &n, nullptr),
+            STATICLM_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_NE(last_error().find("holds " + std::to_string(n - 1) + " floats but " + std::to_string(n)), std::string::npos)
+      << last_error();
+  ASSERT_EQ(staticlm_preprocess_image(model().c_str(), image.c_str(), sets, 1, pixels.data(), n, &n, shape), STATICLM_OK)
+      << last_error();
+  EXPECT_EQ(0, std::memcmp(pixels.data(), expected.data, expected.nbytes()));
+
+  // Misuse: a missing image is named; null arguments; a null buffer with a capacity.
+  const std::string missing = dir_->file("missing.png");
+  EXPECT_EQ(staticlm_preprocess_image(model().c_str(), missing.c_str(), sets, 1, pixels.data(), n, &n, shape),
+            STATICLM_ERROR_INVALID_FILE);
+  EXPECT_NE(last_error().find(missing), std::string::npos) << last_error();
+  EXPECT_EQ(staticlm_preprocess_image(model().c_str(), nullptr, sets, 1, pixels.data(), n, &n, shape),
+            STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_preprocess_image: image is null");
+  EXPECT_EQ(staticlm_preprocess_image(model().c_str(), image.c_str(), sets, 1, nullptr, 16, &n, shape),
+            STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(staticlm_preprocess_image(model().c_str(), image.c_str(), nullptr, 1, pixels.data(), n, &n, shape),
+            STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(staticlm_preprocess_image(model().c_str(), image.c_str(), sets, 1, pixels.data(), n, nullptr, shape),
+            STATICLM_ERROR_INVALID_ARGUMENT);
+}
+
+// staticlm_inspect: the report `staticlm inspect --report` writes for the same prompt, and the
+// verdict with it.
+TEST_F(CApi, InspectReportEqualsInspectCommand) {
+  const std::string report = dir_->file("inspect.json");
+  const auto r = test::run_staticlm("inspect -m " + model() + " -p 'The capital of France is' --max-seq 64 --threads 2" +
+                                    " --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(report);
+  const nlohmann::json expected = nlohmann::json::parse(in);
+
+  staticlm_inspect_params p = staticlm_inspect_default_params();
+  p.prompt = "The capital of France is";
+  p.max_seq = 64;
+  p.threads = 2;
+  int pass = -1;
+  size_t size = 0;
+  char small[16];
+  EXPECT_EQ(staticlm_inspect(model().c_str(), &p, &pass, small, sizeof small, &size), STATICLM_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(pass, 1);  // the verdict comes back with a small buffer too
+  ASSERT_GT(size, sizeof small);
+  std::string text(size, '\0');
+  pass = -1;
+  ASSERT_EQ(staticlm_inspect(model().c_str(), &p, &pass, text.data(), text.size(), &size), STATICLM_OK) << last_error();
+  EXPECT_EQ(pass, 1);
+  const nlohmann::json got = nlohmann::json::parse(text.c_str());
+  EXPECT_EQ(got.at("pass"), expected.at("pass"));
+  EXPECT_EQ(got.at("reference"), expected.at("reference"));
+  EXPECT_EQ(got.at("tolerance"), expected.at("tolerance"));
+  ASSERT_EQ(got.at("steps").size(), expected.at("steps").size());
+  for (std::size_t i = 0; i < got.at("steps").size(); ++i) {
+    EXPECT_EQ(got["steps"][i]["name"], expected["steps"][i]["name"]) << i;
+    EXPECT_EQ(got["steps"][i]["status"], expected["steps"][i]["status"]) << i;
+  }
+
+  // Misuse: a bad reference and bad steps are named; prompt and ids together; null arguments.
+  p.reference = "bogus:x";
+  EXPECT_EQ(staticlm_inspect(model().c_str(), &p, &pass, text.data(), text.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("bogus:x"), std::string::npos) << last_error();
+  p.reference = nullptr;
+  p.steps = "9";
+  EXPECT_EQ(staticlm_inspect(model().c_str(), &p, &pass, text.data(), text.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("9"), std::string::npos) << last_error();
+  p.steps = nullptr;
+  const int64_t ids[] = {2, 105};
+  p.prompt_ids = ids;
+  p.n_prompt_ids = 2;
+  EXPECT_EQ(staticlm_inspect(model().c_str(), &p, &pass, text.data(), text.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_inspect: give at most one of prompt and prompt_ids");
+  p.prompt_ids = nullptr;
+  EXPECT_EQ(staticlm_inspect(model().c_str(), &p, &pass, text.data(), text.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_inspect: prompt_ids is null but n_prompt_ids is not 0");
+  EXPECT_EQ(staticlm_inspect(nullptr, &p, &pass, text.data(), text.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), "staticlm_inspect: model_dir is null");
+  EXPECT_EQ(staticlm_inspect(model().c_str(), nullptr, &pass, nullptr, 4, &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(staticlm_inspect(model().c_str(), nullptr, &pass, text.data(), text.size(), nullptr),
+            STATICLM_ERROR_INVALID_ARGUMENT);
 }
 
 // ABI hygiene: the shared library's dynamic symbol table defines staticlm_* and nothing else

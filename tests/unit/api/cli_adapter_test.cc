@@ -2,6 +2,9 @@
 // errors raised inside the library reach the command line as one "error:" line with exit 2.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "test_util.h"
@@ -39,6 +42,27 @@ TEST_F(CliAdapter, LibraryErrorsAreOneLineWithExitTwo) {
   const auto img = test::run_staticlm("run -m " + model() + " -p '<|image|>hi' -n 1 --image " + dir_->file("missing.png"));
   EXPECT_EQ(img.exit_code, 2);
   EXPECT_NE(img.err.find(dir_->file("missing.png")), std::string::npos) << img.err;
+}
+
+// The CLI orchestrates nothing: no subcommand makes a thread pool, a back end, a runtime or a
+// static input builder (the library does, and owns them); apps/ turns flags into options and
+// prints results.
+TEST(CliAdapterSources, AppsBuildNoRuntimeObjects) {
+  const std::filesystem::path apps = std::filesystem::path(STATICLM_TEST_FIXTURES) / ".." / ".." / "apps" / "staticlm";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(apps)) {
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string src = text.str();
+    ++files;
+    for (const char* banned : {"base/thread_pool.h", "ThreadPool pool", "make_unique<ThreadPool>", "create_backend(",
+                               "CpuBackend::create(", "PluginBackend::load(", "Runtime::create(",
+                               "StaticInputBuilder::create(", "runtime/runtime.h", "runtime/static_input_builder.h"}) {
+      EXPECT_EQ(src.find(banned), std::string::npos) << entry.path().filename() << " holds " << banned;
+    }
+  }
+  EXPECT_GE(files, 16);  // the directory was found and read
 }
 
 }  // namespace

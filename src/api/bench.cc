@@ -1,0 +1,166 @@
+#include "api/bench.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/dispatch.h"
+#include "backends/cpu/kernels/fma_peak.h"
+#include "backends/cpu/vision_prefill.h"
+#include "base/bandwidth.h"
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "model/checkpoint.h"
+#include "model/flops.h"
+#include "model/weight_stats.h"
+#include "runtime/runtime.h"
+
+namespace staticlm::api {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One vision_prefill over the largest image the vision config takes (default_output_length
+// soft tokens, k^2 patches each: 2520 rows for E2B), every patch row valid: a full grid as close
+// to square as the token count allows (42x60 patches for 280 tokens), canonical positions,
+// synthetic pixels in [0, 1]. Only the run is timed, not the weight loading.
+BenchImageEncode run_image_encode(const Checkpoint& ck, ThreadPool& pool, bool bf16_activations) {
+  const ModelConfig& config = ck.config();
+  const VisionConfig& v = *config.vision;
+  const std::int64_t tokens = v.default_output_length, k = v.pooling_kernel_size;
+  std::int64_t soft_h = 1;
+  for (std::int64_t h = 1; h * h <= tokens; ++h) {
+    if (tokens % h == 0) soft_h = h;
+  }
+  SubgraphProfile profile;
+  profile.num_visual_tokens = tokens;
+  profile.num_patches = tokens * k * k;
+  profile.patch_vector_size = 3 * v.patch_size * v.patch_size;
+  profile.patch_grid_height = soft_h * k;
+  profile.patch_grid_width = tokens / soft_h * k;
+  const TensorStore& store = ck.weights();
+  auto vision = cpu::VisionPrefill::create(config, [&store](const std::string& name) { return store.get(name); },
+                                           profile, bf16_activations);
+
+  std::vector<float> pixels(static_cast<std::size_t>(profile.num_patches * profile.patch_vector_size));
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<float>((i * 37) % 256) / 255.0f;
+  std::vector<float> out(static_cast<std::size_t>(tokens * config.text.hidden_size));
+  const auto t0 = std::chrono::steady_clock::now();
+  vision->run(pixels.data(), out.data(), &pool);
+  BenchImageEncode r;
+  r.seconds = seconds_since(t0);
+  r.patches = profile.num_patches;
+  r.tokens = tokens;
+  r.grid_height = profile.patch_grid_height;
+  r.grid_width = profile.patch_grid_width;
+  r.flops = vision_encode_flops(v, config.text.hidden_size, r.patches, tokens);
+  return r;
+}
+
+// The resident set now (VmRSS: anonymous memory plus the mapped weight pages), in bytes.
+std::uint64_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int got = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return got == 2 ? resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// The process's peak resident set so far, in bytes. It includes the read-bandwidth buffer
+// (1 GiB, freed before the model loads), so it is only informative for models larger than that.
+std::uint64_t process_peak_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// The machine's limits, measured on all pool threads; a second measurement keeps the best of
+// each, since on a shared machine a neighbour can take a core or the memory bus for the
+// seconds one measurement lasts.
+void measure_ceilings(ThreadPool& pool, BenchResult& r) {
+  r.read_bandwidth_gb_s = std::max(r.read_bandwidth_gb_s, measure_read_bandwidth(pool));
+  r.fma_peak_gflop_s = std::max(r.fma_peak_gflop_s, cpu::measure_fma_peak_gflop_s(pool));
+  r.bf16_dot_peak_gflop_s = std::max(r.bf16_dot_peak_gflop_s, cpu::measure_bf16_dot_peak_gflop_s(pool));
+}
+
+void log(const BenchOptions& o, const std::string& line) {
+  if (o.log) o.log(line);
+}
+
+}  // namespace
+
+BenchResult run_bench(const BenchOptions& a) {
+  if (a.prompt_len < 1) invalid_argument("-p " + std::to_string(a.prompt_len) + ": the prompt needs at least 1 token");
+  if (a.decode_tokens < 1) invalid_argument("-n " + std::to_string(a.decode_tokens) + ": must be at least 1");
+  if (a.prompt_len + a.decode_tokens > a.max_seq - 1) {
+    invalid_argument("bench: -p " + std::to_string(a.prompt_len) + " plus -n " + std::to_string(a.decode_tokens) +
+                     " tokens do not fit max_seq " + std::to_string(a.max_seq) + " (one slot is kept); raise --max-seq");
+  }
+  check_backend_choice(a.backend);
+  if (a.kernel_target) cpu::select_kernel_target(*a.kernel_target);
+  auto ck = Checkpoint::open(a.model);
+  if (a.max_seq > ck->config().text.max_position_embeddings) {
+    invalid_argument("--max-seq " + std::to_string(a.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(ck->config().text.max_position_embeddings));
+  }
+  if (a.image_encode && !ck->config().vision) {
+    invalid_argument("bench: --image-encode needs a model with a vision tower; " + a.model + " is text-only");
+  }
+  ThreadPool pool(a.threads);
+  BenchResult r;
+  r.dispatch_target = cpu::kernel_target();
+  r.fma_peak_target = cpu::fma_peak_target();
+  log(a, "bench: measuring memory read bandwidth and compute peaks...");
+  measure_ceilings(pool, r);
+
+  SubgraphProfile profile;
+  profile.max_seq = a.max_seq;
+  CpuBackendOptions bo;
+  bo.pool = &pool;
+  bo.bf16_activations = !a.f32_activations;
+  auto backend = create_backend(a.backend, *ck, profile, bo);
+  auto runtime = Runtime::create(*backend, ck->config(), ck->layers());
+
+  // A fixed prompt of ordinary text ids after <bos>; speed does not depend on which ids.
+  std::vector<std::int64_t> prompt(static_cast<std::size_t>(a.prompt_len));
+  prompt[0] = ck->config().text.bos_token_id;
+  for (std::size_t i = 1; i < prompt.size(); ++i) prompt[i] = 1000 + static_cast<std::int64_t>(i);
+
+  auto t0 = std::chrono::steady_clock::now();
+  auto logits = runtime->prefill_tokens(prompt);
+  r.prefill_seconds = seconds_since(t0);
+  std::int64_t token = std::max_element(logits.begin(), logits.end()) - logits.begin();
+  r.time_to_first_token_seconds = seconds_since(t0);  // the first token id is known here
+  t0 = std::chrono::steady_clock::now();
+  r.decode_peak_rss_bytes = resident_bytes();
+  for (std::int64_t i = 0; i < a.decode_tokens; ++i) {
+    logits = runtime->decode(token);
+    token = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());  // a read of /proc: microseconds
+  }
+  r.decode_seconds = seconds_since(t0);
+  // What decode must hold: the weights it reads per token and the KV cache.
+  r.kv_cache_bytes = static_cast<std::uint64_t>(runtime->cache().bytes());
+  if (a.image_encode) {
+    log(a, "bench: encoding one synthetic image...");
+    r.image = run_image_encode(*ck, pool, !a.f32_activations);
+  }
+  log(a, "bench: measuring the ceilings again...");
+  measure_ceilings(pool, r);
+  r.process_peak_rss_bytes = process_peak_rss_bytes();
+  r.decode_weight_bytes = decode_weight_bytes(*ck);
+  r.prefill_flops = prefill_flops(ck->config(), ck->layers(), a.prompt_len);
+  r.backend_placement = backend_placement(*backend, /*with_calls=*/false);
+  return r;
+}
+
+}  // namespace staticlm::api

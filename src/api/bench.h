@@ -1,0 +1,59 @@
+// The measurement behind `staticlm bench`: prefill and decode speed of a checkpoint on the
+// chosen back end (and, optionally, one vision_prefill over a full synthetic patch grid), each
+// next to a ceiling measured in the same run: the read bandwidth for decode (memory-bound), the
+// f32 FMA and bf16 dot-product peaks for prefill and the image encode (compute-bound). Internal
+// to the library (the CLI's); the numbers, not their formatting.
+//
+// Ownership: run_bench owns everything it makes (checkpoint, thread pool, back end) for the
+// length of the call. It measures the whole machine: run one at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "backends/backend_factory.h"
+
+namespace staticlm::api {
+
+struct BenchOptions {
+  std::string model;
+  std::int64_t prompt_len = 512;
+  std::int64_t decode_tokens = 32;
+  std::int64_t max_seq = 1024;
+  int threads = 1;  // workers of the pool (already resolved: > 0)
+  bool image_encode = false;
+  bool f32_activations = false;
+  BackendChoice backend;
+  std::optional<std::string> kernel_target;  // pin this kernel target (default: the best the CPU has)
+  // Progress lines ("bench: measuring ..."); null: none.
+  std::function<void(const std::string&)> log;
+};
+
+struct BenchImageEncode {
+  std::int64_t patches = 0, tokens = 0, grid_height = 0, grid_width = 0;
+  double seconds = 0;
+  std::int64_t flops = 0;
+};
+
+struct BenchResult {
+  std::string dispatch_target;  // the kernel target that ran
+  std::string fma_peak_target;  // the target the f32 FMA peak was measured on
+  // The ceilings, best of a measurement before and one after the workload (GB/s, GFLOP/s; the
+  // bf16 peak is 0 without AVX-512 BF16).
+  double read_bandwidth_gb_s = 0, fma_peak_gflop_s = 0, bf16_dot_peak_gflop_s = 0;
+  double prefill_seconds = 0, time_to_first_token_seconds = 0, decode_seconds = 0;
+  std::int64_t prefill_flops = 0;
+  std::uint64_t decode_weight_bytes = 0;  // weight bytes decode reads per token
+  std::uint64_t kv_cache_bytes = 0;
+  std::uint64_t decode_peak_rss_bytes = 0;   // VmRSS, highest seen during decode
+  std::uint64_t process_peak_rss_bytes = 0;  // getrusage: the whole run, the bandwidth buffer included
+  std::string backend_placement;             // "" for the CPU back end
+  std::optional<BenchImageEncode> image;     // with image_encode
+};
+
+// Throws Error (kInvalidArgument naming the flag) for options that do not fit the model.
+BenchResult run_bench(const BenchOptions& options);
+
+}  // namespace staticlm::api

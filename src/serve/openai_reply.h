@@ -1,0 +1,38 @@
+// The JSON `staticlm serve` answers with, in OpenAI's chat-completion shape: a whole completion
+// for a non-streaming request, and the chunks of a streamed one (docs/serve.md). Formatting
+// only: the HTTP front end sends what these return.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/serve_engine.h"
+#include "text/tool_calls.h"
+
+namespace staticlm {
+
+// One line of JSON; invalid UTF-8 replaced rather than refused (a reply cut mid-character).
+std::string dump_reply_json(const nlohmann::ordered_json& j);
+
+// {"prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details"} of a finished job.
+nlohmann::ordered_json usage_json(const ChatJob& job);
+
+// OpenAI's tool_calls from calls[first..]: arguments as a JSON string; ids unique within the reply.
+nlohmann::ordered_json tool_calls_json(const std::vector<ToolCall>& calls, std::size_t first = 0);
+
+// The fields every object of one reply shares.
+struct Reply {
+  std::string id, model;
+  std::int64_t created = 0;
+  nlohmann::ordered_json base(const char* object) const;
+  // A "chat.completion.chunk" with one choice carrying `delta` and `finish` (null until the last).
+  nlohmann::ordered_json chunk(nlohmann::ordered_json delta, nlohmann::ordered_json finish) const;
+  // The "chat.completion" of a finished, successful job: message, finish reason, usage, timings.
+  nlohmann::ordered_json completion(const ChatJob& job) const;
+};
+
+}  // namespace staticlm
