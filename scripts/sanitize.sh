@@ -3,7 +3,8 @@
 # UBSan (any report aborts) of the parsers (every source area but the CPU kernels, the
 # inspector and quantization) into build-asan/, then
 #   1. the unit tests of the parser areas that need no kernels (base, tensor, static, model,
-#      text, vision) under the sanitizers, those that run the CLI binary aside, and
+#      text, vision) and of the runtime's host side (runtime_host: KV cache, masks, RoPE,
+#      sampling, soft-capping) under the sanitizers, those that run the CLI binary aside, and
 #   2. every libFuzzer target of fuzz/ once over the inputs fuzzing found (fuzz/regressions/), then
 #      for SECONDS each (default 15), from its committed seeds.
 # Usage: scripts/sanitize.sh [SECONDS]. Exits non-zero on the first failure.
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 seconds=${1:-15}
 jobs=$(nproc 2>/dev/null || echo 2)
-areas=(base tensor static model text vision)
+areas=(base tensor static model text vision runtime_host)
 # Tests that run the staticlm binary (not built here: it links the kernels) are left out.
 cli_tests="-TextCli.*:PreprocessCli.*:ChatTemplate.ChatFormat*:ChatTemplate.TokenizerConfig*:ChatTemplate.TemplateErrors*"
 fuzzers=()
