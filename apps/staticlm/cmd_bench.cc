@@ -53,7 +53,7 @@ void bench_command(const BenchArgs& a) {
   o.f32_activations = a.f32_activations;
   o.backend = a.backend;
   o.kernel_target = a.kernel_target;
-  o.log = [](const std::string& line) { std::cerr << line << "\n"; };
+  o.log = log_to_stderr;
   const api::BenchResult r = api::run_bench(o);
   const int threads = o.threads;
   const std::string& target = r.dispatch_target;

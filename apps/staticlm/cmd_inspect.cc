@@ -71,7 +71,7 @@ void inspect_command(const InspectArgs& a) {
   o.backend = a.backend.backend;
   o.fallback = a.backend.fallback;
   o.images = a.images;
-  o.log = [](const std::string& line) { std::cerr << line << "\n"; };
+  o.log = log_to_stderr;
   apply_kernel_target(a.kernel_target);
   if (a.prompt_ids) {
     o.prompt_ids = parse_token_ids(*a.prompt_ids, std::numeric_limits<std::int64_t>::max(), "--prompt-ids");

@@ -62,7 +62,7 @@ void replay_command(const ReplayArgs& a) {
   o.kernel_target = a.kernel_target;
   o.tolerance = a.tolerance;
   o.threads = resolve_threads(a.threads);
-  o.log = [](const std::string& line) { std::cerr << line << "\n"; };
+  o.log = log_to_stderr;
   const auto on_start = [&a](const api::ReplayPlan& p) {
     if (a.json) return;
     std::cerr << "replaying " << p.selected << " of " << p.recorded << " recorded calls from " << p.dir

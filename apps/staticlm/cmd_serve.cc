@@ -83,7 +83,7 @@ void serve_command(const ServeArgs& a) {
   o.f32_activations = a.f32_activations;
   o.chat_template = a.chat_template;
   o.backend = a.backend;
-  o.log = [](const std::string& line) { std::cerr << line << "\n"; };
+  o.log = log_to_stderr;
 
   // SIGINT / SIGTERM stop the server cleanly: blocked here, before the host starts its threads
   // (every thread started later inherits that), and awaited by one thread.

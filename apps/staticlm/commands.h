@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace staticlm::cli {
 
@@ -21,6 +22,10 @@ void add_quant_report_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_backend_check_command(CLI::App& app);
+
+// The library's progress lines (the `log` callbacks of its options) as the CLI shows them: on
+// stderr, one per line.
+void log_to_stderr(const std::string& line);
 
 // Thrown by a command that did its work and printed its result, but must exit with this code
 // (replay: an output that differs); main prints nothing more.

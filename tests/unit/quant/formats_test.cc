@@ -192,6 +192,20 @@ QuantizedCase make_case(DType t, const std::vector<float>& wf, std::int64_t m, s
 // VNNI GEMV and GEMM add the int8 rounding of x, at most half a step of x's group per element
 // (and prove they ran by differing from the f32 result); the bf16 GEMM path rounds x and w to
 // bf16 (2^-8).
+// An activation as the int8 kernels see it, in steps of its group's scale (max|x| / 127): rounded
+// to nearest even (q), plus, for q8's GEMV, the residual rounded in steps of 1/254 (r).
+struct Int8Activation {
+  float q = 0, r = 0;
+  double value(float scale) const { return (static_cast<double>(q) + r / 254.0) * scale; }
+};
+Int8Activation int8_activation(float x, float scale, bool residual) {
+  const float inv = scale > 0 ? 1.0f / scale : 0.0f;
+  Int8Activation a;
+  a.q = std::clamp(std::nearbyint(x * inv), -127.0f, 127.0f);
+  if (residual) a.r = std::clamp(std::nearbyint((x * inv - a.q) * 254.0f), -127.0f, 127.0f);
+  return a;
+}
+
 TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
   ThreadPool pool(2);
   const std::string saved = cpu::kernel_target();
@@ -231,10 +245,7 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
               std::vector<double> xq(static_cast<std::size_t>(k));
               for (std::int64_t i = 0; i < k; ++i) {
                 const float scale = gmax[n < cpu::kGemvRows ? cpu::vnni_group_of(i, k, t) : i / 32] / 127.0f;
-                const float inv = scale > 0 ? 1.0f / scale : 0.0f;
-                const float q = std::clamp(std::nearbyint(x[r * k + i] * inv), -127.0f, 127.0f);
-                const float residual = fine ? std::clamp(std::nearbyint((x[r * k + i] * inv - q) * 254.0f), -127.0f, 127.0f) : 0.0f;
-                xq[i] = (static_cast<double>(q) + static_cast<double>(residual) / 254.0) * scale;
+                xq[i] = int8_activation(x[r * k + i], scale, fine).value(scale);
               }
               for (std::int64_t j = 0; j < m; ++j) {
                 double ref = 0, mag = 0, raw = 0, xround = 0, ref_q = 0, mag_q = 0;
@@ -299,14 +310,13 @@ TEST(QuantizedMatrix, Q8GemvKeepsTheActivationResidual) {
     for (std::int64_t j = 0; j < m; ++j) {
       double f32 = 0, coarse = 0, fine = 0, mag = 0;
       for (std::int64_t i = 0; i < k; ++i) {
-        const float scale = gmax[cpu::vnni_group_of(i, k, DType::kI8)] / 127.0f, inv = 1.0f / scale;
-        const float q = std::clamp(std::nearbyint(x[i] * inv), -127.0f, 127.0f);
-        const float r = std::clamp(std::nearbyint((x[i] * inv - q) * 254.0f), -127.0f, 127.0f);
+        const float scale = gmax[cpu::vnni_group_of(i, k, DType::kI8)] / 127.0f;
+        const Int8Activation a = int8_activation(x[i], scale, true);
         const double wv = qc.deq[j * k + i];
         f32 += wv * x[i];
-        coarse += wv * q * scale;
-        fine += wv * (q + r / 254.0) * scale;
-        mag += std::abs(wv * (q + r / 254.0) * scale);
+        coarse += wv * a.q * scale;
+        fine += wv * a.value(scale);
+        mag += std::abs(wv * a.value(scale));
       }
       EXPECT_NEAR(y[j], fine, 4e-6 * mag) << target << " row " << j;
       fine_err += (y[j] - f32) * (y[j] - f32);

@@ -58,6 +58,12 @@ STATICLM_VNNI_TARGET inline __m512i low4_xor(__m512i v, __m512i c) {
   return _mm512_ternarylogic_epi32(v, _mm512_set1_epi8(0x0F), c, 0x6A);
 }
 
+// One chunk's lane sums v, scaled by its 16 lane scales, into f0 or f1 by turns (two chains).
+STATICLM_VNNI_TARGET inline void add_chunk(__m512 v, const float* scales, std::int64_t lane, __m512& f0, __m512& f1) {
+  __m512& f = lane % (2 * kLanes) == 0 ? f0 : f1;
+  f = _mm512_fmadd_ps(v, _mm512_loadu_ps(scales), f);
+}
+
 // 64 weight bytes as vpdpbusd's unsigned operand (I8: flipped, + 128).
 template <bool kFlip>
 STATICLM_VNNI_TARGET inline __m512i byte_block(const std::uint8_t* p, __m512i flip) {
@@ -111,11 +117,7 @@ STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w) {
     a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
     __m512 v = _mm512_cvtepi32_ps(a0);
     if constexpr (kFine) v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(r0, r1)), fine_step, v);
-    if (lane % (2 * kLanes) == 0) {
-      f0 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f0);
-    } else {
-      f1 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f1);
-    }
+    add_chunk(v, x.scale.data() + lane, lane, f0, f1);
   }
   return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
 }
@@ -148,11 +150,7 @@ STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w) {
     }
     if (e < end) a2 = _mm512_dpbusd_epi32(a2, low4_xor(half_nibbles(w + e / 2), zero), load(xq + e));
     const __m512 v = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)));
-    if (lane % (2 * kLanes) == 0) {
-      f0 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f0);
-    } else {
-      f1 = _mm512_fmadd_ps(v, _mm512_loadu_ps(x.scale.data() + lane), f1);
-    }
+    add_chunk(v, x.scale.data() + lane, lane, f0, f1);
   }
   return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
 }
@@ -245,6 +243,15 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
   }
 }
 
+// x / scale - q (within half a step) in steps of 1 / kFineSteps, rounded to nearest even and
+// clamped for rounding; 0 when scale is 0.
+std::int8_t fine_residual(float x, float scale, std::int8_t q) {
+  if (scale <= 0) return 0;
+  // x / scale - q is within half a step; its multiple of 1 / kFineSteps, clamped for rounding.
+  const float r = std::nearbyint((x * (1.0f / scale) - static_cast<float>(q)) * kFineSteps);
+  return static_cast<std::int8_t>(std::clamp(r, -127.0f, 127.0f));
+}
+
 }  // namespace
 
 STATICLM_VNNI_TARGET float quantize_group_s8(const float* x, std::int8_t* q, int* sum) {
@@ -268,13 +275,6 @@ STATICLM_VNNI_TARGET float quantize_group_s8(const float* x, std::int8_t* q, int
 bool vnni_gemv_supported(DType wtype, std::int64_t k) {
   const bool quantized = wtype == DType::kI8 || wtype == DType::kI4 || wtype == DType::kU4 || wtype == DType::kU8;
   return quantized && k > 0 && k % kBlock == 0;
-}
-
-std::int8_t fine_residual(float x, float scale, std::int8_t q) {
-  if (scale <= 0) return 0;
-  // x / scale - q is within half a step; its multiple of 1 / kFineSteps, clamped for rounding.
-  const float r = std::nearbyint((x * (1.0f / scale) - static_cast<float>(q)) * kFineSteps);
-  return static_cast<std::int8_t>(std::clamp(r, -127.0f, 127.0f));
 }
 
 std::int64_t vnni_group_of(std::int64_t e, std::int64_t k, DType wtype) {

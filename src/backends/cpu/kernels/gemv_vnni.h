@@ -10,7 +10,7 @@
 // - I4 (a weight scale per 32 columns): group = 32 consecutive columns, as the weight's groups,
 //   so a lane of one 128-column load sees one weight group; scaled once per load.
 // q8 (I8, whose GEMV has arithmetic to spare) also multiplies the activations' int8 residual
-// (fine_residual), so its activations keep about 15 bits: x = scale * (xq + xq_fine / 254).
+// (rounded to int8 in steps of 1/254), so its activations keep about 15 bits: x = scale * (xq + xq_fine / 254).
 // Error against the f32 activations: at most sum_i |w_i| * scale(group of i) / 2 per output (the
 // rounding of x; q8: / 254 more), see the kernel tests. Only call when vnni_kernels() and vnni_gemv_supported().
 #pragma once
@@ -53,10 +53,6 @@ bool vnni_gemv_supported(DType wtype, std::int64_t k);
 // The activation group column e of x falls in, for weights of `wtype` with k columns: its 32
 // values share one int8 scale (I4: e / 32; else chunk * 16 + lane, as described above).
 std::int64_t vnni_group_of(std::int64_t e, std::int64_t k, DType wtype);
-
-// I8: the residual of x against its int8 rounding q (x / scale - q, within half a step) in
-// steps of 1 / kFineSteps, rounded to nearest even and clamped to +-127; 0 when scale is 0.
-std::int8_t fine_residual(float x, float scale, std::int8_t q);
 
 // x [k] -> out, for weights of `wtype`.
 void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out);
