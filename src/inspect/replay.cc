@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_depth.h"
 #include "base/error.h"
 #include "base/file.h"
 
@@ -83,9 +84,11 @@ void check_tensor(const SafetensorsFile& f, const std::string& key, const Tensor
 Recording read_recording(const std::string& dir) {
   const std::string path = path_join(dir, kRecordIndex);
   if (!file_exists(path)) invalid_file(path + ": missing (not a recording, or one that did not finish)");
+  const std::string text = read_file(path);
+  check_json_depth(text, path);
   json j;
   try {
-    j = json::parse(read_file(path));
+    j = json::parse(text);
   } catch (const json::exception& e) {
     invalid_file(path + ": not valid JSON (" + e.what() + ")");
   }

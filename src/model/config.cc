@@ -6,6 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/json_depth.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "model/layer_table.h"
@@ -421,6 +422,7 @@ AudioConfig parse_audio(const Fields& f) {
 }
 
 json parse_json_object(const std::string& text, const std::string& source) {
+  check_json_depth(text, source);
   json j;
   try {
     j = json::parse(text);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/json_depth.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "vision/prompt_expand.h"
@@ -15,9 +16,11 @@ namespace {
 // A JSON file of the checkpoint as an object, or null when the file is absent.
 nlohmann::json read_optional_json(const std::string& path) {
   if (!file_exists(path)) return nullptr;
+  const std::string text = read_file(path);
+  check_json_depth(text, path);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file(path));
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range
     invalid_file(path + ": not valid JSON (" + e.what() + ")");
   }

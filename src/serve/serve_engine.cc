@@ -4,6 +4,7 @@
 #include <cmath>
 #include <span>
 
+#include "base/json_depth.h"
 #include "base/base64.h"
 #include "base/error.h"
 #include "base/file.h"
@@ -148,9 +149,12 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   const std::int64_t max_seq = context.max_seq;
   ojson doc;
   try {
+    check_json_depth(body, "body");
     doc = ojson::parse(body);
   } catch (const ojson::exception& e) {
     throw RequestError{std::string("body: not valid JSON (") + e.what() + ")", ""};
+  } catch (const Error& e) {
+    throw RequestError{e.what(), ""};
   }
   if (!doc.is_object()) throw RequestError{"body: expected a JSON object", ""};
   if (!doc.contains("messages")) bad("messages", "required");

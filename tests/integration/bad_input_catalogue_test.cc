@@ -113,6 +113,17 @@ const Row kRows[] = {
     {"chat_format_system_not_utf8", "chat-format -m {M} --prompt hi --system {BAD}", "--system"},
     {"chat_format_template_missing", "chat-format -m {M} --prompt hi --chat-template {D}/nope", "{D}/nope"},
     {"chat_format_template_broken", "chat-format -m {M} --prompt hi --chat-template {D}/bad.jinja", "{D}/bad.jinja:1"},
+    {"chat_format_template_recursive", "chat-format -m {M} --prompt hi --chat-template {D}/recursive.jinja",
+     "{D}/recursive.jinja:1: macro 'f': more than 100 macro calls"},
+    {"chat_format_template_endless", "chat-format -m {M} --prompt hi --chat-template {D}/endless.jinja",
+     "{D}/endless.jinja:1: the template ran more than"},
+    {"chat_format_template_huge_output", "chat-format -m {M} --prompt hi --chat-template {D}/huge.jinja",
+     "{D}/huge.jinja:1: *: a string of"},
+    {"chat_format_template_deep_syntax", "chat-format -m {M} --prompt hi --chat-template {D}/deep.jinja",
+     "{D}/deep.jinja:1: expressions and blocks nested more than"},
+    {"chat_format_template_int_overflow", "chat-format -m {M} --prompt hi --chat-template {D}/overflow.jinja",
+     "{D}/overflow.jinja:1: integer overflow"},
+    {"chat_format_messages_too_deep", "chat-format -m {M} --messages {D}/deep.json", "{D}/deep.json: JSON nested deeper than"},
     {"chat_format_tools_truncated", "chat-format -m {M} --prompt hi --tools {D}/trunc.json", "{D}/trunc.json"},
     {"chat_format_tools_wrong_type", "chat-format -m {M} --prompt hi --tools {D}/number.jsonl", "{D}/number.jsonl"},
     {"chat_format_var_no_value", "chat-format -m {M} --prompt hi --var x", "--var x"},
@@ -144,6 +155,7 @@ const Row kRows[] = {
     {"run_prompt_ids_out_of_vocabulary", "run -m {M} --prompt-ids 99999999 -n 1", "99999999"},
     {"run_messages_wrong_type", "run -m {M} --messages {D}/msgs_type.json -n 1", "{D}/msgs_type.json"},
     {"run_messages_not_utf8", "run -m {M} --messages {D}/msgs_utf8.json -n 1", "{D}/msgs_utf8.json"},
+    {"run_messages_too_deep", "run -m {M} --messages {D}/deep.json -n 1", "{D}/deep.json: JSON nested deeper than"},
     {"run_runtime_config_missing", "run -m {M} -p hi -n 1 --config {D}/nope", "{D}/nope"},
     {"run_runtime_config_truncated", "run -m {M} -p hi -n 1 --config {D}/trunc.yaml", "{D}/trunc.yaml"},
     {"run_runtime_config_wrong_type", "run -m {M} -p hi -n 1 --config {D}/type.yaml", "max_seq"},
@@ -383,6 +395,14 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     write(d + "/trunc.yaml", "max_seq: [1, 2\n");
     write(d + "/type.yaml", "max_seq: lots\n");
     write(d + "/bad.jinja", "{% if %}");
+    write(d + "/recursive.jinja", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
+    std::string sum = "1";
+    for (int i = 0; i < 149; ++i) sum += " + 1";
+    write(d + "/endless.jinja", "{% for a in range(100000) %}{{ " + sum + " }}{% endfor %}");
+    write(d + "/huge.jinja", "{{ 'x' * 4000000000 }}");
+    write(d + "/deep.jinja", "{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}");
+    write(d + "/overflow.jinja", "{{ 3 ** 4000 }}");
+    write(d + "/deep.json", "[{\"role\": \"user\", \"content\": " + std::string(100000, '[') + std::string(100000, ']') + "}]");
     const std::string weights = read_file(m + "/model.safetensors");
     write(d + "/trunc.safetensors", weights.substr(0, 1000000));
 

@@ -268,6 +268,11 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
   const HttpResult r = http("/v1/chat/completions", &not_json);
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(json::parse(r.body).at("error").at("message").get<std::string>().find("not valid JSON"), std::string::npos) << r.body;
+  // Nesting that would overflow the stack of anything walking the document is refused up front.
+  const std::string deep = "{\"messages\": [{\"role\": \"user\", \"content\": " + std::string(10000, '[') + std::string(10000, ']') + "}]}";
+  const HttpResult d = http("/v1/chat/completions", &deep);
+  EXPECT_EQ(d.status, 400) << d.body;
+  EXPECT_NE(d.body.find("body: JSON nested deeper than 128 levels"), std::string::npos) << d.body;
 
   const std::vector<std::pair<std::string, json>> cases = {
       {"messages", {{"model", "m"}}},

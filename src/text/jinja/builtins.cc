@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "text/jinja/format.h"
+#include "text/jinja/limits.h"
 #include "text/jinja/pystr.h"
 #include "text/regex.h"
 #include "text/utf8.h"
@@ -119,9 +120,12 @@ std::string html_escape(const std::string& s) {
 
 Value do_indent(const Value& input, Args& a) {
   const Value w = a.get(0, "width", Value(4));
-  const std::string indention = w.is_string() ? w.as_string() : std::string(static_cast<std::size_t>(w.as_int()), ' ');
+  if (!w.is_string()) check_width(w.as_int(), "indent");
+  const std::string indention = w.is_string() ? w.as_string() : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, w.as_int())), ' ');
   const bool first = a.flag(1, "first", false), blank = a.flag(2, "blank", false);
   const std::vector<std::string> lines = py::splitlines(input.str() + "\n");
+  // Every line gets the indention: the result's size is known before it is built.
+  check_string_size(input.str().size() + saturated_product(lines.size() + 1, indention.size()), "indent");
   std::string rv;
   if (blank) {
     for (std::size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];
@@ -135,7 +139,7 @@ Value do_indent(const Value& input, Args& a) {
 Value do_int(const Value& v, Args& a) {
   const Value def = a.get(0, "default", Value(0));
   if (v.is_int() || v.is_bool()) return Value(v.as_int());
-  if (v.is_float()) return Value(static_cast<std::int64_t>(v.as_double()));
+  if (v.is_float()) return Value(checked_float_to_int(v.as_double(), "int"));
   if (v.is_string()) {
     const std::string s = py::strip(v.as_string(), true, true);
     const std::int64_t base = a.integer(1, "base", 10);
@@ -148,7 +152,7 @@ Value do_int(const Value& v, Args& a) {
     try {
       std::size_t used = 0;
       const double d = std::stod(s, &used);
-      if (used == s.size() && std::isfinite(d)) return Value(static_cast<std::int64_t>(d));
+      if (used == s.size() && std::isfinite(d)) return Value(checked_float_to_int(d, "int"));
     } catch (const std::exception&) {
     }
   }
@@ -175,6 +179,7 @@ Value do_round(const Value& v, Args& a) {
   const std::int64_t precision = a.integer(0, "precision", 0);
   const std::string method = a.str(1, "method", "common");
   if (v.is_int() && method == "common") return v;
+  if (precision >= 300) return Value(v.as_double());  // finer than any double's digits
   const double scale = std::pow(10.0, static_cast<double>(precision));
   const double x = v.as_double() * scale;
   double r;
@@ -283,7 +288,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "abs") {
     require_defined(v);
     if (v.is_float()) return Value(std::fabs(v.as_double()));
-    if (v.is_number()) return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+    if (v.is_number()) return Value(v.as_int() < 0 ? checked_int("-", 0, v.as_int()) : v.as_int());
     fail("bad operand type for abs(): '" + v.type_name() + "'");
   }
   if (name == "attr") return get_attr(v, a.get(0, "name").str());
@@ -404,6 +409,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     const Value seps = a.get(1, "separators");
     Value::JsonSeparators sep;
     if (seps.is_list() && seps.list().size() == 2) sep = {seps.list()[0].str(), seps.list()[1].str()};
+    if (!indent.is_undefined() && !indent.is_none()) check_width(indent.as_int(), "tojson");
     return Value(v.to_json(indent.is_undefined() || indent.is_none() ? -1 : static_cast<int>(indent.as_int()),
                            a.flag(2, "sort_keys", false), sep));
   }
@@ -560,7 +566,11 @@ Value make_globals(const std::function<std::tm()>& now) {
     return r;
   };
   d.set(Value("dict"), Value::function("dict", [make_dict](CallArgs& c) { return make_dict(c, false); }));
-  d.set(Value("namespace"), Value::function("namespace", [make_dict](CallArgs& c) { return make_dict(c, true); }));
+  d.set(Value("namespace"), Value::function("namespace", [make_dict](CallArgs& c) {
+    Value ns = make_dict(c, true);
+    if (RenderBudget* b = RenderBudget::current()) b->adopt(ns);
+    return ns;
+  }));
   d.set(Value("raise_exception"), Value::function("raise_exception", [](CallArgs& c) -> Value {
     fail("the template raised an error: " + (c.positional.empty() ? std::string() : c.positional[0].str()));
   }));

@@ -1,12 +1,22 @@
 #include "text/jinja/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "text/jinja/limits.h"
 #include "text/utf8.h"
 
 namespace staticlm::jinja {
 namespace {
+
+// Widths and precisions saturate here (past any string the limits allow), so a long run of
+// digits cannot overflow an int.
+constexpr std::int64_t kMaxNumber = std::int64_t{1} << 30;
+
+int grow_number(int n, char digit) {
+  return static_cast<int>(std::min<std::int64_t>(kMaxNumber, std::int64_t{n < 0 ? 0 : n} * 10 + (digit - '0')));
+}
 
 std::string pad(std::string s, std::size_t width, bool left, char fill = ' ') {
   const std::size_t len = utf8_length(s);
@@ -17,6 +27,7 @@ std::string pad(std::string s, std::size_t width, bool left, char fill = ' ') {
 
 // One conversion with printf flags/width/precision.
 std::string convert(char conv, const std::string& flags, int width, int precision, const Value& v) {
+  check_width(width, "format");
   const bool left = flags.find('-') != std::string::npos;
   if (conv == 's' || conv == 'r' || conv == 'a') {
     std::string s = conv == 's' ? v.str() : v.repr();
@@ -30,11 +41,11 @@ std::string convert(char conv, const std::string& flags, int width, int precisio
   if (precision >= 0) spec += "." + std::to_string(precision);
   char buf[512];
   if (conv == 'd' || conv == 'i' || conv == 'u' || conv == 'x' || conv == 'X' || conv == 'o') {
-    const long long i = v.is_float() ? static_cast<long long>(v.as_double()) : static_cast<long long>(v.as_int());
+    const long long i = v.is_float() ? checked_float_to_int(v.as_double(), "format") : static_cast<long long>(v.as_int());
     spec += "ll";
     spec += conv == 'i' || conv == 'u' ? 'd' : conv;
     if ((conv == 'x' || conv == 'X' || conv == 'o') && i < 0) {
-      std::snprintf(buf, sizeof buf, spec.c_str(), -i);
+      std::snprintf(buf, sizeof buf, spec.c_str(), 0ULL - static_cast<unsigned long long>(i));
       return "-" + std::string(buf);
     }
     std::snprintf(buf, sizeof buf, spec.c_str(), i);
@@ -84,11 +95,11 @@ std::string percent_format(const std::string& fmt, const Value& args) {
     auto number = [&](int& target) {
       if (i < fmt.size() && fmt[i] == '*') {
         if (next >= values.size()) fail("not enough arguments for format string");
-        target = static_cast<int>(values[next++].as_int());
+        target = static_cast<int>(std::clamp<std::int64_t>(values[next++].as_int(), -1, kMaxNumber));
         ++i;
         return;
       }
-      while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') target = (target < 0 ? 0 : target * 10) + (fmt[i++] - '0');
+      while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') target = grow_number(target, fmt[i++]);
     };
     number(width);
     if (i < fmt.size() && fmt[i] == '.') {
@@ -138,7 +149,10 @@ std::string brace_format(const std::string& fmt, CallArgs& args) {
     }
     Value v;
     if (field.empty() || std::isdigit(static_cast<unsigned char>(field[0]))) {
-      const std::size_t k = field.empty() ? auto_index++ : std::stoul(field);
+      std::size_t k = auto_index;
+      if (field.empty()) ++auto_index;
+      else if (field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos) fail("format: bad field '" + field + "'");
+      else k = std::stoul(field);
       if (k >= args.positional.size()) fail("format: replacement index " + std::to_string(k) + " out of range");
       v = args.positional[k];
     } else {
@@ -165,11 +179,11 @@ std::string brace_format(const std::string& fmt, CallArgs& args) {
       ++p;
     }
     int width = -1, precision = -1;
-    while (p < spec.size() && std::isdigit(static_cast<unsigned char>(spec[p]))) width = (width < 0 ? 0 : width * 10) + (spec[p++] - '0');
+    while (p < spec.size() && std::isdigit(static_cast<unsigned char>(spec[p]))) width = grow_number(width, spec[p++]);
     if (p < spec.size() && spec[p] == '.') {
       precision = 0;
       ++p;
-      while (p < spec.size() && std::isdigit(static_cast<unsigned char>(spec[p]))) precision = precision * 10 + (spec[p++] - '0');
+      while (p < spec.size() && std::isdigit(static_cast<unsigned char>(spec[p]))) precision = grow_number(precision, spec[p++]);
     }
     char conv = p < spec.size() ? spec[p++] : (v.is_string() ? 's' : v.is_float() ? 'g' : 'd');
     if (p != spec.size()) fail("format: unsupported format spec '" + spec + "'");

@@ -2,14 +2,23 @@
 // (the read-only ones: the sandbox transformers uses refuses list.append and the like).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "text/jinja/builtins.h"
 #include "text/jinja/format.h"
+#include "text/jinja/limits.h"
 #include "text/jinja/pystr.h"
 #include "text/utf8.h"
 
 namespace staticlm::jinja {
 namespace {
+
+// Bytes of the strings a list holds directly: what copying its items copies besides the items.
+std::size_t string_bytes(const Value& list) {
+  std::size_t n = 0;
+  for (const Value& v : list.list()) n += v.is_string() ? v.as_string().size() : 0;
+  return n;
+}
 
 std::optional<std::string> opt_str(const CallArgs& c, std::size_t i) {
   if (i < c.positional.size() && c.positional[i].is_string()) return c.positional[i].as_string();
@@ -106,6 +115,7 @@ Value string_method(const std::string& s, const std::string& m, CallArgs& c) {
   if (m == "center") return Value(py::center(s, arg(c, 0, m).as_int()));
   if (m == "ljust" || m == "rjust" || m == "zfill") {
     const std::int64_t width = arg(c, 0, m).as_int(), len = static_cast<std::int64_t>(utf8_length(s));
+    check_width(width, m.c_str());
     if (width <= len) return Value(s);
     const std::string fill(static_cast<std::size_t>(width - len), m == "zfill" ? '0' : ' ');
     if (m == "zfill" && !s.empty() && (s[0] == '-' || s[0] == '+')) return Value(s.substr(0, 1) + fill + s.substr(1));
@@ -243,14 +253,23 @@ Value slice_value(const Value& obj, const Value& start, const Value& stop, const
 }
 
 Value binary_op(const std::string& op, const Value& a, const Value& b) {
-  if (op == "~") return Value(a.str() + b.str());
+  if (op == "~") {
+    std::string x = a.str();
+    const std::string y = b.str();
+    check_string_size(x.size() + y.size(), "~");
+    return Value(x + y);
+  }
   require_defined(a);
   require_defined(b);
   const std::string types = "'" + a.type_name() + "' and '" + b.type_name() + "'";
   if (op == "%" && a.is_string()) return Value(percent_format(a.as_string(), b));
   if (op == "+") {
-    if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+    if (a.is_string() && b.is_string()) {
+      check_string_size(a.as_string().size() + b.as_string().size(), "+");
+      return Value(a.as_string() + b.as_string());
+    }
     if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+      check_list_size(a.list().size() + b.list().size(), string_bytes(a) + string_bytes(b), "+");
       std::vector<Value> items = a.list();
       items.insert(items.end(), b.list().begin(), b.list().end());
       return Value(std::move(items), a.is_tuple());
@@ -261,6 +280,9 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
     const Value& n = a.is_string() || a.is_list() ? b : a;
     if (!n.is_int() && !n.is_bool()) fail("can't multiply sequence by non-int of type '" + n.type_name() + "'");
     const std::int64_t times = std::max<std::int64_t>(0, n.as_int());
+    const auto count = static_cast<std::size_t>(times);
+    if (seq.is_string()) check_string_size(saturated_product(seq.as_string().size(), count), "*");
+    else check_list_size(saturated_product(seq.list().size(), count), saturated_product(string_bytes(seq), count), "*");
     if (seq.is_string()) {
       std::string out;
       for (std::int64_t i = 0; i < times; ++i) out += seq.as_string();
@@ -273,9 +295,9 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
   if (!a.is_number() || !b.is_number()) fail("unsupported operand type(s) for " + op + ": " + types);
   const bool ints = !a.is_float() && !b.is_float();
   const double x = a.as_double(), y = b.as_double();
-  if (op == "+") return ints ? Value(a.as_int() + b.as_int()) : Value(x + y);
-  if (op == "-") return ints ? Value(a.as_int() - b.as_int()) : Value(x - y);
-  if (op == "*") return ints ? Value(a.as_int() * b.as_int()) : Value(x * y);
+  if (op == "+") return ints ? Value(checked_int("+", a.as_int(), b.as_int())) : Value(x + y);
+  if (op == "-") return ints ? Value(checked_int("-", a.as_int(), b.as_int())) : Value(x - y);
+  if (op == "*") return ints ? Value(checked_int("*", a.as_int(), b.as_int())) : Value(x * y);
   if (op == "/") {
     if (y == 0) fail("division by zero");
     return Value(x / y);
@@ -284,6 +306,11 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
     if (y == 0) fail(op == "//" ? "integer division or modulo by zero" : "modulo by zero");
     if (ints) {
       const std::int64_t p = a.as_int(), q = b.as_int();
+      // The one quotient that does not fit (and traps on x86).
+      if (p == std::numeric_limits<std::int64_t>::min() && q == -1) {
+        if (op == "%") return Value(0);
+        checked_int("*", p, q);
+      }
       std::int64_t d = p / q, r = p % q;
       if (r != 0 && ((r < 0) != (q < 0))) {
         --d;
@@ -298,11 +325,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
     return Value(r);
   }
   if (op == "**") {
-    if (ints && b.as_int() >= 0) {
-      std::int64_t r = 1;
-      for (std::int64_t i = 0; i < b.as_int(); ++i) r *= a.as_int();
-      return Value(r);
-    }
+    if (ints && b.as_int() >= 0) return Value(checked_int("**", a.as_int(), b.as_int()));
     return Value(std::pow(x, y));
   }
   fail("unknown operator " + op);

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "text/jinja/limits.h"
+
 namespace staticlm::jinja {
 namespace {
 
@@ -18,6 +20,27 @@ class Parser {
   }
 
  private:
+  // Levels of the syntax tree (kMaxSyntaxDepth): each nested construct, and each link of a chain
+  // (a + b + c, x.y.z, s | f | g), is one more level that parsing, evaluating and freeing the
+  // tree recurse over. A Levels object gives back the ones it added when it goes.
+  class Levels {
+   public:
+    explicit Levels(Parser& p) : p_(p) {}
+    ~Levels() { p_.depth_ -= n_; }
+    Levels(const Levels&) = delete;
+    Levels& operator=(const Levels&) = delete;
+    void add() {
+      ++n_;
+      if (++p_.depth_ > kMaxSyntaxDepth) {
+        p_.error("expressions and blocks nested more than " + std::to_string(kMaxSyntaxDepth) + " deep (the limit)");
+      }
+    }
+
+   private:
+    Parser& p_;
+    int n_ = 0;
+  };
+
   const Token& cur() const { return t_[i_]; }
   const Token& peek(std::size_t k = 1) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
   [[noreturn]] void error(const std::string& m, int line = 0) const { fail_at(name_, line ? line : cur().line, m); }
@@ -114,6 +137,8 @@ class Parser {
   }
 
   std::unique_ptr<Stmt> parse_statement() {
+    Levels levels(*this);
+    levels.add();
     const int line = cur().line;
     const std::string tag = t_[i_++].value;
     std::string end;
@@ -282,8 +307,11 @@ class Parser {
   }
 
   ExprPtr parse_expression() {
+    Levels levels(*this);
+    levels.add();
     ExprPtr e = parse_or();
     while (is_name("if")) {
+      levels.add();
       const int line = cur().line;
       ++i_;
       auto t = node(Expr::Kind::kTernary, line);
@@ -305,7 +333,9 @@ class Parser {
 
   ExprPtr parse_or() {
     ExprPtr e = parse_and();
+    Levels levels(*this);
     while (is_name("or")) {
+      levels.add();
       const int line = t_[i_++].line;
       e = binary("or", std::move(e), parse_and(), line);
     }
@@ -314,7 +344,9 @@ class Parser {
 
   ExprPtr parse_and() {
     ExprPtr e = parse_not();
+    Levels levels(*this);
     while (is_name("and")) {
+      levels.add();
       const int line = t_[i_++].line;
       e = binary("and", std::move(e), parse_not(), line);
     }
@@ -323,6 +355,8 @@ class Parser {
 
   ExprPtr parse_not() {
     if (is_name("not")) {
+      Levels levels(*this);
+      levels.add();
       auto e = node(Expr::Kind::kUnary, t_[i_++].line);
       e->name = "not";
       e->a = parse_not();
@@ -362,7 +396,9 @@ class Parser {
 
   ExprPtr parse_math1() {
     ExprPtr e = parse_concat();
+    Levels levels(*this);
     while (is_op("+") || is_op("-")) {
+      levels.add();
       const Token& t = t_[i_++];
       e = binary(t.value, std::move(e), parse_concat(), t.line);
     }
@@ -371,7 +407,9 @@ class Parser {
 
   ExprPtr parse_concat() {
     ExprPtr e = parse_math2();
+    Levels levels(*this);
     while (is_op("~")) {
+      levels.add();
       const int line = t_[i_++].line;
       e = binary("~", std::move(e), parse_math2(), line);
     }
@@ -380,7 +418,9 @@ class Parser {
 
   ExprPtr parse_math2() {
     ExprPtr e = parse_pow();
+    Levels levels(*this);
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+      levels.add();
       const Token& t = t_[i_++];
       e = binary(t.value, std::move(e), parse_pow(), t.line);
     }
@@ -389,7 +429,9 @@ class Parser {
 
   ExprPtr parse_pow() {
     ExprPtr e = parse_unary(true);
+    Levels levels(*this);
     while (is_op("**")) {
+      levels.add();
       const int line = t_[i_++].line;
       e = binary("**", std::move(e), parse_unary(true), line);
     }
@@ -398,7 +440,9 @@ class Parser {
 
   ExprPtr parse_unary(bool with_filter) {
     ExprPtr e;
+    Levels levels(*this);
     if (is_op("-") || is_op("+")) {
+      levels.add();
       const Token& t = t_[i_++];
       e = node(Expr::Kind::kUnary, t.line);
       e->name = t.value;
@@ -491,7 +535,10 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr e) {
+    Levels levels(*this);
     while (true) {
+      if (!is_op(".") && !is_op("[") && !is_op("(")) return e;
+      levels.add();
       const int line = cur().line;
       if (accept_op(".")) {
         if (cur().type == T::kInt) {
@@ -582,7 +629,10 @@ class Parser {
   }
 
   ExprPtr parse_filter_expr(ExprPtr e) {
+    Levels levels(*this);
     while (true) {
+      if (!is_op("|") && !is_name("is") && !is_op("(")) return e;
+      levels.add();
       if (accept_op("|")) {
         e = parse_filter(std::move(e));
       } else if (is_name("is")) {
@@ -610,6 +660,7 @@ class Parser {
 
   std::vector<Token> t_;
   std::size_t i_ = 0;
+  int depth_ = 0;  // Levels added and not given back
   const std::string& name_;
 };
 

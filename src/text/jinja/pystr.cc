@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include "text/jinja/limits.h"
 #include "text/jinja/value.h"
 #include "text/regex.h"
 #include "text/utf8.h"
@@ -170,6 +171,7 @@ std::string replace(std::string_view s, std::string_view old, std::string_view n
         ++n;
       }
       if (i < u.size()) utf8_append(out, u[i]);
+      check_string_size(out.size(), "replace", 0);
     }
     return out;
   }
@@ -180,6 +182,7 @@ std::string replace(std::string_view s, std::string_view old, std::string_view n
     if (at == std::string_view::npos) break;
     out.append(s.substr(pos, at - pos));
     out.append(now);
+    check_string_size(out.size(), "replace", 0);
     pos = at + old.size();
     ++n;
   }
@@ -201,6 +204,7 @@ std::int64_t count(std::string_view s, std::string_view sub) {
 }
 
 std::string center(std::string_view s, std::int64_t width) {
+  check_width(width, "center");
   const auto len = static_cast<std::int64_t>(utf8_length(s));
   if (width <= len) return std::string(s);
   const std::int64_t pad = width - len;

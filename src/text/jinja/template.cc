@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "text/jinja/builtins.h"
+#include "text/jinja/limits.h"
 #include "text/jinja/parser.h"
 
 namespace staticlm::jinja {
@@ -76,6 +78,13 @@ class Renderer {
       if (exec(p_.body, root, out) != Flow::kNormal) fail("break or continue outside a loop");
     } catch (const TemplateError& e) {
       fail_at(p_.name, line_, e.message);
+    } catch (const Error&) {
+      throw;  // already names its file
+    } catch (const std::bad_alloc&) {
+      fail_at(p_.name, line_, "out of memory while rendering");
+    } catch (const std::exception& e) {
+      // A standard-library refusal (a number out of range, a string too long) inside a built-in.
+      fail_at(p_.name, line_, e.what());
     }
     return out;
   }
@@ -92,6 +101,26 @@ class Renderer {
     int saved_;
     int unwinding_;
   };
+
+  // One level of evaluation: counts a step and bounds the C++ recursion that evaluating nested
+  // expressions, statements and macro calls is.
+  struct DepthGuard {
+    DepthGuard(Renderer& r, int line) : r_(r), line_(r.line_, line) {
+      r.budget_.step();
+      if (++r_.depth_ > kMaxEvalDepth) {
+        fail("expressions and statements nested more than " + std::to_string(kMaxEvalDepth) + " deep while rendering (the limit)");
+      }
+    }
+    ~DepthGuard() { --r_.depth_; }
+    Renderer& r_;
+    LineGuard line_;
+  };
+
+  // Output grows only through here, so the limit on one string holds for it too.
+  static void append(std::string& out, const std::string& piece) {
+    check_string_size(out.size() + piece.size(), "the template's output", piece.size());
+    out += piece;
+  }
 
   Flow exec(const StmtList& body, const ScopePtr& scope, std::string& out) {
     for (const auto& s : body) {
@@ -120,10 +149,10 @@ class Renderer {
   }
 
   Flow exec(const Stmt& s, const ScopePtr& scope, std::string& out) {
-    LineGuard g(line_, s.line);
+    DepthGuard g(*this, s.line);
     switch (s.kind) {
-      case Stmt::Kind::kText: out += s.text; return Flow::kNormal;
-      case Stmt::Kind::kOutput: out += eval(*s.expr, scope).str(); return Flow::kNormal;
+      case Stmt::Kind::kText: append(out, s.text); return Flow::kNormal;
+      case Stmt::Kind::kOutput: append(out, eval(*s.expr, scope).str()); return Flow::kNormal;
       case Stmt::Kind::kIf:
         for (std::size_t i = 0; i < s.bodies.size(); ++i) {
           if (i >= s.conditions.size() || eval(*s.conditions[i], scope).truthy()) return exec(s.bodies[i], scope, out);
@@ -156,13 +185,13 @@ class Renderer {
         const Value fn = eval(*call.a, scope);
         CallArgs args = eval_args(call, scope);
         args.keyword.emplace_back("caller", caller);
-        out += invoke(fn, args, call).str();
+        append(out, invoke(fn, args, call).str());
         return Flow::kNormal;
       }
       case Stmt::Kind::kFilterBlock: {
         std::string body;
         exec(s.bodies[0], scope, body);
-        out += apply_filters(s.filters, Value(body), scope).str();
+        append(out, apply_filters(s.filters, Value(body), scope).str());
         return Flow::kNormal;
       }
       case Stmt::Kind::kBreak: return Flow::kBreak;
@@ -183,6 +212,7 @@ class Renderer {
       fail("'" + seq.type_name() + "' object is not iterable");
     }
     std::vector<Value> items = seq.iterate();
+    check_list_items(items.size(), "for loop");
     if (s.cond) {
       std::vector<Value> kept;
       for (const Value& item : items) {
@@ -194,19 +224,20 @@ class Renderer {
     }
     const auto n = static_cast<std::int64_t>(items.size());
     for (std::int64_t i = 0; i < n; ++i) {
+      // A round makes a scope and the loop object: it counts as kLoopRoundSteps steps.
+      budget_.step(kLoopRoundSteps);
       ScopePtr it = child(scope);
       assign(s.targets, items[static_cast<std::size_t>(i)], *it);
       Value loop = Value::dict();
       DictObject& d = loop.dict_object();
-      d.set(Value("index"), Value(i + 1));
-      d.set(Value("index0"), Value(i));
-      d.set(Value("revindex"), Value(n - i));
-      d.set(Value("revindex0"), Value(n - i - 1));
-      d.set(Value("first"), Value(i == 0));
-      d.set(Value("last"), Value(i == n - 1));
-      d.set(Value("length"), Value(n));
-      d.set(Value("depth"), Value(1));
-      d.set(Value("depth0"), Value(0));
+      // Distinct keys of flat values: appended without set()'s search for an existing key.
+      d.items.reserve(12);
+      for (auto& [key, value] : std::initializer_list<std::pair<const char*, Value>>{
+               {"index", Value(i + 1)}, {"index0", Value(i)}, {"revindex", Value(n - i)}, {"revindex0", Value(n - i - 1)},
+               {"first", Value(i == 0)}, {"last", Value(i == n - 1)}, {"length", Value(n)}, {"depth", Value(1)},
+               {"depth0", Value(0)}}) {
+        d.items.emplace_back(Value(key), value);
+      }
       if (i > 0) d.set(Value("previtem"), items[static_cast<std::size_t>(i - 1)]);
       if (i + 1 < n) d.set(Value("nextitem"), items[static_cast<std::size_t>(i + 1)]);
       d.set(Value("cycle"), Value::function("cycle", [i](CallArgs& c) {
@@ -224,6 +255,14 @@ class Renderer {
     const Stmt* def = &s;
     macro_scopes_.push_back(scope);
     return Value::function(name.empty() ? s.text : name, [this, def, scope](CallArgs& c) {
+      if (calls_ >= kMaxCallDepth) {
+        fail("macro '" + def->text + "': more than " + std::to_string(kMaxCallDepth) + " macro calls inside each other (the limit)");
+      }
+      ++calls_;
+      struct Leave {
+        int& calls;
+        ~Leave() { --calls; }
+      } leave{calls_};
       ScopePtr local = child(scope);
       std::vector<Value> extra;
       for (std::size_t i = 0; i < c.positional.size(); ++i) {
@@ -246,7 +285,7 @@ class Renderer {
       local->vars["kwargs"] = kwargs;
       std::string out;
       exec(def->bodies[0], local, out);
-      return Value(out);
+      return Value(std::move(out));
     });
   }
 
@@ -261,17 +300,25 @@ class Renderer {
     if (fn.is_undefined()) fail(fn.undefined_hint());
     if (!fn.is_callable()) fail("'" + fn.type_name() + "' object is not callable");
     (void)e;
-    return fn.callable().fn(args);
+    return checked_result(fn.callable().fn(args), fn.callable().name.c_str());
+  }
+
+  // What a built-in or macro returned, against the size limits (their arguments were checked
+  // where a size comes from a number, e.g. a width; this catches what grows from the input).
+  static Value checked_result(Value v, const char* what) {
+    if (v.is_string()) check_string_size(v.as_string().size(), what);
+    else if (v.is_list()) check_list_size(v.list().size(), 0, what);
+    return v;
   }
 
   Value filter(const Expr& f, Value input, const ScopePtr& scope) {
     LineGuard g(line_, f.line);
     CallArgs args = eval_args(f, scope);
-    return apply_filter(f.name, input, args);
+    return checked_result(apply_filter(f.name, input, args), f.name.c_str());
   }
 
   Value eval(const Expr& e, const ScopePtr& scope) {
-    LineGuard g(line_, e.line);
+    DepthGuard g(*this, e.line);
     switch (e.kind) {
       case Expr::Kind::kLiteral: return e.value;
       case Expr::Kind::kName: {
@@ -295,7 +342,7 @@ class Renderer {
         require_defined(v);
         if (!v.is_number()) fail("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
         if (e.name == "+") return v.is_float() ? v : Value(v.as_int());
-        return v.is_float() ? Value(-v.as_double()) : Value(-v.as_int());
+        return v.is_float() ? Value(-v.as_double()) : Value(checked_int("-", 0, v.as_int()));
       }
       case Expr::Kind::kBinary: {
         const Value a = eval(*e.a, scope);
@@ -355,7 +402,10 @@ class Renderer {
 
   const Program& p_;
   std::vector<ScopePtr> macro_scopes_;  // scopes macros were defined in (see ~Renderer)
+  RenderBudget budget_;                 // this render's steps and built bytes (thread-current while it lives)
   int line_ = 0;
+  int depth_ = 0;  // DepthGuards alive
+  int calls_ = 0;  // macro calls running
 };
 
 std::tm local_now() {

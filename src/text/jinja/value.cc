@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text/jinja/limits.h"
 #include "text/utf8.h"
 
 namespace staticlm::jinja {
@@ -31,7 +32,25 @@ const Value* DictObject::find(std::string_view key) const {
   return nullptr;
 }
 
+namespace {
+
+// Lists and dicts are built from values that already exist, so their depth is known when they
+// are made; past the limit, printing or freeing them would recurse too deep.
+int checked_depth(int depth) {
+  if (depth > kMaxDataDepth) fail("lists and dicts nested more than " + std::to_string(kMaxDataDepth) + " deep (the limit)");
+  return depth;
+}
+
+}  // namespace
+
+int Value::nesting() const {
+  if (is_list()) return std::get<std::shared_ptr<ListObject>>(v_)->depth;
+  if (is_dict()) return dict_object().depth;
+  return 0;
+}
+
 void DictObject::set(Value key, Value value) {
+  depth = std::max(depth, checked_depth(1 + std::max(key.nesting(), value.nesting())));
   for (auto& [k, v] : items) {
     if (values_equal(k, key)) {
       v = std::move(value);
@@ -43,6 +62,7 @@ void DictObject::set(Value key, Value value) {
 
 Value::Value(std::vector<Value> items, bool tuple) {
   auto l = std::make_shared<ListObject>();
+  for (const Value& v : items) l->depth = std::max(l->depth, checked_depth(1 + v.nesting()));
   l->items = std::move(items);
   l->is_tuple = tuple;
   v_ = std::move(l);
@@ -71,7 +91,12 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
     }
     case nlohmann::ordered_json::value_t::object: {
       Value d = dict();
-      for (auto it = j.begin(); it != j.end(); ++it) d.dict_object().items.emplace_back(Value(it.key()), from_json(it.value()));
+      DictObject& o = d.dict_object();
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        Value v = from_json(it.value());
+        o.depth = std::max(o.depth, checked_depth(1 + v.nesting()));
+        o.items.emplace_back(Value(it.key()), std::move(v));  // JSON keys are unique: no search
+      }
       return d;
     }
     default: return Value();
@@ -185,10 +210,16 @@ void json_string(std::string& out, const std::string& s) {
 }
 
 void json_value(std::string& out, const Value& v, int indent, bool sort_keys, int depth, const Value::JsonSeparators& sep) {
+  // A namespace can hold itself: the depth check also ends a cycle.
+  if (depth > kMaxDataDepth) fail("tojson: lists and dicts nested more than " + std::to_string(kMaxDataDepth) + " deep (the limit)");
+  check_string_size(out.size(), "tojson", 0);
   const std::string item_sep = !sep.item.empty() ? sep.item : indent >= 0 ? "," : ", ";
   const std::string key_sep = !sep.key.empty() ? sep.key : ": ";
   auto newline = [&](int d) {
-    if (indent >= 0) out += "\n" + std::string(static_cast<std::size_t>(indent * d), ' ');
+    if (indent < 0) return;
+    const std::size_t spaces = saturated_product(static_cast<std::size_t>(indent), static_cast<std::size_t>(d));
+    check_string_size(out.size() + 1 + spaces, "tojson", 0);
+    out += "\n" + std::string(spaces, ' ');
   };
   switch (v.type()) {
     case Value::Type::kNone: out += "null"; return;
@@ -259,7 +290,10 @@ std::string Value::to_json(int indent, bool sort_keys, const JsonSeparators& sep
   return out;
 }
 
-std::string Value::repr() const {
+std::string Value::repr() const { return repr_at(0); }
+
+std::string Value::repr_at(int depth) const {
+  if (depth > kMaxDataDepth) fail("repr: lists and dicts nested more than " + std::to_string(kMaxDataDepth) + " deep (the limit)");
   switch (type()) {
     case Type::kUndefined: return "Undefined";
     case Type::kNone: return "None";
@@ -270,7 +304,10 @@ std::string Value::repr() const {
     case Type::kList: {
       const auto& items = list();
       std::string out = is_tuple() ? "(" : "[";
-      for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i].repr();
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        out += (i ? ", " : "") + items[i].repr_at(depth + 1);
+        check_string_size(out.size(), "repr", 0);
+      }
       if (is_tuple() && items.size() == 1) out += ",";
       return out + (is_tuple() ? ")" : "]");
     }
@@ -278,7 +315,8 @@ std::string Value::repr() const {
       std::string out = "{";
       bool first = true;
       for (const auto& [k, v] : dict_object().items) {
-        out += (first ? "" : ", ") + k.repr() + ": " + v.repr();
+        out += (first ? "" : ", ") + k.repr_at(depth + 1) + ": " + v.repr_at(depth + 1);
+        check_string_size(out.size(), "repr", 0);
         first = false;
       }
       out += "}";
@@ -322,6 +360,7 @@ std::vector<Value> Value::iterate() const {
     case Type::kString: {
       std::vector<Value> chars;
       const std::string& s = as_string();
+      check_list_items(s.size() > kMaxListItems ? utf8_length(s) : 0, "iterating over a string");
       for (std::size_t p = 0; p < s.size();) {
         const std::size_t start = p;
         utf8_decode(s, p);

@@ -22,11 +22,13 @@ class Value;
 struct ListObject {
   std::vector<Value> items;
   bool is_tuple = false;
+  int depth = 1;  // lists and dicts nested in this one, plus one (kMaxDataDepth bounds it)
 };
 
 struct DictObject {
   std::vector<std::pair<Value, Value>> items;  // insertion order, keys unique
   bool is_namespace = false;
+  int depth = 1;  // as ListObject::depth; set() raises it, never lowers it
   const Value* find(const Value& key) const;
   const Value* find(std::string_view key) const;
   void set(Value key, Value value);
@@ -89,6 +91,8 @@ class Value {
   DictObject& dict_object() const { return *std::get<std::shared_ptr<DictObject>>(v_); }
   const CallableObject& callable() const { return *std::get<std::shared_ptr<CallableObject>>(v_); }
   const std::string& undefined_hint() const { return std::get<Undefined>(v_).hint; }
+  // ListObject / DictObject depth; 0 for the other types.
+  int nesting() const;
 
   // Python's bool(x).
   bool truthy() const;
@@ -109,6 +113,7 @@ class Value {
   std::vector<Value> iterate() const;
 
  private:
+  std::string repr_at(int depth) const;
   explicit Value(Undefined u) : v_(std::move(u)) {}
   explicit Value(std::monostate m) : v_(m) {}
   std::variant<Undefined, std::monostate, bool, std::int64_t, double, std::string, std::shared_ptr<ListObject>,

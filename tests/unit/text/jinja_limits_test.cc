@@ -1,0 +1,128 @@
+// The Jinja engine's resource limits (src/text/jinja/limits.h): a hostile template is refused
+// with an error naming the template, the line and the limit, never a crash, an endless loop or
+// gigabytes of memory; and templates just inside each limit still render what jinja2 renders.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "text/jinja/limits.h"
+#include "text/jinja/template.h"
+
+namespace staticlm {
+namespace {
+
+std::string render(const std::string& source) {
+  return jinja::Template::parse(source, "t.jinja")->render(nlohmann::ordered_json::object());
+}
+
+// The error a template ends in ("" when it renders).
+std::string error_of(const std::string& source) {
+  try {
+    render(source);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+TEST(JinjaLimits, EachHostileTemplateIsRefusedNamingTheLimit) {
+  struct Case {
+    std::string what, source, message;
+  };
+  const std::vector<Case> cases = {
+      {"endless recursion", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
+       "t.jinja:1: macro 'f': more than 100 macro calls inside each other (the limit)"},
+      {"parentheses", "{{ " + std::string(100000, '(') + "1" + std::string(100000, ')') + " }}",
+       "t.jinja:1: expressions and blocks nested more than 200 deep (the limit)"},
+      {"a long chain", "{{ 1" + repeat(" + 1", 100000) + " }}", "nested more than 200 deep"},
+      {"a long filter chain", "{{ 'x'" + repeat("|string", 100000) + " }}", "nested more than 200 deep"},
+      {"nested blocks", repeat("{% if true %}", 1000) + repeat("{% endif %}", 1000), "nested more than 200 deep"},
+      {"10^5 rounds of 300 steps", "{% for a in range(100000) %}{{ 1" + repeat(" + 1", 149) + " }}{% endfor %}",
+       "the template ran more than " + std::to_string(jinja::kMaxSteps) + " steps (the limit)"},
+      {"string repetition", "{{ 'ab' * 1000000000 }}", "*: a string of 2000000000 bytes is over the limit of 33554432 bytes"},
+      {"list repetition", "{{ [0] * 10000000000 }}", "*: a list of 10000000000 items is over the limit of 1048576 items"},
+      {"doubling in a namespace", "{% set ns = namespace(s='a') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+       "~: a string of 67108864 bytes"},
+      {"many large strings", "{% for i in range(100) %}{{ ('x' * 30000000)|length }}{% endfor %}",
+       "the template built more than 256 MiB of strings and lists (the limit)"},
+      {"center", "{{ 'x'|center(2000000000) }}", "center: a string of 2000000000 bytes"},
+      {"ljust", "{{ 'x'.ljust(1000000000000) }}", "ljust: a string of 1000000000000 bytes"},
+      {"indent", "{{ 'a\nb'|indent(100000000) }}", "indent: a string of 100000000 bytes"},
+      {"tojson indent", "{{ [[1]]|tojson(indent=100000000) }}", "tojson: a string of 100000000 bytes"},
+      {"replace", "{{ 'abc'.replace('', 'x' * 30000000) }}", "replace: a string of"},
+      {"format width", "{{ '%99999999999d' % 1 }}", "format: a string of 1073741824 bytes"},
+      {"the output", "{% for i in range(40) %}{{ 'x' * 1000000 }}{% endfor %}", "the template's output: a string of"},
+      {"2 ** 100000", "{{ 2 ** 100000 }}", "integer overflow in 2 ** 100000"},
+      {"int64 + 1", "{{ 9223372036854775807 + 1 }}", "integer overflow in 9223372036854775807 + 1"},
+      {"int64 * 2", "{{ 4611686018427387904 * 2 }}", "integer overflow in 4611686018427387904 * 2"},
+      {"-int64 min", "{{ -(-9223372036854775807 - 1) }}", "integer overflow in 0 - -9223372036854775808"},
+      {"int64 min // -1", "{{ (-9223372036854775807 - 1) // -1 }}", "integer overflow"},
+      {"abs(int64 min)", "{{ (-9223372036854775807 - 1)|abs }}", "integer overflow"},
+      {"int of 1e20", "{{ '1e20'|int }}", "int: 1e+20 is outside the 64-bit integer range"},
+      {"int of inf", "{{ (1e308 * 10)|int }}", "int: inf is outside the 64-bit integer range"},
+      {"a namespace that holds itself", "{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns }}",
+       "repr: lists and dicts nested more than 256 deep (the limit)"},
+      {"the same, as JSON", "{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns|tojson }}",
+       "tojson: lists and dicts nested more than 256 deep (the limit)"},
+      {"lists nested round by round", "{% set ns = namespace(x=[]) %}{% for i in range(1000) %}{% set ns.x = [ns.x] %}{% endfor %}",
+       "lists and dicts nested more than 256 deep (the limit)"},
+  };
+  for (const Case& c : cases) {
+    const std::string e = error_of(c.source);
+    EXPECT_NE(e.find(c.message), std::string::npos) << c.what << ": got \"" << e << "\"";
+    EXPECT_EQ(e.rfind("t.jinja:", 0), 0u) << c.what << ": " << e;
+  }
+}
+
+TEST(JinjaLimits, TheErrorNamesTheLineOfTheOffendingExpression) {
+  EXPECT_NE(error_of("line one\n{% set n = 3 %}\n{{ 'x' * 99999999999 }}\n").find("t.jinja:3: *:"), std::string::npos);
+}
+
+TEST(JinjaLimits, TemplatesInsideTheLimitsRenderAsJinja2Does) {
+  // 100 macro calls deep is allowed, 101 is not: the boundary is exact.
+  const std::string countdown = "{% macro f(n) %}{% if n > 1 %}{{ f(n - 1) }}{% endif %}.{% endmacro %}";
+  EXPECT_EQ(render(countdown + "{{ f(100) }}"), std::string(100, '.'));
+  EXPECT_NE(error_of(countdown + "{{ f(101) }}").find("more than 100 macro calls inside each other"), std::string::npos);
+  // Nesting a real template never reaches: 60 parentheses, 30 nested blocks, 100 links of a chain.
+  EXPECT_EQ(render("{{ " + std::string(60, '(') + "7" + std::string(60, ')') + " }}"), "7");
+  EXPECT_EQ(render(repeat("{% if true %}", 30) + "in" + repeat("{% endif %}", 30)), "in");
+  EXPECT_EQ(render("{{ 0" + repeat(" + 1", 100) + " }}"), "100");
+  // Integers up to the 64-bit edges, computed exactly.
+  EXPECT_EQ(render("{{ 2 ** 62 }}"), "4611686018427387904");
+  EXPECT_EQ(render("{{ (-2) ** 63 }}"), "-9223372036854775808");
+  EXPECT_EQ(render("{{ 3 ** 39 }}"), "4052555153018976267");
+  EXPECT_EQ(render("{{ 9223372036854775806 + 1 }}"), "9223372036854775807");
+  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) // 1 }}"), "-9223372036854775808");
+  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) % -1 }}"), "0");
+  EXPECT_EQ(render("{{ 1 ** 10000000000000 }}"), "1");
+  EXPECT_EQ(render("{{ '-9.1e18'|int }}"), "-9100000000000000000");
+  // Strings and lists of millions still build; a loop of half the rounds the step limit allows
+  // still runs.
+  const std::int64_t rounds = jinja::kMaxSteps / jinja::kLoopRoundSteps / 2;
+  EXPECT_EQ(render("{{ ('ab' * 4000000)|length }}"), "8000000");
+  EXPECT_EQ(render("{{ ([1, 2] * 500000)|length }}"), "1000000");
+  EXPECT_EQ(render("{% set ns = namespace(n=0) %}{% for i in range(" + std::to_string(rounds / 1000) +
+                   ") %}{% for j in range(1000) %}{% endfor %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}"),
+            std::to_string(rounds / 1000));
+  EXPECT_EQ(render("{{ 'x'|center(9) }}|{{ 'x'.ljust(3) }}|{{ '7'.zfill(3) }}"), "    x    |x  |007");
+  EXPECT_EQ(render("{{ [[1]]|tojson(indent=2) }}"), "[\n  [\n    1\n  ]\n]");
+  EXPECT_EQ(render("{{ '%5d|%-4s|' % (42, 'ab') }}"), "   42|ab  |");
+  // Lists nested 200 deep (under kMaxDataDepth) print.
+  EXPECT_EQ(render("{% set ns = namespace(x=0) %}{% for i in range(200) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x|tojson|length }}"),
+            "401");
+  // A namespace that holds another one prints it.
+  EXPECT_EQ(render("{% set a = namespace(v=1) %}{% set b = namespace(inner=a) %}{{ b.inner.v }}"), "1");
+}
+
+}  // namespace
+}  // namespace staticlm
