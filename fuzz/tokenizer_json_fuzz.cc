@@ -1,7 +1,10 @@
 // tokenizer.json itself: a fuzzed (small) tokenizer definition is loaded, then encodes and
 // decodes a fixed text.
 #include "fuzz_util.h"
+#include "json_mutator.h"
 #include "text/tokenizer.h"
+
+STATICLM_FUZZ_JSON_MUTATOR
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace staticlm;

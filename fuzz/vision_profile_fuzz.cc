@@ -1,6 +1,9 @@
 // vision_profile.json manifests.
 #include "fuzz_util.h"
+#include "json_mutator.h"
 #include "runtime/profile_manifest.h"
+
+STATICLM_FUZZ_JSON_MUTATOR
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace staticlm;

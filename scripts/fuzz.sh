@@ -31,7 +31,9 @@ for name in "${targets[@]}"; do
   # -rss_limit_mb: running out of memory is a finding too (bad input must be refused first).
   log="build-fuzz/$name.log"
   status=0
-  build-fuzz/fuzz_"$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+  dict=()
+  if [ -f "fuzz/dicts/$name.dict" ]; then dict=(-dict="fuzz/dicts/$name.dict"); fi
+  build-fuzz/fuzz_"$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 "${dict[@]}" \
     -artifact_prefix="build-fuzz/artifacts/$name-" "build-fuzz/corpus/$name" "fuzz/corpus/$name" >"$log" 2>&1 || status=$?
   grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|INFO: seed corpus)" "$log" || true
   if [ "$status" -ne 0 ]; then

@@ -41,7 +41,9 @@ for fuzzer in "${fuzzers[@]}"; do
       exit 1
     fi
   fi
-  build-asan/"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+  dict=()
+  if [ -f "fuzz/dicts/$name.dict" ]; then dict=(-dict="fuzz/dicts/$name.dict"); fi
+  build-asan/"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 "${dict[@]}" \
     -artifact_prefix="build-asan/artifacts/$name-" "$corpus" "fuzz/corpus/$name" >"build-asan/$name.log" 2>&1 || status=$?
   runs=$(grep -E "^stat::number_of_executed_units" "build-asan/$name.log" | awk '{print $2}')
   echo "sanitize: fuzz $name ${seconds} s: ${runs:-0} runs, exit $status" >&2

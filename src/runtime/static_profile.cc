@@ -1,6 +1,7 @@
 #include "runtime/static_profile.h"
 
 #include <cstring>
+#include <tuple>
 
 #include "base/error.h"
 #include "base/sha256.h"
@@ -61,6 +62,21 @@ void VisionProfile::validate() const {
   }
   if (visual_start_idx < 0)
     invalid_argument(p + "visual_start_idx is " + std::to_string(visual_start_idx) + "; it must be non-negative");
+  // Upper bounds before any product of them is formed or sized: a manifest is a file from
+  // anywhere, and max_soft_tokens * pooling^2 sizes the patch tensors. Gemma 4 uses up to 1120
+  // soft tokens, pooling 3 and patch 16; the bounds leave room for other exports.
+  const std::tuple<const char*, std::int64_t, std::int64_t> bounded[] = {
+      {"max_soft_tokens", max_soft_tokens, kMaxProfileSoftTokens},
+      {"pooling_kernel_size", pooling_kernel_size, kMaxProfilePooling},
+      {"patch_size", patch_size, kMaxProfilePatchSize},
+      {"patch_grid_height", patch_grid_height, kMaxProfileSoftTokens * kMaxProfilePooling},
+      {"patch_grid_width", patch_grid_width, kMaxProfileSoftTokens * kMaxProfilePooling},
+      {"visual_start_idx", visual_start_idx, kMaxProfileSequence}};
+  for (const auto& [field, value, limit] : bounded) {
+    if (value > limit) {
+      invalid_argument(p + field + " is " + std::to_string(value) + "; the limit is " + std::to_string(limit));
+    }
+  }
   if (patch_grid_height % pooling_kernel_size != 0) {
     invalid_argument(p + "patch_grid_height " + std::to_string(patch_grid_height) +
                      " is not divisible by pooling_kernel_size " + std::to_string(pooling_kernel_size));

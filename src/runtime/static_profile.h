@@ -42,6 +42,13 @@ struct ProcessorSettings {
   std::optional<std::int64_t> image_seq_length;                                  // processor
 };
 
+// Upper bounds VisionProfile::validate() puts on a profile's extents (a manifest is a file from
+// anywhere; these keep every derived size, e.g. num_patches(), far from overflow and allocatable).
+inline constexpr std::int64_t kMaxProfileSoftTokens = 16384;
+inline constexpr std::int64_t kMaxProfilePooling = 16;
+inline constexpr std::int64_t kMaxProfilePatchSize = 1024;
+inline constexpr std::int64_t kMaxProfileSequence = std::int64_t{1} << 24;
+
 struct VisionProfile {
   std::string name;
   std::int64_t visual_start_idx = 0;

@@ -24,7 +24,9 @@ inline int utf8_sequence_length(unsigned char lead) {
   return 1;
 }
 
-// Decodes the code point at s[pos] and advances pos past it. The input must be valid UTF-8.
+// Decodes the code point at s[pos] and advances pos past it. The input should be valid UTF-8;
+// a sequence cut short by the end of s decodes as U+FFFD (one byte consumed) instead of
+// reading past the end.
 inline char32_t utf8_decode(std::string_view s, std::size_t& pos) {
   const auto c = static_cast<unsigned char>(s[pos]);
   if (c < 0x80) {
@@ -32,6 +34,10 @@ inline char32_t utf8_decode(std::string_view s, std::size_t& pos) {
     return c;
   }
   const int len = utf8_sequence_length(c);
+  if (pos + static_cast<std::size_t>(len) > s.size()) {
+    ++pos;
+    return 0xFFFD;
+  }
   char32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
   for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[pos + k]) & 0x3F);
   pos += len;

@@ -113,6 +113,8 @@ const Row kRows[] = {
     {"chat_format_system_not_utf8", "chat-format -m {M} --prompt hi --system {BAD}", "--system"},
     {"chat_format_template_missing", "chat-format -m {M} --prompt hi --chat-template {D}/nope", "{D}/nope"},
     {"chat_format_template_broken", "chat-format -m {M} --prompt hi --chat-template {D}/bad.jinja", "{D}/bad.jinja:1"},
+    {"chat_format_template_not_utf8", "chat-format -m {M} --prompt hi --chat-template {D}/nonutf8.txt",
+     "{D}/nonutf8.txt:1: not valid UTF-8 (byte 0)"},
     {"chat_format_template_recursive", "chat-format -m {M} --prompt hi --chat-template {D}/recursive.jinja",
      "{D}/recursive.jinja:1: macro 'f': more than 100 macro calls"},
     {"chat_format_template_endless", "chat-format -m {M} --prompt hi --chat-template {D}/endless.jinja",

@@ -77,7 +77,9 @@ std::int64_t length_of(const Value& v) {
 Value attr_path(const Value& item, const std::string& path, const Value& def = Value()) {
   Value v = item;
   for (const std::string& part : py::split(path, std::string("."))) {
-    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    // Up to 18 digits: an index that fits (a longer run of digits is looked up as a string).
+    const bool digits = !part.empty() && part.size() <= 18 &&
+                        std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
     v = get_item(v, digits ? Value(static_cast<std::int64_t>(std::stoll(part))) : Value(part));
     if (v.is_undefined()) return def.is_undefined() ? v : def;
   }

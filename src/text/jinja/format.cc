@@ -34,7 +34,18 @@ std::string convert(char conv, const std::string& flags, int width, int precisio
     if (precision >= 0) s = s.substr(0, static_cast<std::size_t>(precision));
     return pad(s, width < 0 ? 0 : static_cast<std::size_t>(width), left);
   }
-  if (conv == 'c') return pad(v.is_string() ? v.as_string() : std::string(1, static_cast<char>(v.as_int())), width < 0 ? 0 : width, left);
+  if (conv == 'c') {
+    // Python's %c of an int is that code point (chr(i)).
+    std::string ch;
+    if (v.is_string()) {
+      ch = v.as_string();
+    } else {
+      const std::int64_t cp = v.as_int();
+      if (cp < 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) fail("%c arg not in range(0x110000) or a surrogate: " + std::to_string(cp));
+      utf8_append(ch, static_cast<char32_t>(cp));
+    }
+    return pad(ch, width < 0 ? 0 : width, left);
+  }
   if (!v.is_number()) fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
   std::string spec = "%" + flags;
   if (width >= 0) spec += std::to_string(width);

@@ -269,7 +269,16 @@ class Lexer {
         case 'U': {
           const std::size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
           if (p + n > s_.size()) fail_at(name_, line, "truncated \\" + std::string(1, e) + " escape");
-          utf8_append(value, static_cast<char32_t>(std::stoul(s_.substr(p, n), nullptr, 16)));
+          const std::string hex = s_.substr(p, n);
+          if (hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+            fail_at(name_, line, "bad \\" + std::string(1, e) + " escape: '" + hex + "' is not hexadecimal");
+          }
+          const auto cp = std::stoul(hex, nullptr, 16);
+          // A string the engine holds is UTF-8: no surrogates, nothing past U+10FFFF.
+          if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            fail_at(name_, line, "bad \\" + std::string(1, e) + " escape: U+" + hex + " is not a character");
+          }
+          utf8_append(value, static_cast<char32_t>(cp));
           p += n;
           break;
         }

@@ -18,7 +18,7 @@ inline constexpr int kMaxSyntaxDepth = 200;               // nested expressions 
 inline constexpr int kMaxCallDepth = 100;                 // macro calls inside macro calls
 inline constexpr int kMaxEvalDepth = 2000;                // expressions and statements evaluated inside each other
 inline constexpr int kMaxDataDepth = 256;                 // lists and dicts inside each other
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#ifdef STATICLM_FUZZING
 // Fuzz builds (CMake's STATICLM_FUZZ): sanitizers make a step ~20x slower, and libFuzzer's
 // -timeout applies to each input.
 inline constexpr std::int64_t kMaxSteps = 500'000;

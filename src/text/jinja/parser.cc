@@ -1,5 +1,6 @@
 #include "text/jinja/parser.h"
 
+#include <cstdlib>
 #include <set>
 
 #include "text/jinja/limits.h"
@@ -478,7 +479,7 @@ class Parser {
         } catch (const std::exception&) {
           error("integer literal " + t.value + " is out of range", t.line);
         }
-      case T::kFloat: ++i_; return literal(Value(std::stod(t.value)), t.line);
+      case T::kFloat: ++i_; return literal(Value(std::strtod(t.value.c_str(), nullptr)), t.line);  // 1e999 is inf, as in Python
       case T::kOperator:
         if (t.value == "(") {
           ++i_;
@@ -544,7 +545,12 @@ class Parser {
         if (cur().type == T::kInt) {
           auto item = node(Expr::Kind::kItem, line);
           item->a = std::move(e);
-          item->b = literal(Value(static_cast<std::int64_t>(std::stoll(t_[i_++].value))), line);
+          const Token& index = t_[i_++];
+          try {
+            item->b = literal(Value(static_cast<std::int64_t>(std::stoll(index.value))), line);
+          } catch (const std::exception&) {
+            error("integer literal " + index.value + " is out of range", line);
+          }
           e = std::move(item);
         } else {
           auto attr = node(Expr::Kind::kAttr, line);

@@ -1,5 +1,6 @@
 #include "text/jinja/template.h"
 
+#include <algorithm>
 #include <exception>
 #include <unordered_map>
 
@@ -9,6 +10,7 @@
 #include "text/jinja/builtins.h"
 #include "text/jinja/limits.h"
 #include "text/jinja/parser.h"
+#include "text/utf8.h"
 
 namespace staticlm::jinja {
 namespace {
@@ -418,7 +420,21 @@ std::tm local_now() {
 }  // namespace
 
 std::unique_ptr<Template> Template::parse(std::string_view source, std::string name, const LexOptions& lex) {
-  auto program = parse_template(source, name, lex);
+  // jinja2 gets the template as text (transformers decodes the file): bytes that are not UTF-8
+  // are refused here, so every string the engine handles is valid UTF-8.
+  if (const std::size_t bad = utf8_first_invalid(source); bad != std::string_view::npos) {
+    const auto line = 1 + std::count(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    fail_at(name, static_cast<int>(line), "not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  }
+  std::unique_ptr<Program> program;
+  try {
+    program = parse_template(source, name, lex);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    // A standard-library refusal the parser did not foresee: still the template's fault.
+    fail_at(name, 0, std::string("cannot parse: ") + e.what());
+  }
   check_names(program->body, program->name);
   return std::unique_ptr<Template>(new Template(std::move(program)));
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -74,12 +76,47 @@ TEST(ProfileManifestErrors, NotJson) {
 // Inputs the vision_profile fuzzer found (fuzz/regressions/vision_profile/): refused by name.
 TEST(ProfileManifestErrors, FuzzRegressions) {
   const std::filesystem::path dir = std::filesystem::path(test::fixture("")) / "../../fuzz/regressions/vision_profile";
+  const std::map<std::string, std::string> expected = {
+      {"number_overflow.json", "vp.json: not valid JSON"},
+      // Found by the structure-aware mutator: num_patches() = 2^31 * 9 was allocated.
+      {"max_soft_tokens_int32_max.json", "vp.json: vision profile 'tiny_18x12_24': max_soft_tokens is 2147483647; the limit is 16384"},
+  };
   int seen = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     ++seen;
-    EXPECT_ERROR_WITH(parse_vision_profile_manifest(read_file(e.path().string()), "vp.json"), "vp.json: not valid JSON");
+    const auto it = expected.find(e.path().filename().string());
+    ASSERT_NE(it, expected.end()) << "no expected error for " << e.path();
+    EXPECT_ERROR_WITH(parse_vision_profile_manifest(read_file(e.path().string()), "vp.json"), it->second);
   }
-  EXPECT_GE(seen, 1) << dir;
+  EXPECT_EQ(seen, static_cast<int>(expected.size())) << dir;
+}
+
+// Each extent is bounded before it sizes anything; the bounds themselves still validate.
+TEST(ProfileManifestErrors, ExtentsPastTheirLimits) {
+  VisionProfile p;
+  p.name = "big";
+  p.pooling_kernel_size = 3;
+  p.patch_size = 16;
+  p.max_soft_tokens = kMaxProfileSoftTokens;
+  p.patch_grid_height = 3 * 128;
+  p.patch_grid_width = 3 * 128;
+  p.num_visual_tokens = 128 * 128;
+  EXPECT_NO_THROW(p.validate());
+  EXPECT_EQ(p.num_patches(), kMaxProfileSoftTokens * 9);
+  const std::vector<std::pair<std::int64_t VisionProfile::*, std::string>> fields = {
+      {&VisionProfile::max_soft_tokens, "max_soft_tokens is 16385; the limit is 16384"},
+      {&VisionProfile::patch_size, "patch_size is 1025; the limit is 1024"},
+      {&VisionProfile::visual_start_idx, "visual_start_idx is 16777217; the limit is 16777216"},
+  };
+  const std::int64_t over[] = {kMaxProfileSoftTokens + 1, kMaxProfilePatchSize + 1, kMaxProfileSequence + 1};
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    VisionProfile q = p;
+    q.*fields[i].first = over[i];
+    EXPECT_ERROR_WITH(q.validate(), fields[i].second);
+  }
+  VisionProfile wide = p;
+  wide.patch_grid_width = std::int64_t{1} << 62;  // H * W would overflow
+  EXPECT_ERROR_WITH(wide.validate(), "patch_grid_width is 4611686018427387904; the limit is 262144");
 }
 
 TEST(ProfileManifestErrors, MissingField) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "text/jinja/limits.h"
 #include "text/jinja/template.h"
 
@@ -82,6 +83,32 @@ TEST(JinjaLimits, EachHostileTemplateIsRefusedNamingTheLimit) {
     EXPECT_NE(e.find(c.message), std::string::npos) << c.what << ": got \"" << e << "\"";
     EXPECT_EQ(e.rfind("t.jinja:", 0), 0u) << c.what << ": " << e;
   }
+}
+
+// Found by fuzz/chat_template_fuzz.cc: a template whose text ends inside a UTF-8 sequence made
+// the lexer read past the end of the source (fuzz/regressions/chat_template/).
+TEST(JinjaLimits, SourceThatIsNotUtf8IsRefusedNamingTheByte) {
+  EXPECT_EQ(error_of("{{ 1 }}\nab\xc3"), "t.jinja:2: not valid UTF-8 (byte 10)");
+  EXPECT_EQ(error_of("{%- if true %}\xff{% endif %}"), "t.jinja:1: not valid UTF-8 (byte 14)");
+  const std::string regression = read_file(std::string(STATICLM_TEST_FIXTURES) + "/../../fuzz/regressions/chat_template/lexer_strip_cut_utf8");
+  EXPECT_NE(error_of(regression).find("not valid UTF-8"), std::string::npos);
+  // %c of a code point is that character (Python's chr), so formatting cannot make bad UTF-8.
+  EXPECT_EQ(render("{{ '%c%c' % (200, 128512) }}"), "\xc3\x88\xf0\x9f\x98\x80");
+  EXPECT_NE(error_of("{{ '%c' % 55296 }}").find("surrogate"), std::string::npos);
+}
+
+// Found by the same target: standard-library exceptions (std::stoul on a bad \u escape) escaped
+// the parser as "internal" errors, exit 1.
+TEST(JinjaLimits, BadLiteralsAreTemplateErrors) {
+  EXPECT_EQ(error_of("{{ '\\u12' }}"), "t.jinja:1: bad \\u escape: '12' ' is not hexadecimal");
+  EXPECT_EQ(error_of("{{ '\\u\" - ' }}"), "t.jinja:1: bad \\u escape: '\" - ' is not hexadecimal");
+  EXPECT_EQ(error_of("{{ '\\ud800' }}"), "t.jinja:1: bad \\u escape: U+d800 is not a character");
+  EXPECT_EQ(error_of("{{ '\\U00110000' }}"), "t.jinja:1: bad \\U escape: U+00110000 is not a character");
+  EXPECT_EQ(error_of("{{ x.99999999999999999999 }}"), "t.jinja:1: integer literal 99999999999999999999 is out of range");
+  EXPECT_EQ(render("{{ '\\u00e9\\U0001F600' }}|{{ 1e999 }}|{{ [1, 2]|map(attribute='99999999999999999999')|list }}"),
+            "\xc3\xa9\xf0\x9f\x98\x80|inf|[Undefined, Undefined]");
+  const std::string regression = read_file(std::string(STATICLM_TEST_FIXTURES) + "/../../fuzz/regressions/chat_template/bad_unicode_escape");
+  EXPECT_NE(error_of(regression).find("is not hexadecimal"), std::string::npos);
 }
 
 TEST(JinjaLimits, TheErrorNamesTheLineOfTheOffendingExpression) {
