@@ -32,6 +32,8 @@ struct CandidateAfter {
 
 }  // namespace
 
+static_assert(kMaxTokenId + 1 == PairMap::kMaxId, "tokenizer.json ids are checked against what the BPE tables hold");
+
 std::unique_ptr<BpeModel> BpeModel::create(BpeSpec&& spec, const std::string& where) {
   auto m = std::unique_ptr<BpeModel>(new BpeModel());
   int max_id = -1;

@@ -234,8 +234,9 @@ BpeSpec read_model(const Reader& r, element e) {
   m.vocab.reserve(vocab.size());
   for (auto [key, value] : vocab) {
     std::int64_t id = 0;
-    if (value.get_int64().get(id) || id < 0 || id > 0x7FFFFFFF) {
-      r.fail("model.vocab[\"" + std::string(key) + "\"]", "expected a non-negative integer id");
+    if (value.get_int64().get(id) || id < 0 || id > kMaxTokenId) {
+      r.fail("model.vocab[\"" + std::string(key) + "\"]",
+             "expected an integer id from 0 to " + std::to_string(kMaxTokenId) + " (the limit)");
     }
     m.vocab.emplace_back(m.add(key), static_cast<int>(id));
   }
@@ -340,7 +341,7 @@ TokenizerSpec parse_tokenizer_json(std::string_view json, const std::string& nam
       const object o = r.obj(item, at);
       AddedTokenSpec t;
       const std::int64_t id = r.integer(r.required(o, "id", at), at + ".id");
-      if (id < 0 || id > 0x7FFFFFFF) r.fail(at + ".id", "expected a non-negative id");
+      if (id < 0 || id > kMaxTokenId) r.fail(at + ".id", "expected an id from 0 to " + std::to_string(kMaxTokenId) + " (the limit)");
       t.id = static_cast<int>(id);
       t.content = r.str(r.required(o, "content", at), at + ".content");
       t.special = r.flag(o, "special", false, at);

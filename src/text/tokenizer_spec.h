@@ -12,6 +12,12 @@
 
 namespace staticlm {
 
+// The largest token id a tokenizer.json may use, checked as it is read: tables are indexed by
+// id, so one sparse id would size them (2^31 asked for gigabytes). It is what the BPE pair
+// table's 21-bit ids hold (PairMap::kMaxId ids, 0 to kMaxId - 1); real vocabularies stay
+// under 300,000 ids.
+inline constexpr std::int64_t kMaxTokenId = (std::int64_t{1} << 21) - 3;
+
 // {"String": "..."} or {"Regex": "..."}.
 struct PatternSpec {
   bool is_regex = false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "text_test_util.h"
 
 namespace staticlm {
@@ -43,7 +44,16 @@ TEST(TokenizerErrors, FileStructure) {
   expect_error("{\"added_tokens\": []}", ErrorKind::kInvalidFile, "missing field \"model\"");
   expect_error(make_json("null", "null", "", "[]", "[1]"), ErrorKind::kInvalidFile, "model.vocab: expected an object");
   expect_error(make_json("null", "null", "", "[]", R"({"a": "zero"})"), ErrorKind::kInvalidFile,
-               "model.vocab[\"a\"]: expected a non-negative integer id");
+               "model.vocab[\"a\"]: expected an integer id from 0 to 2097149 (the limit)");
+  // Found by fuzz/tokenizer_json_fuzz.cc (fuzz/regressions/tokenizer_json/): an id of 2^31 - 1
+  // sized the id-indexed tables (and overflowed max_id + 1); the largest id passes, one more not.
+  expect_error(make_json("null", "null", "", "[]", R"({"a": 0, "b": 2147483647})"), ErrorKind::kInvalidFile,
+               "model.vocab[\"b\"]: expected an integer id from 0 to 2097149 (the limit)");
+  expect_error(make_json("null", "null", "", "[]", R"({"a": 0, "b": 2097150})"), ErrorKind::kInvalidFile, "(the limit)");
+  EXPECT_EQ(Tokenizer::from_json(make_json("null", "null", "", "[]", R"({"a": 0, "<unk>": 1, "b": 2097149})"), "tok.json")->encode("b"),
+            std::vector<int>{2097149});
+  expect_error(read_file(std::string(STATICLM_TEST_FIXTURES) + "/../../fuzz/regressions/tokenizer_json/vocab_id_int32_max.json"),
+               ErrorKind::kInvalidFile, "(the limit)");
   expect_error(make_json("null", "null", "", "[]", R"({"a": 0, "b": 0})"), ErrorKind::kInvalidFile, "id 0 is given to both 'a' and 'b'");
   expect_error(make_json("null", "null", "", "[\"a b c\"]"), ErrorKind::kInvalidFile,
                "model.merges[0]: expected \"left right\" with exactly one space, got \"a b c\"");
