@@ -307,9 +307,11 @@ class Renderer {
 
   // What a built-in or macro returned, against the size limits (their arguments were checked
   // where a size comes from a number, e.g. a width; this catches what grows from the input).
+  // A list is only counted: filters such as selectattr or map return items that exist already,
+  // and templates call them inside loops over the messages.
   static Value checked_result(Value v, const char* what) {
     if (v.is_string()) check_string_size(v.as_string().size(), what);
-    else if (v.is_list()) check_list_size(v.list().size(), 0, what);
+    else if (v.is_list()) check_list_items(v.list().size(), what);
     return v;
   }
 
