@@ -125,9 +125,10 @@ Value do_indent(const Value& input, Args& a) {
   if (!w.is_string()) check_width(w.as_int(), "indent");
   const std::string indention = w.is_string() ? w.as_string() : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, w.as_int())), ' ');
   const bool first = a.flag(1, "first", false), blank = a.flag(2, "blank", false);
-  const std::vector<std::string> lines = py::splitlines(input.str() + "\n");
+  const std::string text = input.str();
+  const std::vector<std::string> lines = py::splitlines(text + "\n");
   // Every line gets the indention: the result's size is known before it is built.
-  check_string_size(input.str().size() + saturated_product(lines.size() + 1, indention.size()), "indent");
+  check_string_size(text.size() + saturated_product(lines.size() + 1, indention.size()), "indent");
   std::string rv;
   if (blank) {
     for (std::size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + indention : "") + lines[i];
