@@ -76,8 +76,13 @@ void inspect_command(const InspectArgs& a) {
   if (a.prompt_ids) {
     o.prompt_ids = parse_token_ids(*a.prompt_ids, std::numeric_limits<std::int64_t>::max(), "--prompt-ids");
   } else if (a.prompt || a.messages || a.chat) {
-    o.prompt = resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model},
-                              load_runtime_config(a.config, a.sets), o.images);
+    PromptSource source;
+    source.prompt = a.prompt;
+    source.messages = a.messages;
+    source.chat = a.chat;
+    source.images = a.images;
+    source.model_dir = a.model;
+    o.prompt = resolve_prompt(source, load_runtime_config(a.config, a.sets), o.images);
   }
   const api::InspectReport report = api::inspect(o);
   std::cout << "inspect " << a.model << " against " << a.reference << " (thresholds: " << report.tolerance << ")\n"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "base/error.h"
 
@@ -17,14 +18,27 @@ namespace staticlm {
 
 namespace {
 
-// Spins until pred() or ~100 us have passed; true when pred() became true.
+// How long a thread spins for the next loop (worker) or for the others' parts (caller) before it
+// sleeps. Waking a sleeping thread took 0.1-3 ms on the 2-vCPU VM this was measured on, and once
+// one side sleeps the other tends to as well: with 100 us, q4 decode of E2B spent two thirds of
+// its time waiting (9.5 tok/s; 24-29 tok/s with 2-10 ms). Measured with `staticlm run -m E2B_Q4
+// --prompt-ids 2,105,2364 -n 100 --temp 0` (docs/performance.md).
+constexpr auto kSpinMicros = std::chrono::microseconds(5000);
+// After this long, the spinning thread also yields at each clock check, so a pool with more
+// threads than cores does not starve the threads that have work.
+constexpr auto kYieldAfter = std::chrono::microseconds(200);
+
+// Spins until pred() or kSpinMicros have passed; true when pred() became true.
 template <typename Pred>
 bool spin_until(Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  const auto start = std::chrono::steady_clock::now();
   for (int i = 0;; ++i) {
     if (pred()) return true;
     STATICLM_PAUSE();
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return false;
+    if ((i & 63) != 63) continue;
+    const auto spent = std::chrono::steady_clock::now() - start;
+    if (spent > kSpinMicros) return false;
+    if (spent > kYieldAfter) std::this_thread::yield();
   }
 }
 

@@ -1,7 +1,8 @@
-// A fixed set of worker threads that runs one parallel loop at a time. Idle workers spin for a
-// short while (~100 us) before sleeping, so back-to-back loops start without a wake-up. It is passed explicitly
-// to whatever parallelises (no global pool); each loop says how it splits its work. A pool of
-// size 1 runs everything on the calling thread.
+// A fixed set of worker threads that runs one parallel loop at a time. Idle workers, and the
+// caller waiting for them, spin for up to kSpinMicros before sleeping, so back-to-back loops
+// (a decode step runs ~250) start and end without a wake-up. It is passed explicitly to
+// whatever parallelises (no global pool); each loop says how it splits its work. A pool of size
+// 1 runs everything on the calling thread.
 //
 // Ownership: the pool owns its threads and joins them in its destructor. parallel_for() must
 // not be called from two threads at once, nor from inside a loop body.
