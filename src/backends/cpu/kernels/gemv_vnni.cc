@@ -297,7 +297,7 @@ STATICLM_VNNI_TARGET float dot_i4(const VnniRow& x, const std::uint8_t* w, const
 // slower (`staticlm bench -m E2B_Q4`: 21-23 tok/s with prefetch hints, 22-28 without).
 template <int kRows>
 STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
-                                      std::int64_t stride, const __m512i* pick, __m512i pick_half, float* out) {
+                                      std::int64_t stride, const __m512i* pick, const __m512i& pick_half, float* out) {
   // stride: rows between the kRows rows (weights k / 2 bytes a row, scales k / 32, out 1).
   const std::int8_t* xq = x.xq.data();
   const std::int64_t row_bytes = x.k / 2, groups = x.k / kVnniGroup;
