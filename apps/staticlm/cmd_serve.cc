@@ -13,6 +13,17 @@
 // serve/openai_reply.h.
 #include <malloc.h>
 #include <signal.h>
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STATICLM_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define STATICLM_ASAN 1
+#endif
+#ifdef STATICLM_ASAN
+#include <sanitizer/allocator_interface.h>
+#endif
 
 #include <httplib.h>
 
@@ -43,6 +54,16 @@ namespace staticlm::cli {
 namespace {
 
 using ojson = nlohmann::ordered_json;
+
+// Heap bytes in use: glibc's count over every arena, or AddressSanitizer's where it replaces
+// malloc (glibc's count is then 0).
+std::int64_t heap_in_use_bytes() {
+#ifdef STATICLM_ASAN
+  return static_cast<std::int64_t>(__sanitizer_get_current_allocated_bytes());
+#else
+  return static_cast<std::int64_t>(mallinfo2().uordblks);
+#endif
+}
 
 struct ServeArgs {
   std::string model, host = "127.0.0.1";
@@ -116,8 +137,8 @@ void serve_command(const ServeArgs& a) {
     json_reply(res, 200, dump_reply_json({{"status", "ok"}, {"slots", a.slots}, {"queue", a.queue}, {"in_flight", s.in_flight},
                                {"completed", s.completed}, {"cancelled", s.cancelled}, {"failed", s.failed},
                                {"rejected", s.rejected},
-                               // Heap bytes in use (glibc, every arena): flat across requests.
-                               {"heap_in_use_bytes", static_cast<std::int64_t>(mallinfo2().uordblks)}}));
+                               // Heap bytes in use: flat across requests.
+                               {"heap_in_use_bytes", heap_in_use_bytes()}}));
   });
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
   svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {

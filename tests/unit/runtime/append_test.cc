@@ -104,10 +104,13 @@ TEST(Append, EqualsDecodingTheNewTokensOneByOne) {
   std::vector<float> d;
   for (std::size_t i = 12; i < history.size(); ++i) d = copy(by_decode->decode(history[i]));
   EXPECT_LT(max_abs_diff(a, d), 1e-4f);
+  // K and V rows (about unit size after their norms) differ only by f32 rounding: the prefill
+  // GEMM and the decode GEMV sum in different orders, and differently on each kernel target
+  // (AVX2 builds measured 1.3e-5; AVX-512 below 1e-5). A wrong row is off by O(1).
   for (const LayerInfo& l : m.layers) {
     if (!l.owns_kv) continue;
-    EXPECT_LT(max_abs_diff(by_append->cache().k(l.index), by_decode->cache().k(l.index)), 1e-5f) << l.index;
-    EXPECT_LT(max_abs_diff(by_append->cache().v(l.index), by_decode->cache().v(l.index)), 1e-5f) << l.index;
+    EXPECT_LT(max_abs_diff(by_append->cache().k(l.index), by_decode->cache().k(l.index)), 5e-5f) << l.index;
+    EXPECT_LT(max_abs_diff(by_append->cache().v(l.index), by_decode->cache().v(l.index)), 5e-5f) << l.index;
   }
   // And decoding continues identically from either state.
   EXPECT_LT(max_abs_diff(copy(by_append->decode(99)), copy(by_decode->decode(99))), 1e-4f);
