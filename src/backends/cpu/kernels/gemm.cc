@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #endif
 
+#include "backends/cpu/kernels/row_streams.h"
 #include "base/half.h"
 #include "quant/formats.h"
 
@@ -167,9 +168,6 @@ void GemmF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
 // starts on its own at each 4 KiB page.
 constexpr std::int64_t kPrefetchBytes = 4096;
 
-// bf16 rows one GEMV call reads side by side (DotRowsBf16).
-constexpr int kGemvStreams = 4;
-
 // Prefetches the `lines` cache lines kPrefetchBytes past p (the bytes one loop round reads).
 template <int lines, typename T>
 HWY_INLINE void PrefetchLines(const T* p) {
@@ -312,10 +310,8 @@ HWY_INLINE float DotRow(const float* x, const void* w, DType wtype, std::int64_t
 }
 
 // kRows bf16 rows at once, `stride` bytes apart, against one activation row (x, and its even
-// and odd elements xe / xo): out[r * out_stride] = x . row r. The activation loads are shared
-// by the rows, and the rows are kRows sequential streams far apart, which the hardware
-// prefetchers follow (adjacent rows read by turns were not: half the speed); no software
-// prefetch, as in the VNNI GEMV.
+// and odd elements xe / xo): out[r * out_stride] = x . row r, the activation loads shared by
+// the rows (row_streams.h). No software prefetch: the streams are followed by the hardware.
 template <int kRows>
 HWY_INLINE void DotRowsBf16(const float* x, const float* xe, const float* xo, const unsigned char* w,
                             std::int64_t stride, std::int64_t k, float* out, std::int64_t out_stride) {
@@ -379,21 +375,6 @@ HWY_INLINE void DotRowsWide(const float* x, const unsigned char* w, std::int64_t
   }
 }
 
-// Rows [j0, j1) of one activation row into y, as kGemvStreams equal parts read side by side
-// (rows(w, stride, out, out_stride, n) computes n rows), then the rows left over one at a time.
-template <typename Rows>
-HWY_INLINE void InStreams(const unsigned char* wbase, std::int64_t row_stride, std::int64_t j0, std::int64_t j1, float* y,
-                          Rows rows) {
-  const std::int64_t part = (j1 - j0) / kGemvStreams;
-  for (std::int64_t i = 0; i < part; ++i) {
-    const std::int64_t j = j0 + i;
-    rows(wbase + j * row_stride, part * row_stride, y + j, part, std::integral_constant<int, kGemvStreams>{});
-  }
-  for (std::int64_t j = j0 + part * kGemvStreams; j < j1; ++j) {
-    rows(wbase + j * row_stride, std::int64_t{0}, y + j, std::int64_t{0}, std::integral_constant<int, 1>{});
-  }
-}
-
 void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
   const auto* wbase = static_cast<const unsigned char*>(a.w);
   const std::size_t row_bytes = dtype_bytes(a.wtype, static_cast<std::size_t>(a.k));  // ldw = k when quantized
@@ -424,19 +405,18 @@ void GemvF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
       xo = deint + pairs;
     }
     float* y = a.y + r * a.ldy;
+    // bf16 / f16 / f32 rows: kStreamRows at a time (row_streams.h).
     const auto stride = static_cast<std::int64_t>(row_stride);
-    if (a.wtype == DType::kBF16) {
-      InStreams(wbase, stride, j0, j1, y, [&](const unsigned char* w, std::int64_t s, float* out, std::int64_t os, auto n) {
-        DotRowsBf16<decltype(n)::value>(x, xe, xo, w, s, a.k, out, os);
-      });
-      continue;
-    }
-    if (a.wtype == DType::kF32 || a.wtype == DType::kF16) {
-      InStreams(wbase, stride, j0, j1, y, [&](const unsigned char* w, std::int64_t s, float* out, std::int64_t os, auto n) {
-        if (a.wtype == DType::kF32) {
-          DotRowsWide<decltype(n)::value, float>(x, w, s, a.k, out, os);
+    if (a.wtype == DType::kBF16 || a.wtype == DType::kF32 || a.wtype == DType::kF16) {
+      in_streams(j0, j1, [&](std::int64_t j, std::int64_t part, auto n) {
+        constexpr int kRows = decltype(n)::value;
+        const unsigned char* w = wbase + j * stride;
+        if (a.wtype == DType::kBF16) {
+          DotRowsBf16<kRows>(x, xe, xo, w, part * stride, a.k, y + j, part);
+        } else if (a.wtype == DType::kF32) {
+          DotRowsWide<kRows, float>(x, w, part * stride, a.k, y + j, part);
         } else {
-          DotRowsWide<decltype(n)::value, hwy::float16_t>(x, w, s, a.k, out, os);
+          DotRowsWide<kRows, hwy::float16_t>(x, w, part * stride, a.k, y + j, part);
         }
       });
       continue;

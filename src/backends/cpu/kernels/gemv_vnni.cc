@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
+#include "backends/cpu/kernels/row_streams.h"
 #include "base/half.h"
 #include "quant/formats.h"
 
@@ -41,18 +41,6 @@ std::int64_t stored_at(std::int64_t e, std::int64_t k, bool nibble_order) {
 
 // Prefetch distance, as the f32 GEMV (gemm.cc): weights are streamed once per token.
 constexpr std::int64_t kPrefetchBytes = 4096;
-
-// Rows read side by side by one GEMV call (the *_rows kernels).
-constexpr int kStreamRows = 4;
-
-// Rows [j0, j1) as kStreamRows equal parts read side by side: rows(j, part, n) computes the n
-// rows j, j + part, ..., with n = kStreamRows, then n = 1 for each row left over.
-template <typename Rows>
-void in_streams(std::int64_t j0, std::int64_t j1, Rows rows) {
-  const std::int64_t part = (j1 - j0) / kStreamRows;
-  for (std::int64_t i = 0; i < part; ++i) rows(j0 + i, part, std::integral_constant<int, kStreamRows>{});
-  for (std::int64_t j = j0 + part * kStreamRows; j < j1; ++j) rows(j, 0, std::integral_constant<int, 1>{});
-}
 
 STATICLM_VNNI_TARGET inline void prefetch(const void* p) {
   _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_NTA);
@@ -91,7 +79,7 @@ STATICLM_VNNI_TARGET inline __m512i byte_block(const std::uint8_t* p, __m512i fl
 // 1/kFineSteps of the first's), so q8 decode keeps about 15 bits of each activation.
 // Columns [from, k) (from a multiple of kVnniChunk).
 template <bool kFlip, bool kFine>
-STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w, std::int64_t from = 0) {
+STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w, std::int64_t from) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512 fine_step = _mm512_set1_ps(1.0f / kFineSteps);
   const std::int8_t* xq = x.xq.data();
@@ -140,7 +128,7 @@ STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w, st
 // lane sums its group in int32 (four chains for latency), then one convert and multiply-add by
 // the lane scales.
 // Columns [from, k) (from a multiple of kVnniChunk).
-STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w, std::int64_t from = 0) {
+STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w, std::int64_t from) {
   const __m512i zero = _mm512_setzero_si512();
   const std::int8_t* xq = x.xq.data();
   __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
@@ -171,8 +159,7 @@ STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w, std::
 }
 
 // kRows byte rows (as dot_bytes) `stride` bytes apart, over their whole chunks, then each row's
-// last part with dot_bytes: the activation loads are shared by the rows, and the rows are kRows
-// sequential streams far apart (see dot_i4_rows).
+// last part with dot_bytes: the activation loads are shared by the rows (row_streams.h).
 template <int kRows, bool kFlip, bool kFine>
 STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w, std::int64_t stride, float* out,
                                          std::int64_t out_stride) {
@@ -258,7 +245,7 @@ STATICLM_VNNI_TARGET inline void i4_load(const std::uint8_t* w, const std::int8_
 
 // Columns [from, k) of one row (from a multiple of kVnniChunk).
 STATICLM_VNNI_TARGET float dot_i4(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
-                                  const __m512i* pick, __m512i pick_half, std::int64_t from = 0) {
+                                  const __m512i* pick, __m512i pick_half, std::int64_t from) {
   const std::int8_t* xq = x.xq.data();
   // One accumulator per 128 columns of a chunk: no multiply-add waits on the previous one.
   __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps(), f2 = _mm512_setzero_ps(), f3 = _mm512_setzero_ps();
@@ -289,12 +276,11 @@ STATICLM_VNNI_TARGET float dot_i4(const VnniRow& x, const std::uint8_t* w, const
   return _mm512_reduce_add_ps(_mm512_add_ps(sum, fb));
 }
 
-// kRows I4 rows at once, `stride` rows apart, over their whole chunks, then each row's last part
-// with dot_i4: the activation loads and scales are shared by the rows (the arithmetic alone
-// runs 40% faster than one row at a time, BM_Gemv/4/1/256/512), and each row is one of kRows
-// sequential streams far apart, which the hardware prefetchers follow: adjacent rows read by
-// turns were not followed (half the speed from memory), and software prefetch here made decode
-// slower (`staticlm bench -m E2B_Q4`: 21-23 tok/s with prefetch hints, 22-28 without).
+// kRows I4 rows at once, `stride` rows apart (row_streams.h), over their whole chunks, then each
+// row's last part with dot_i4: the activation loads and scales are shared by the rows (the
+// arithmetic alone runs 40% faster than one row at a time, BM_Gemv/4/1/256/512). No software
+// prefetch: it made decode slower (`staticlm bench -m E2B_Q4`: 21-23 tok/s with hints, 22-28
+// without).
 template <int kRows>
 STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
                                       std::int64_t stride, const __m512i* pick, const __m512i& pick_half, float* out) {
