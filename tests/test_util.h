@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "model/make_model.h"
 
@@ -27,6 +29,9 @@ struct CommandResult {
   std::string out;  // stdout
   std::string err;  // stderr
 };
+
+// A copy of s, e.g. of a logits row that the next call overwrites.
+inline std::vector<float> to_vector(std::span<const float> s) { return {s.begin(), s.end()}; }
 
 // Runs the staticlm binary with the given argument string (shell-quoted by the caller).
 CommandResult run_staticlm(const std::string& args);

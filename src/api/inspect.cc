@@ -67,7 +67,7 @@ void check_same_model(const Checkpoint& a, const Checkpoint& b) {
   }
 }
 
-std::string seconds_since(std::chrono::steady_clock::time_point t0) {
+std::string elapsed_text(std::chrono::steady_clock::time_point t0) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return buf;
@@ -219,7 +219,7 @@ InspectReport run_inspect(const InspectOptions& a) {
       if (reference.generated.size() > static_cast<std::size_t>(plan.gen_steps)) reference.generated.resize(plan.gen_steps);
       break;
   }
-  progress(a, "inspect: reference done in " + seconds_since(t0));
+  progress(a, "inspect: reference done in " + elapsed_text(t0));
 
   plan.feed.assign(reference.decode_tokens.begin(),
                    reference.decode_tokens.begin() + std::min<std::size_t>(reference.decode_tokens.size(), plan.decode_steps));
@@ -237,7 +237,7 @@ InspectReport run_inspect(const InspectOptions& a) {
   t0 = std::chrono::steady_clock::now();
   const inspect::Trace actual = inspect::static_trace(run, inputs, plan, "static");
   if (recorder) recorder->finish();
-  progress(a, "inspect: static pipeline done in " + seconds_since(t0));
+  progress(a, "inspect: static pipeline done in " + elapsed_text(t0));
 
   inspect::CompareContext c;
   c.inputs = &inputs;

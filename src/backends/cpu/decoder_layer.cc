@@ -6,6 +6,7 @@
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/rmsnorm.h"
 #include "backends/cpu/kernels/rope_apply.h"
+#include "backends/cpu/residual.h"
 
 namespace staticlm::cpu {
 
@@ -31,10 +32,6 @@ void to_head_major(const float* src, std::int64_t n, std::int64_t heads, std::in
   for (std::int64_t r = 0; r < n; ++r)
     for (std::int64_t h = 0; h < heads; ++h)
       std::copy_n(src + (r * heads + h) * hd, hd, dst + (h * stride_rows + r) * hd);
-}
-
-void add_into(float* x, const float* y, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
 }  // namespace

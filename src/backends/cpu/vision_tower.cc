@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels/position_pool.h"
 #include "backends/cpu/kernels/rmsnorm.h"
 #include "backends/cpu/kernels/rope2d.h"
+#include "backends/cpu/residual.h"
 #include "base/error.h"
 
 namespace staticlm::cpu {
@@ -27,10 +28,6 @@ bool is_padding(const std::int64_t* pos, std::int64_t r) { return pos[r * 2] == 
 void to_head_major(const float* src, std::int64_t n, std::int64_t heads, std::int64_t hd, float* dst) {
   for (std::int64_t r = 0; r < n; ++r)
     for (std::int64_t h = 0; h < heads; ++h) std::copy_n(src + (r * heads + h) * hd, hd, dst + (h * n + r) * hd);
-}
-
-void add_into(float* x, const float* y, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
 // One Gemma4VisionEncoderLayer over x [n, Dv], in place.

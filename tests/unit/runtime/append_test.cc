@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "random_model.h"
 #include "runtime/masks.h"
+#include "test_util.h"
 
 namespace staticlm {
 namespace {
@@ -18,7 +19,6 @@ using test::max_abs_diff;
 using test::random_prompt;
 using test::RandomModel;
 
-std::vector<float> copy(std::span<const float> s) { return {s.begin(), s.end()}; }
 
 std::unique_ptr<CpuBackend> backend(const RandomModel& m, std::int64_t max_seq, std::vector<std::int64_t> buckets,
                                     bool skip_padded_rows = true) {
@@ -35,7 +35,7 @@ std::unique_ptr<CpuBackend> backend(const RandomModel& m, std::int64_t max_seq, 
 std::vector<float> one_shot(const RandomModel& m, std::int64_t max_seq, std::span<const std::int64_t> history) {
   auto b = backend(m, max_seq, {});
   auto rt = Runtime::create(*b, m.config, m.layers);
-  return copy(rt->prefill_tokens(history));
+  return test::to_vector(rt->prefill_tokens(history));
 }
 
 // Turn boundaries (cumulative lengths): the first turn is a full prefill, the rest appends.
@@ -48,7 +48,7 @@ void expect_append_equals_one_shot(const RandomModel& m, std::int64_t max_seq, s
   rt->prefill_tokens(std::span(history).first(cuts[0]));
   for (std::size_t t = 1; t < cuts.size(); ++t) {
     const auto turn = std::span(history).subspan(cuts[t - 1], cuts[t] - cuts[t - 1]);
-    const std::vector<float> appended = copy(rt->append(turn));
+    const std::vector<float> appended = test::to_vector(rt->append(turn));
     EXPECT_EQ(rt->past_len(), static_cast<std::int64_t>(cuts[t]));
     const std::vector<float> whole = one_shot(m, max_seq, std::span(history).first(cuts[t]));
     EXPECT_LT(max_abs_diff(appended, whole), 1e-4f) << "turn " << t << " ending at " << cuts[t];
@@ -100,9 +100,9 @@ TEST(Append, EqualsDecodingTheNewTokensOneByOne) {
   auto by_decode = Runtime::create(*b2, m.config, m.layers);
   by_append->prefill_tokens(std::span(history).first(12));
   by_decode->prefill_tokens(std::span(history).first(12));
-  const std::vector<float> a = copy(by_append->append(std::span(history).subspan(12)));
+  const std::vector<float> a = test::to_vector(by_append->append(std::span(history).subspan(12)));
   std::vector<float> d;
-  for (std::size_t i = 12; i < history.size(); ++i) d = copy(by_decode->decode(history[i]));
+  for (std::size_t i = 12; i < history.size(); ++i) d = test::to_vector(by_decode->decode(history[i]));
   EXPECT_LT(max_abs_diff(a, d), 1e-4f);
   // K and V rows (about unit size after their norms) differ only by f32 rounding: the prefill
   // GEMM and the decode GEMV sum in different orders, and differently on each kernel target
@@ -113,7 +113,7 @@ TEST(Append, EqualsDecodingTheNewTokensOneByOne) {
     EXPECT_LT(max_abs_diff(by_append->cache().v(l.index), by_decode->cache().v(l.index)), 5e-5f) << l.index;
   }
   // And decoding continues identically from either state.
-  EXPECT_LT(max_abs_diff(copy(by_append->decode(99)), copy(by_decode->decode(99))), 1e-4f);
+  EXPECT_LT(max_abs_diff(test::to_vector(by_append->decode(99)), test::to_vector(by_decode->decode(99))), 1e-4f);
 }
 
 // Prefill buckets: a fresh prompt goes through the smallest bucket that holds it (or chunks of
@@ -126,7 +126,7 @@ TEST(Append, BucketedPrefillEqualsFullPrefill) {
     for (bool skip : {true, false}) {
       auto b = backend(m, 48, {8, 16}, skip);
       auto rt = Runtime::create(*b, m.config, m.layers);
-      EXPECT_LT(max_abs_diff(copy(rt->prefill_bucketed(prompt)), full), 1e-4f) << n << " tokens, skip " << skip;
+      EXPECT_LT(max_abs_diff(test::to_vector(rt->prefill_bucketed(prompt)), full), 1e-4f) << n << " tokens, skip " << skip;
       EXPECT_EQ(rt->past_len(), static_cast<std::int64_t>(n));
     }
   }
@@ -162,7 +162,7 @@ TEST(Append, OverflowIsRefusedAndTheConversationStaysIntact) {
                  "append: 12 tokens after 20 in the cache do not fit: max_seq 32 holds 31 (one slot is kept for decoding)");
   }
   EXPECT_EQ(rt->past_len(), 20);
-  const std::vector<float> a = copy(rt->append(std::span(history).subspan(20, 10)));
+  const std::vector<float> a = test::to_vector(rt->append(std::span(history).subspan(20, 10)));
   EXPECT_LT(max_abs_diff(a, one_shot(m, 32, history)), 1e-4f);
 }
 
@@ -176,7 +176,7 @@ TEST(Append, RewindThenAppendEqualsOneShot) {
   auto rt = Runtime::create(*be, m.config, m.layers);
   rt->prefill_bucketed(a);
   rt->rewind(18);
-  const std::vector<float> got = copy(rt->append(std::span(b).subspan(18)));
+  const std::vector<float> got = test::to_vector(rt->append(std::span(b).subspan(18)));
   EXPECT_LT(max_abs_diff(got, one_shot(m, 48, b)), 1e-4f);
 }
 

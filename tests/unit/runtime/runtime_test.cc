@@ -11,6 +11,7 @@
 #include "backends/cpu/kernels/dispatch.h"
 #include "base/error.h"
 #include "random_model.h"
+#include "test_util.h"
 
 namespace staticlm {
 namespace {
@@ -19,7 +20,6 @@ using test::max_abs_diff;
 using test::random_prompt;
 using test::RandomModel;
 
-std::vector<float> copy(std::span<const float> s) { return {s.begin(), s.end()}; }
 
 // Prefill of the whole prompt vs prefill of a prefix then decoding the rest one token at a
 // time: the logits after the last prompt token must agree.
@@ -40,10 +40,10 @@ void expect_static_equals_dynamic_on_target(const RandomModel& m, std::size_t pr
   auto b = m.backend(64);
   auto rt = Runtime::create(*b, m.config, m.layers);
   const auto prompt = random_prompt(prompt_len, m.config.text.vocab_size, 11 + prompt_len);
-  const std::vector<float> full = copy(rt->prefill_tokens(prompt));
+  const std::vector<float> full = test::to_vector(rt->prefill_tokens(prompt));
   for (std::size_t prefix : {std::size_t{1}, prompt_len / 2, prompt_len - 1}) {
-    std::vector<float> last = copy(rt->prefill_tokens(std::span(prompt).first(prefix)));
-    for (std::size_t i = prefix; i < prompt_len; ++i) last = copy(rt->decode(prompt[i]));
+    std::vector<float> last = test::to_vector(rt->prefill_tokens(std::span(prompt).first(prefix)));
+    for (std::size_t i = prefix; i < prompt_len; ++i) last = test::to_vector(rt->decode(prompt[i]));
     EXPECT_EQ(rt->past_len(), static_cast<std::int64_t>(prompt_len));
     EXPECT_LT(max_abs_diff(full, last), 1e-4f) << "prompt " << prompt_len << ", prefix " << prefix;
   }
@@ -78,8 +78,8 @@ TEST(StaticEqualsDynamic, Bf16ActivationsStayWithinTheirBound) {
   auto rt32 = Runtime::create(*f32, m.config, m.layers);
   auto rt16 = Runtime::create(*bf16, m.config, m.layers);
   const auto prompt = random_prompt(30, m.config.text.vocab_size, 5);
-  const std::vector<float> exact = copy(rt32->prefill_tokens(prompt));
-  const std::vector<float> rounded = copy(rt16->prefill_tokens(prompt));
+  const std::vector<float> exact = test::to_vector(rt32->prefill_tokens(prompt));
+  const std::vector<float> rounded = test::to_vector(rt16->prefill_tokens(prompt));
   const auto [lo, hi] = std::minmax_element(exact.begin(), exact.end());
   const float diff = max_abs_diff(exact, rounded);
   EXPECT_GT(diff, 1e-5f) << "bf16 activations changed nothing: the policy is not applied";
@@ -103,7 +103,7 @@ TEST(Runtime, MaxSeqInvariance) {
   for (std::int64_t max_seq : {64, 128, 512}) {
     auto b = m.backend(max_seq);
     auto rt = Runtime::create(*b, m.config, m.layers);
-    std::vector<float> all = copy(rt->prefill_tokens(prompt));
+    std::vector<float> all = test::to_vector(rt->prefill_tokens(prompt));
     for (std::int64_t t : next) {
       const auto l = rt->decode(t);
       all.insert(all.end(), l.begin(), l.end());
@@ -122,7 +122,7 @@ TEST(Runtime, BothRopeConventionsGiveIdenticalLogits) {
   for (RopeSine sine : {RopeSine::kHf, RopeSine::kPreNegatedSin}) {
     auto b = m.backend(48, sine);
     auto rt = Runtime::create(*b, m.config, m.layers);
-    std::vector<float> all = copy(rt->prefill_tokens(prompt));
+    std::vector<float> all = test::to_vector(rt->prefill_tokens(prompt));
     const auto l = rt->decode(77);
     all.insert(all.end(), l.begin(), l.end());
     runs.push_back(std::move(all));
@@ -139,7 +139,7 @@ TEST(Runtime, SkippingPaddedRowsMatchesTheFullComputation) {
   for (bool skip : {true, false}) {
     auto b = m.backend(40, RopeSine::kPreNegatedSin, skip);
     auto rt = Runtime::create(*b, m.config, m.layers);
-    std::vector<float> all = copy(rt->prefill_tokens(prompt));
+    std::vector<float> all = test::to_vector(rt->prefill_tokens(prompt));
     const auto l = rt->decode(5);
     all.insert(all.end(), l.begin(), l.end());
     runs.push_back(std::move(all));
@@ -156,7 +156,7 @@ TEST(Runtime, ThreadPoolGivesIdenticalLogits) {
   for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
     auto b = m.backend(32, RopeSine::kPreNegatedSin, true, p);
     auto rt = Runtime::create(*b, m.config, m.layers);
-    std::vector<float> all = copy(rt->prefill_tokens(prompt));
+    std::vector<float> all = test::to_vector(rt->prefill_tokens(prompt));
     const auto l = rt->decode(42);
     all.insert(all.end(), l.begin(), l.end());
     runs.push_back(std::move(all));
@@ -244,9 +244,9 @@ TEST(Runtime, GreedyGenerationFollowsTheLogits) {
     EXPECT_EQ(argmax(std::span(r.decode_logits).subspan(j * v, v)), r.tokens[j + 1]);
   }
   // The same run by hand.
-  std::vector<float> l = copy(rt->prefill_tokens(prompt));
+  std::vector<float> l = test::to_vector(rt->prefill_tokens(prompt));
   EXPECT_EQ(l, r.prefill_logits);
-  l = copy(rt->decode(r.tokens[0]));
+  l = test::to_vector(rt->decode(r.tokens[0]));
   EXPECT_EQ(l, std::vector<float>(r.decode_logits.begin(), r.decode_logits.begin() + v));
 }
 

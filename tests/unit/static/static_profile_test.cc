@@ -208,46 +208,46 @@ TEST(StaticLayout, Rules) {
 
 // --- processor-output checks (the #828 review: validate before replacing placeholders) ---
 
-constexpr std::int64_t kImage = 258880;
+constexpr std::int64_t kImageTokenId = 258880;
 
 std::vector<std::int64_t> ids_with_span(std::int64_t start, std::int64_t count, std::int64_t total) {
   std::vector<std::int64_t> ids(static_cast<std::size_t>(total), 1000);
-  for (std::int64_t i = start; i < start + count; ++i) ids[static_cast<std::size_t>(i)] = kImage;
+  for (std::int64_t i = start; i < start + count; ++i) ids[static_cast<std::size_t>(i)] = kImageTokenId;
   return ids;
 }
 
 TEST(StaticProfileTextIds, ExactSpanPasses) {
   const VisionProfile p = tiny_profile();  // span [3, 27)
-  EXPECT_NO_THROW(p.validate_text_input_ids(ids_with_span(3, 24, 40), kImage));
+  EXPECT_NO_THROW(p.validate_text_input_ids(ids_with_span(3, 24, 40), kImageTokenId));
 }
 
 TEST(StaticProfileTextIds, NoImageTokens) {
-  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids_with_span(0, 0, 40), kImage), "expected [3, 27)",
+  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids_with_span(0, 0, 40), kImageTokenId), "expected [3, 27)",
                     "got none", "no image tokens (id 258880)");
 }
 
 TEST(StaticProfileTextIds, StaleStartIsRefused) {
   // The span the processor produced starts one slot later than the profile says.
-  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids_with_span(4, 24, 40), kImage), "expected [3, 27)",
+  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids_with_span(4, 24, 40), kImageTokenId), "expected [3, 27)",
                     "got [4, 28) (24 tokens)", "starts at 4, not at visual_start_idx 3");
 }
 
 TEST(StaticProfileTextIds, WrongCountIsRefused) {
-  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids_with_span(3, 23, 40), kImage), "got [3, 26) (23 tokens)",
+  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids_with_span(3, 23, 40), kImageTokenId), "got [3, 26) (23 tokens)",
                     "23 image tokens, not num_visual_tokens 24");
 }
 
 TEST(StaticProfileTextIds, GapIsRefused) {
   auto ids = ids_with_span(3, 25, 40);
   ids[10] = 1000;  // 24 image ids, right start, but split in two
-  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids, kImage), "not contiguous",
+  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids, kImageTokenId), "not contiguous",
                     "not one contiguous span");
 }
 
 TEST(StaticProfileTextIds, StrayImageIdIsRefused) {
   auto ids = ids_with_span(3, 24, 40);
-  ids[35] = kImage;  // a second image placeholder after the span
-  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids, kImage), "25 image tokens", "not contiguous");
+  ids[35] = kImageTokenId;  // a second image placeholder after the span
+  EXPECT_ERROR_WITH(tiny_profile().validate_text_input_ids(ids, kImageTokenId), "25 image tokens", "not contiguous");
 }
 
 TEST(StaticProfilePositionIds, CanonicalPasses) {

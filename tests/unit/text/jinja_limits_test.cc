@@ -15,14 +15,14 @@
 namespace staticlm {
 namespace {
 
-std::string render(const std::string& source) {
+std::string render_empty(const std::string& source) {
   return jinja::Template::parse(source, "t.jinja")->render(nlohmann::ordered_json::object());
 }
 
 // The error a template ends in ("" when it renders).
 std::string error_of(const std::string& source) {
   try {
-    render(source);
+    render_empty(source);
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile) << e.what();
     return e.what();
@@ -93,7 +93,7 @@ TEST(JinjaLimits, SourceThatIsNotUtf8IsRefusedNamingTheByte) {
   const std::string regression = read_file(std::string(STATICLM_TEST_FIXTURES) + "/../../fuzz/regressions/chat_template/lexer_strip_cut_utf8");
   EXPECT_NE(error_of(regression).find("not valid UTF-8"), std::string::npos);
   // %c of a code point is that character (Python's chr), so formatting cannot make bad UTF-8.
-  EXPECT_EQ(render("{{ '%c%c' % (200, 128512) }}"), "\xc3\x88\xf0\x9f\x98\x80");
+  EXPECT_EQ(render_empty("{{ '%c%c' % (200, 128512) }}"), "\xc3\x88\xf0\x9f\x98\x80");
   EXPECT_NE(error_of("{{ '%c' % 55296 }}").find("surrogate"), std::string::npos);
 }
 
@@ -105,7 +105,7 @@ TEST(JinjaLimits, BadLiteralsAreTemplateErrors) {
   EXPECT_EQ(error_of("{{ '\\ud800' }}"), "t.jinja:1: bad \\u escape: U+d800 is not a character");
   EXPECT_EQ(error_of("{{ '\\U00110000' }}"), "t.jinja:1: bad \\U escape: U+00110000 is not a character");
   EXPECT_EQ(error_of("{{ x.99999999999999999999 }}"), "t.jinja:1: integer literal 99999999999999999999 is out of range");
-  EXPECT_EQ(render("{{ '\\u00e9\\U0001F600' }}|{{ 1e999 }}|{{ [1, 2]|map(attribute='99999999999999999999')|list }}"),
+  EXPECT_EQ(render_empty("{{ '\\u00e9\\U0001F600' }}|{{ 1e999 }}|{{ [1, 2]|map(attribute='99999999999999999999')|list }}"),
             "\xc3\xa9\xf0\x9f\x98\x80|inf|[Undefined, Undefined]");
   const std::string regression = read_file(std::string(STATICLM_TEST_FIXTURES) + "/../../fuzz/regressions/chat_template/bad_unicode_escape");
   EXPECT_NE(error_of(regression).find("is not hexadecimal"), std::string::npos);
@@ -118,37 +118,37 @@ TEST(JinjaLimits, TheErrorNamesTheLineOfTheOffendingExpression) {
 TEST(JinjaLimits, TemplatesInsideTheLimitsRenderAsJinja2Does) {
   // 100 macro calls deep is allowed, 101 is not: the boundary is exact.
   const std::string countdown = "{% macro f(n) %}{% if n > 1 %}{{ f(n - 1) }}{% endif %}.{% endmacro %}";
-  EXPECT_EQ(render(countdown + "{{ f(100) }}"), std::string(100, '.'));
+  EXPECT_EQ(render_empty(countdown + "{{ f(100) }}"), std::string(100, '.'));
   EXPECT_NE(error_of(countdown + "{{ f(101) }}").find("more than 100 macro calls inside each other"), std::string::npos);
   // Nesting a real template never reaches: 60 parentheses, 30 nested blocks, 100 links of a chain.
-  EXPECT_EQ(render("{{ " + std::string(60, '(') + "7" + std::string(60, ')') + " }}"), "7");
-  EXPECT_EQ(render(repeat("{% if true %}", 30) + "in" + repeat("{% endif %}", 30)), "in");
-  EXPECT_EQ(render("{{ 0" + repeat(" + 1", 100) + " }}"), "100");
+  EXPECT_EQ(render_empty("{{ " + std::string(60, '(') + "7" + std::string(60, ')') + " }}"), "7");
+  EXPECT_EQ(render_empty(repeat("{% if true %}", 30) + "in" + repeat("{% endif %}", 30)), "in");
+  EXPECT_EQ(render_empty("{{ 0" + repeat(" + 1", 100) + " }}"), "100");
   // Integers up to the 64-bit edges, computed exactly.
-  EXPECT_EQ(render("{{ 2 ** 62 }}"), "4611686018427387904");
-  EXPECT_EQ(render("{{ (-2) ** 63 }}"), "-9223372036854775808");
-  EXPECT_EQ(render("{{ 3 ** 39 }}"), "4052555153018976267");
-  EXPECT_EQ(render("{{ 9223372036854775806 + 1 }}"), "9223372036854775807");
-  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) // 1 }}"), "-9223372036854775808");
-  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) % -1 }}"), "0");
-  EXPECT_EQ(render("{{ 1 ** 10000000000000 }}"), "1");
-  EXPECT_EQ(render("{{ '-9.1e18'|int }}"), "-9100000000000000000");
+  EXPECT_EQ(render_empty("{{ 2 ** 62 }}"), "4611686018427387904");
+  EXPECT_EQ(render_empty("{{ (-2) ** 63 }}"), "-9223372036854775808");
+  EXPECT_EQ(render_empty("{{ 3 ** 39 }}"), "4052555153018976267");
+  EXPECT_EQ(render_empty("{{ 9223372036854775806 + 1 }}"), "9223372036854775807");
+  EXPECT_EQ(render_empty("{{ (-9223372036854775807 - 1) // 1 }}"), "-9223372036854775808");
+  EXPECT_EQ(render_empty("{{ (-9223372036854775807 - 1) % -1 }}"), "0");
+  EXPECT_EQ(render_empty("{{ 1 ** 10000000000000 }}"), "1");
+  EXPECT_EQ(render_empty("{{ '-9.1e18'|int }}"), "-9100000000000000000");
   // Strings and lists of millions still build; a loop of half the rounds the step limit allows
   // still runs.
   const std::int64_t rounds = jinja::kMaxSteps / jinja::kLoopRoundSteps / 2;
-  EXPECT_EQ(render("{{ ('ab' * 4000000)|length }}"), "8000000");
-  EXPECT_EQ(render("{{ ([1, 2] * 500000)|length }}"), "1000000");
-  EXPECT_EQ(render("{% set ns = namespace(n=0) %}{% for i in range(" + std::to_string(rounds / 1000) +
+  EXPECT_EQ(render_empty("{{ ('ab' * 4000000)|length }}"), "8000000");
+  EXPECT_EQ(render_empty("{{ ([1, 2] * 500000)|length }}"), "1000000");
+  EXPECT_EQ(render_empty("{% set ns = namespace(n=0) %}{% for i in range(" + std::to_string(rounds / 1000) +
                    ") %}{% for j in range(1000) %}{% endfor %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}"),
             std::to_string(rounds / 1000));
-  EXPECT_EQ(render("{{ 'x'|center(9) }}|{{ 'x'.ljust(3) }}|{{ '7'.zfill(3) }}"), "    x    |x  |007");
-  EXPECT_EQ(render("{{ [[1]]|tojson(indent=2) }}"), "[\n  [\n    1\n  ]\n]");
-  EXPECT_EQ(render("{{ '%5d|%-4s|' % (42, 'ab') }}"), "   42|ab  |");
+  EXPECT_EQ(render_empty("{{ 'x'|center(9) }}|{{ 'x'.ljust(3) }}|{{ '7'.zfill(3) }}"), "    x    |x  |007");
+  EXPECT_EQ(render_empty("{{ [[1]]|tojson(indent=2) }}"), "[\n  [\n    1\n  ]\n]");
+  EXPECT_EQ(render_empty("{{ '%5d|%-4s|' % (42, 'ab') }}"), "   42|ab  |");
   // Lists nested 200 deep (under kMaxDataDepth) print.
-  EXPECT_EQ(render("{% set ns = namespace(x=0) %}{% for i in range(200) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x|tojson|length }}"),
+  EXPECT_EQ(render_empty("{% set ns = namespace(x=0) %}{% for i in range(200) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x|tojson|length }}"),
             "401");
   // A namespace that holds another one prints it.
-  EXPECT_EQ(render("{% set a = namespace(v=1) %}{% set b = namespace(inner=a) %}{{ b.inner.v }}"), "1");
+  EXPECT_EQ(render_empty("{% set a = namespace(v=1) %}{% set b = namespace(inner=a) %}{{ b.inner.v }}"), "1");
 }
 
 }  // namespace
