@@ -282,14 +282,16 @@ GenerationConfig it_generation_config() {
 std::string converted_tokenizer(const std::string& path) {
   static std::mutex mutex;
   static std::string cached_key, cached_json;
-  std::error_code ec;
-  const auto mtime = std::filesystem::last_write_time(path, ec).time_since_epoch().count();
-  const auto size = std::filesystem::file_size(path, ec);
+  std::error_code time_ec, size_ec;
+  const auto mtime = std::filesystem::last_write_time(path, time_ec).time_since_epoch().count();
+  const auto size = std::filesystem::file_size(path, size_ec);
+  // A file whose time or size cannot be read is converted every time (never cached).
+  const bool known = !time_ec && !size_ec;
   const std::string key = path + '\n' + std::to_string(mtime) + '\n' + std::to_string(size);
   std::lock_guard<std::mutex> lock(mutex);
-  if (ec || key != cached_key) {
+  if (!known || key != cached_key) {
     cached_json = gemma4_tokenizer_json(read_file(path), path);
-    cached_key = ec ? std::string() : key;
+    cached_key = known ? key : std::string();
   }
   return cached_json;
 }
