@@ -39,11 +39,15 @@ std::int64_t stored_at(std::int64_t e, std::int64_t k, bool nibble_order) {
   return unit + (i % 2) * 32 + i / 2;
 }
 
-// Prefetch distance, as the f32 GEMV (gemm.cc): weights are streamed once per token.
-constexpr std::int64_t kPrefetchBytes = 4096;
+// Software prefetch of each weight stream, this many bytes ahead, into all cache levels: with
+// four streams per thread the hardware prefetchers alone left decode at 45-60% of the measured
+// read bandwidth. Measured (BM_Gemv/[34]/2/6144/0, q8 / q4 GB/s, same run): none 41 / 33,
+// NTA 1 KiB 50 / 43, NTA 4 KiB 48 / 40, T0 512 B 38 / 42, T0 1 KiB 58 / 51, T0 1.5 KiB 58 / 51,
+// T0 2 KiB 55 / 45, T1 1 KiB 48 / 48 (read bandwidth about 70 GB/s).
+constexpr std::int64_t kPrefetchBytes = 1024;
 
 STATICLM_VNNI_TARGET inline void prefetch(const void* p) {
-  _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_NTA);
+  _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
 }
 
 STATICLM_VNNI_TARGET inline __m512i load(const void* p) { return _mm512_loadu_si512(p); }
@@ -179,6 +183,7 @@ STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w
       const __m512i xv = load(xq + o);
       const __m512i xv_fine = kFine ? load(xf + o) : zero;
       for (int i = 0; i < kRows; ++i) {
+        prefetch(w + i * stride + o);
         const __m512i wv = byte_block<kFlip>(w + i * stride + o, flip);
         a[i] = _mm512_dpbusd_epi32(a[i], wv, xv);
         if constexpr (kFine) r[i] = _mm512_dpbusd_epi32(r[i], wv, xv_fine);
@@ -212,6 +217,7 @@ STATICLM_VNNI_TARGET void dot_u4_rows(const VnniRow& x, const std::uint8_t* w, s
     for (std::int64_t e = c0; e < c0 + kVnniChunk; e += 128) {
       const __m512i xlo = load(xq + e), xhi = load(xq + e + kBlock);
       for (int i = 0; i < kRows; ++i) {
+        prefetch(w + i * stride + e / 2);
         const __m512i v = load(w + i * stride + e / 2);
         a[i] = _mm512_dpbusd_epi32(a[i], low4_xor(v, zero), xlo);
         b[i] = _mm512_dpbusd_epi32(b[i], low4_xor(_mm512_srli_epi16(v, 4), zero), xhi);
@@ -278,9 +284,8 @@ STATICLM_VNNI_TARGET float dot_i4(const VnniRow& x, const std::uint8_t* w, const
 
 // kRows I4 rows at once, `stride` rows apart (row_streams.h), over their whole chunks, then each
 // row's last part with dot_i4: the activation loads and scales are shared by the rows (the
-// arithmetic alone runs 40% faster than one row at a time, BM_Gemv/4/1/256/512). No software
-// prefetch: it made decode slower (`staticlm bench -m E2B_Q4`: 21-23 tok/s with hints, 22-28
-// without).
+// arithmetic alone runs 40% faster than one row at a time, BM_Gemv/4/1/256/512). Each 64-byte
+// load is prefetched kPrefetchBytes ahead.
 template <int kRows>
 STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
                                       std::int64_t stride, const __m512i* pick, const __m512i& pick_half, float* out) {
@@ -304,6 +309,7 @@ STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, c
       const __m512i xlo = load(xq + c0 + 128 * q), xhi = load(xq + c0 + 128 * q + kBlock);
       for (int r = 0; r < kRows; ++r) {
         const std::uint8_t* p = w + r * stride * row_bytes + c0 / 2 + 64 * q;
+        prefetch(p);
         const __m512i v = load(p);
         const __m512i lo = _mm512_dpbusd_epi32(zero, low4_xor(v, eight), xlo);
         const __m512i d = _mm512_dpbusd_epi32(lo, low4_xor(_mm512_srli_epi16(v, 4), eight), xhi);
@@ -366,13 +372,127 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
   }
 }
 
-// x / scale - q (within half a step) in steps of 1 / kFineSteps, rounded to nearest even and
-// clamped for rounding; 0 when scale is 0.
-std::int8_t fine_residual(float x, float scale, std::int8_t q) {
-  if (scale <= 0) return 0;
-  // x / scale - q is within half a step; its multiple of 1 / kFineSteps, clamped for rounding.
-  const float r = std::nearbyint((x * (1.0f / scale) - static_cast<float>(q)) * kFineSteps);
-  return static_cast<std::int8_t>(std::clamp(r, -127.0f, 127.0f));
+// 16 f32 -> round to nearest even (the default MXCSR mode), clamped to +-127 for rounding.
+STATICLM_VNNI_TARGET inline __m512i round_s8(__m512 v) {
+  const __m512i lim = _mm512_set1_epi32(127);
+  return _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(v), lim), _mm512_sub_epi32(_mm512_setzero_si512(), lim));
+}
+
+STATICLM_VNNI_TARGET inline void store_s8(std::int8_t* p, __m512i q) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(q));
+}
+
+// The max (sum) of each aligned 4 lanes of v, in all 4 (two in-lane shuffles).
+STATICLM_VNNI_TARGET inline __m512 max_within4(__m512 v) {
+  v = _mm512_max_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_max_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2)));
+}
+
+STATICLM_VNNI_TARGET inline __m512i sum_within4(__m512i v) {
+  v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_CDAB));
+  return _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
+}
+
+// x [k] -> the order the nibbles unpack to (stored_at): per 128 columns the even ones, then the
+// odd ones; a last 64 columns likewise in halves of 32.
+STATICLM_VNNI_TARGET void to_nibble_order(const float* x, std::int64_t k, float* out) {
+  alignas(64) std::int32_t idx[16];
+  for (int l = 0; l < 16; ++l) idx[l] = 2 * l;
+  const __m512i even = _mm512_load_si512(idx), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  for (std::int64_t e = 0; e < k; e += 128) {
+    const std::int64_t half = e + 128 <= k ? 64 : 32;  // where the odd columns start
+    for (std::int64_t h = 0; h < half / 16; ++h) {
+      const __m512 a = _mm512_loadu_ps(x + e + 32 * h), b = _mm512_loadu_ps(x + e + 32 * h + 16);
+      _mm512_storeu_ps(out + e + 16 * h, _mm512_permutex2var_ps(a, even, b));
+      _mm512_storeu_ps(out + e + half + 16 * h, _mm512_permutex2var_ps(a, odd, b));
+    }
+  }
+}
+
+// I4: groups of 32 consecutive columns (the weight's groups); their 16 even and 16 odd columns
+// are stored 16 bytes each at their nibble-order places.
+STATICLM_VNNI_TARGET void prepare_i4(const float* x, VnniRow& out) {
+  const std::int64_t k = out.k, groups = k / kVnniGroup;
+  alignas(64) std::int32_t idx[16];
+  for (int l = 0; l < 16; ++l) idx[l] = 2 * l;
+  const __m512i even = _mm512_load_si512(idx), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  double total = 0;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    int sum = 0;
+    const float* xg = x + g * kVnniGroup;
+    const __m512 x0 = _mm512_loadu_ps(xg), x1 = _mm512_loadu_ps(xg + 16);
+    const float m = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
+    const float scale = m / 127.0f;
+    const __m512 inv = _mm512_set1_ps(scale > 0 ? 1.0f / scale : 0.0f);
+    const __m512i q0 = round_s8(_mm512_mul_ps(x0, inv)), q1 = round_s8(_mm512_mul_ps(x1, inv));
+    sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+    // Column c = g * 32 + i of unit e: even i at e + (c - e) / 2, odd at that + half.
+    const std::int64_t e = g * kVnniGroup / 128 * 128, half = e + 128 <= k ? 64 : 32;
+    std::int8_t* at = out.xq.data() + e + (g * kVnniGroup - e) / 2;
+    store_s8(at, _mm512_permutex2var_epi32(q0, even, q1));
+    store_s8(at + half, _mm512_permutex2var_epi32(q0, odd, q1));
+    out.scale[static_cast<std::size_t>(g)] = scale;
+    out.group_bias[static_cast<std::size_t>(g)] = -8.0f * scale * static_cast<float>(sum);
+    total += static_cast<double>(scale) * sum;
+  }
+  out.total = static_cast<float>(total);
+}
+
+// I8, U8, U4: lane groups. xs is x in stored order; in a chunk, block b's zmm j (stored positions
+// 64 b + 16 j ..) holds lanes 4 j .. 4 j + 3, four values each.
+STATICLM_VNNI_TARGET void prepare_lanes(const float* xs, VnniRow& out, bool fine) {
+  const std::int64_t k = out.k;
+  const __m512 steps = _mm512_set1_ps(kFineSteps), zero = _mm512_setzero_ps();
+  double total = 0;
+  for (std::int64_t c0 = 0, lane = 0; c0 < k; c0 += kVnniChunk, lane += kLanes) {
+    const std::int64_t blocks = std::min(kVnniChunk, k - c0) / kBlock;
+    __m512 inv[4], scale[4];
+    __m512i sum[4], fine_sum[4];
+    for (int j = 0; j < 4; ++j) {
+      __m512 m = zero;
+      for (std::int64_t b = 0; b < blocks; ++b) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(xs + c0 + b * kBlock + 16 * j)));
+      scale[j] = _mm512_div_ps(max_within4(m), _mm512_set1_ps(127.0f));
+      // 1 / scale, 0 for an all-zero group.
+      inv[j] = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(scale[j], zero, _CMP_GT_OQ), _mm512_set1_ps(1.0f), scale[j]);
+      sum[j] = fine_sum[j] = _mm512_setzero_si512();
+    }
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      for (int j = 0; j < 4; ++j) {
+        const std::int64_t p = c0 + b * kBlock + 16 * j;
+        const __m512 v = _mm512_mul_ps(_mm512_loadu_ps(xs + p), inv[j]);
+        const __m512i q = round_s8(v);
+        store_s8(out.xq.data() + p, q);
+        sum[j] = _mm512_add_epi32(sum[j], q);
+        if (fine) {
+          // The residual v - q (within half a step) in 1 / kFineSteps steps.
+          const __m512i r = round_s8(_mm512_mul_ps(_mm512_sub_ps(v, _mm512_cvtepi32_ps(q)), steps));
+          store_s8(out.xq_fine.data() + p, r);
+          fine_sum[j] = _mm512_add_epi32(fine_sum[j], r);
+        }
+      }
+    }
+    // Lane 4 j + i's values sit at element 4 i of the zmm j sums: pick them out.
+    alignas(64) float sc[64];
+    alignas(64) std::int32_t ls[64], lf[64];
+    for (int j = 0; j < 4; ++j) {
+      _mm512_store_ps(sc + 16 * j, scale[j]);
+      _mm512_store_si512(ls + 16 * j, sum_within4(sum[j]));
+      _mm512_store_si512(lf + 16 * j, sum_within4(fine_sum[j]));
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      const auto at = static_cast<std::size_t>(lane + l);
+      const float lane_scale = sc[4 * l];
+      const std::int32_t lane_sum = ls[4 * l], lane_fine = lf[4 * l];
+      out.scale[at] = lane_scale;
+      total += static_cast<double>(lane_scale) * lane_sum;
+      if (fine) {
+        out.lane_init[at] = -128 * lane_sum;
+        out.lane_init_fine[at] = -128 * lane_fine;
+        total += static_cast<double>(lane_scale) * lane_fine / kFineSteps;
+      }
+    }
+  }
+  out.total = static_cast<float>(total);
 }
 
 }  // namespace
@@ -406,88 +526,29 @@ std::int64_t vnni_group_of(std::int64_t e, std::int64_t k, DType wtype) {
   return p / kVnniChunk * kLanes + (p % kBlock) / 4;
 }
 
-void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out) {
-  const bool nib = nibbles(wtype);
+STATICLM_VNNI_TARGET void prepare_vnni_row(const float* x, std::int64_t k, DType wtype, VnniRow& out) {
   out.wtype = wtype;
   out.k = k;
-  out.xq.assign(static_cast<std::size_t>(k), 0);
-  out.lane_init.clear();
-  out.group_bias.clear();
-  out.xq_fine.clear();
-  out.lane_init_fine.clear();
-  // The nibble order's position of each column and column of each position, for this k.
-  static thread_local std::int64_t table_k = -1;
-  static thread_local std::vector<std::int64_t> position_of, column_at;
-  if (nib && table_k != k) {
-    position_of.resize(static_cast<std::size_t>(k));
-    column_at.resize(static_cast<std::size_t>(k));
-    for (std::int64_t e = 0; e < k; ++e) {
-      position_of[static_cast<std::size_t>(e)] = stored_at(e, k, true);
-      column_at[static_cast<std::size_t>(position_of[static_cast<std::size_t>(e)])] = e;
-    }
-    table_k = k;
-  }
-  double total = 0;
-  float v[kVnniGroup];
-  std::int8_t q[kVnniGroup];
-  std::int64_t at[kVnniGroup];
-  if (wtype == DType::kI4) {
-    // Groups of 32 consecutive columns, as the weight scales.
-    const std::int64_t groups = k / kVnniGroup;
-    out.scale.assign(static_cast<std::size_t>(groups), 0.0f);
-    out.group_bias.assign(static_cast<std::size_t>(groups), 0.0f);
-    for (std::int64_t g = 0; g < groups; ++g) {
-      int sum = 0;
-      const float scale = quantize_group_s8(x + g * kVnniGroup, q, &sum);
-      const std::int64_t* pos = position_of.data() + g * kVnniGroup;
-      for (std::int64_t i = 0; i < kVnniGroup; ++i) out.xq[static_cast<std::size_t>(pos[i])] = q[i];
-      out.scale[static_cast<std::size_t>(g)] = scale;
-      out.group_bias[static_cast<std::size_t>(g)] = -8.0f * scale * static_cast<float>(sum);
-      total += static_cast<double>(scale) * sum;
-    }
-    out.total = static_cast<float>(total);
-    return;
-  }
-  // Lane groups: in each chunk, the stored positions p with (p % 64) / 4 == lane.
-  const std::int64_t chunks = (k + kVnniChunk - 1) / kVnniChunk;
-  out.scale.assign(static_cast<std::size_t>(chunks * kLanes), 0.0f);
+  out.xq.resize(static_cast<std::size_t>(k));
   const bool fine = wtype == DType::kI8;
-  if (fine) {
-    out.lane_init.assign(static_cast<std::size_t>(chunks * kLanes), 0);
-    out.lane_init_fine.assign(static_cast<std::size_t>(chunks * kLanes), 0);
-    out.xq_fine.assign(static_cast<std::size_t>(k), 0);
+  out.xq_fine.resize(fine ? static_cast<std::size_t>(k) : 0);
+  if (wtype == DType::kI4) {
+    out.scale.resize(static_cast<std::size_t>(k / kVnniGroup));
+    out.group_bias.resize(static_cast<std::size_t>(k / kVnniGroup));
+    out.lane_init.clear();
+    out.lane_init_fine.clear();
+    return prepare_i4(x, out);
   }
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const std::int64_t c0 = c * kVnniChunk, blocks = std::min(kVnniChunk, k - c0) / kBlock;
-    for (std::int64_t lane = 0; lane < kLanes; ++lane) {
-      std::int64_t n = 0;
-      for (std::int64_t b = 0; b < blocks; ++b) {
-        for (std::int64_t i = 0; i < 4; ++i) {
-          const std::int64_t p = c0 + b * kBlock + lane * 4 + i;
-          at[n] = p;
-          v[n++] = x[nib ? column_at[static_cast<std::size_t>(p)] : p];
-        }
-      }
-      std::fill(v + n, v + kVnniGroup, 0.0f);  // a short last chunk: zeros change neither max nor sum
-      int sum = 0;
-      const float scale = quantize_group_s8(v, q, &sum);
-      for (std::int64_t i = 0; i < n; ++i) out.xq[static_cast<std::size_t>(at[i])] = q[i];
-      out.scale[static_cast<std::size_t>(c * kLanes + lane)] = scale;
-      if (fine) {
-        out.lane_init[static_cast<std::size_t>(c * kLanes + lane)] = -128 * sum;
-        int fine_sum = 0;
-        for (std::int64_t i = 0; i < n; ++i) {
-          const std::int8_t r = fine_residual(v[i], scale, q[i]);
-          out.xq_fine[static_cast<std::size_t>(at[i])] = r;
-          fine_sum += r;
-        }
-        out.lane_init_fine[static_cast<std::size_t>(c * kLanes + lane)] = -128 * fine_sum;
-        total += static_cast<double>(scale) * fine_sum / kFineSteps;
-      }
-      total += static_cast<double>(scale) * sum;
-    }
-  }
-  out.total = static_cast<float>(total);
+  const auto lanes = static_cast<std::size_t>((k + kVnniChunk - 1) / kVnniChunk * kLanes);
+  out.scale.resize(lanes);
+  out.group_bias.clear();
+  out.lane_init.resize(fine ? lanes : 0);
+  out.lane_init_fine.resize(fine ? lanes : 0);
+  if (!nibbles(wtype)) return prepare_lanes(x, out, fine);
+  static thread_local std::vector<float> stored;
+  stored.resize(static_cast<std::size_t>(k));
+  to_nibble_order(x, k, stored.data());
+  prepare_lanes(stored.data(), out, fine);
 }
 
 void gemv_vnni(const VnniRow& x, const GemmArgs& a, float* y, std::int64_t j0, std::int64_t j1) {
