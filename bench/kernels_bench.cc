@@ -14,6 +14,7 @@
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/matmul.h"
+#include "base/bandwidth.h"
 #include "quant/formats.h"
 #include "runtime/masks.h"
 
@@ -36,7 +37,7 @@ ThreadPool& pool_of(int threads) {
 // the cost of each parallel loop. Bytes counted: values plus scales.
 void BM_Gemv(benchmark::State& state) {
   const int kind = static_cast<int>(state.range(0));
-  const std::int64_t rows = state.range(2), cols = 1536;
+  const std::int64_t rows = state.range(2), cols = state.range(4);
   struct Stored {
     Tensor values;
     std::vector<float> s8;
@@ -105,14 +106,26 @@ void BM_Gemv(benchmark::State& state) {
   state.SetLabel(kernel_target());
 }
 // args: weight kind (0 f32, 1 f16, 2 bf16, 3 q8, 4 q4, 5 npu-w4 U4), threads, rows, KiB cycled
-// (0: 1 GiB, from memory; 512 or 8192: a few matrices that stay in L2 / L3, the arithmetic alone).
+// (0: 1 GiB, from memory; 512 or 8192: a few matrices that stay in L2 / L3, the arithmetic
+// alone), columns (1536: E2B's hidden size; 256: its per-layer projection).
 BENCHMARK(BM_Gemv)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {6144}, {0}})
-    ->Args({2, 2, 256, 0})
-    ->Args({2, 2, 2048, 0})
-    ->ArgsProduct({{2, 3, 4, 5}, {1}, {256}, {512}})
-    ->ArgsProduct({{2, 3, 4, 5}, {1}, {2048}, {8192}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {6144}, {0}, {1536}})
+    ->Args({2, 2, 256, 0, 1536})
+    ->Args({2, 2, 2048, 0, 1536})
+    ->ArgsProduct({{2, 3, 4, 5}, {1}, {256}, {512}, {1536}})
+    ->ArgsProduct({{2, 3, 4, 5}, {1}, {2048}, {8192}, {1536}})
+    ->ArgsProduct({{3, 4, 5}, {2}, {256, 1536}, {0, 4096}, {1536, 256}})
     ->UseRealTime();
+
+// args: threads. The ceiling for BM_Gemv's bytes/s from memory, measured as `staticlm bench`
+// does (base/bandwidth.h): run it next to the GEMVs, the machine's bandwidth varies by the minute.
+void BM_ReadBandwidth(benchmark::State& state) {
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(0)));
+  double best = 0;
+  for (auto _ : state) best = std::max(best, measure_read_bandwidth(pool, std::size_t{1} << 30, 1));
+  state.counters["GB/s"] = best;
+}
+BENCHMARK(BM_ReadBandwidth)->Arg(1)->Arg(2)->Iterations(3)->UseRealTime();
 
 // args: rows n, bf16 activations (0/1), threads: [n, 1536] x [6144, 1536]^T, bf16 weights.
 void BM_Gemm(benchmark::State& state) {

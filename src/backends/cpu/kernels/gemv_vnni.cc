@@ -63,12 +63,6 @@ STATICLM_VNNI_TARGET inline __m512i low4_xor(__m512i v, __m512i c) {
   return _mm512_ternarylogic_epi32(v, _mm512_set1_epi8(0x0F), c, 0x6A);
 }
 
-// One chunk's lane sums v, scaled by its 16 lane scales, into f0 or f1 by turns (two chains).
-STATICLM_VNNI_TARGET inline void add_chunk(__m512 v, const float* scales, std::int64_t lane, __m512& f0, __m512& f1) {
-  __m512& f = lane % (2 * kLanes) == 0 ? f0 : f1;
-  f = _mm512_fmadd_ps(v, _mm512_loadu_ps(scales), f);
-}
-
 // 64 weight bytes as vpdpbusd's unsigned operand (I8: flipped, + 128).
 template <bool kFlip>
 STATICLM_VNNI_TARGET inline __m512i byte_block(const std::uint8_t* p, __m512i flip) {
@@ -77,93 +71,11 @@ STATICLM_VNNI_TARGET inline __m512i byte_block(const std::uint8_t* p, __m512i fl
   return v;
 }
 
-// Byte rows (I8 flipped to unsigned, U8 as is): per chunk of 8 blocks, each lane sums its group
-// in int32 (four chains for latency), then one convert and one multiply-add by the lane scales.
-// kFine (I8): a second dot product with the activations' int8 residual (xq_fine, in steps of
-// 1/kFineSteps of the first's), so q8 decode keeps about 15 bits of each activation.
-// Columns [from, k) (from a multiple of kVnniChunk).
-template <bool kFlip, bool kFine>
-STATICLM_VNNI_TARGET float dot_bytes(const VnniRow& x, const std::uint8_t* w, std::int64_t from) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  const __m512 fine_step = _mm512_set1_ps(1.0f / kFineSteps);
-  const std::int8_t* xq = x.xq.data();
-  const std::int8_t* xf = kFine ? x.xq_fine.data() : nullptr;
-  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
-  for (std::int64_t c0 = from, lane = from / kVnniChunk * kLanes; c0 < x.k; c0 += kVnniChunk, lane += kLanes) {
-    const std::int64_t blocks = std::min(kVnniChunk, x.k - c0) / kBlock;
-    const __m512i zero = _mm512_setzero_si512();
-    __m512i a0 = kFlip ? load(x.lane_init.data() + lane) : zero, a1 = zero, a2 = zero, a3 = zero;
-    __m512i r0 = kFine ? load(x.lane_init_fine.data() + lane) : zero, r1 = zero;
-    std::int64_t b = 0;
-    for (; b + 4 <= blocks; b += 4) {
-      const std::int64_t o = c0 + b * kBlock;
-      prefetch(w + o);
-      prefetch(w + o + kBlock);
-      prefetch(w + o + 2 * kBlock);
-      prefetch(w + o + 3 * kBlock);
-      const __m512i w0 = byte_block<kFlip>(w + o, flip), w1 = byte_block<kFlip>(w + o + kBlock, flip);
-      const __m512i w2 = byte_block<kFlip>(w + o + 2 * kBlock, flip), w3 = byte_block<kFlip>(w + o + 3 * kBlock, flip);
-      a0 = _mm512_dpbusd_epi32(a0, w0, load(xq + o));
-      a1 = _mm512_dpbusd_epi32(a1, w1, load(xq + o + kBlock));
-      a2 = _mm512_dpbusd_epi32(a2, w2, load(xq + o + 2 * kBlock));
-      a3 = _mm512_dpbusd_epi32(a3, w3, load(xq + o + 3 * kBlock));
-      if constexpr (kFine) {
-        r0 = _mm512_dpbusd_epi32(r0, w0, load(xf + o));
-        r1 = _mm512_dpbusd_epi32(r1, w1, load(xf + o + kBlock));
-        r0 = _mm512_dpbusd_epi32(r0, w2, load(xf + o + 2 * kBlock));
-        r1 = _mm512_dpbusd_epi32(r1, w3, load(xf + o + 3 * kBlock));
-      }
-    }
-    for (; b < blocks; ++b) {
-      const std::int64_t o = c0 + b * kBlock;
-      const __m512i w0 = byte_block<kFlip>(w + o, flip);
-      a0 = _mm512_dpbusd_epi32(a0, w0, load(xq + o));
-      if constexpr (kFine) r0 = _mm512_dpbusd_epi32(r0, w0, load(xf + o));
-    }
-    a0 = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
-    __m512 v = _mm512_cvtepi32_ps(a0);
-    if constexpr (kFine) v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(r0, r1)), fine_step, v);
-    add_chunk(v, x.scale.data() + lane, lane, f0, f1);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
-}
-
-// U4 rows: per chunk, each 64-byte load gives two zmm of nibbles (even and odd columns); each
-// lane sums its group in int32 (four chains for latency), then one convert and multiply-add by
-// the lane scales.
-// Columns [from, k) (from a multiple of kVnniChunk).
-STATICLM_VNNI_TARGET float dot_u4(const VnniRow& x, const std::uint8_t* w, std::int64_t from) {
-  const __m512i zero = _mm512_setzero_si512();
-  const std::int8_t* xq = x.xq.data();
-  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps();
-  for (std::int64_t c0 = from, lane = from / kVnniChunk * kLanes; c0 < x.k; c0 += kVnniChunk, lane += kLanes) {
-    const std::int64_t end = std::min(x.k, c0 + kVnniChunk);
-    __m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero;
-    std::int64_t e = c0;
-    for (; e + 256 <= end; e += 256) {
-      prefetch(w + e / 2);
-      const __m512i v0 = load(w + e / 2), v1 = load(w + e / 2 + 64);
-      a0 = _mm512_dpbusd_epi32(a0, low4_xor(v0, zero), load(xq + e));
-      a1 = _mm512_dpbusd_epi32(a1, low4_xor(_mm512_srli_epi16(v0, 4), zero), load(xq + e + kBlock));
-      prefetch(w + e / 2 + 64);
-      a2 = _mm512_dpbusd_epi32(a2, low4_xor(v1, zero), load(xq + e + 2 * kBlock));
-      a3 = _mm512_dpbusd_epi32(a3, low4_xor(_mm512_srli_epi16(v1, 4), zero), load(xq + e + 3 * kBlock));
-    }
-    if (e + 128 <= end) {
-      const __m512i v = load(w + e / 2);
-      a0 = _mm512_dpbusd_epi32(a0, low4_xor(v, zero), load(xq + e));
-      a1 = _mm512_dpbusd_epi32(a1, low4_xor(_mm512_srli_epi16(v, 4), zero), load(xq + e + kBlock));
-      e += 128;
-    }
-    if (e < end) a2 = _mm512_dpbusd_epi32(a2, low4_xor(half_nibbles(w + e / 2), zero), load(xq + e));
-    const __m512 v = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)));
-    add_chunk(v, x.scale.data() + lane, lane, f0, f1);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(f0, f1));
-}
-
-// kRows byte rows (as dot_bytes) `stride` bytes apart, over their whole chunks, then each row's
-// last part with dot_bytes: the activation loads are shared by the rows (row_streams.h).
+// kRows byte rows (I8 flipped to unsigned, U8 as is) `stride` bytes apart (row_streams.h): the
+// activation loads are shared by the rows. Per chunk each lane sums its group in int32, then one
+// convert and one multiply-add by the lane scales. kFine (I8): a second dot product with the
+// activations' int8 residual (xq_fine, in steps of 1/kFineSteps of the first's), so q8 decode
+// keeps about 15 bits of each activation.
 template <int kRows, bool kFlip, bool kFine>
 STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w, std::int64_t stride, float* out,
                                          std::int64_t out_stride) {
@@ -174,12 +86,12 @@ STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w
   __m512 f[kRows];
   __m512i a[kRows], r[kRows];
   for (int i = 0; i < kRows; ++i) f[i] = _mm512_setzero_ps();
-  const std::int64_t whole = x.k / kVnniChunk * kVnniChunk;
-  for (std::int64_t c0 = 0, lane = 0; c0 < whole; c0 += kVnniChunk, lane += kLanes) {
+  for (std::int64_t c0 = 0, lane = 0; c0 < x.k; c0 += kVnniChunk, lane += kLanes) {
     const __m512i init = kFlip ? load(x.lane_init.data() + lane) : zero;
     const __m512i init_fine = kFine ? load(x.lane_init_fine.data() + lane) : zero;
     for (int i = 0; i < kRows; ++i) a[i] = init, r[i] = init_fine;
-    for (std::int64_t o = c0; o < c0 + kVnniChunk; o += kBlock) {
+    const std::int64_t end = std::min(c0 + kVnniChunk, x.k);
+    for (std::int64_t o = c0; o < end; o += kBlock) {
       const __m512i xv = load(xq + o);
       const __m512i xv_fine = kFine ? load(xf + o) : zero;
       for (int i = 0; i < kRows; ++i) {
@@ -196,13 +108,11 @@ STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w
       f[i] = _mm512_fmadd_ps(v, scales, f[i]);
     }
   }
-  for (int i = 0; i < kRows; ++i) {
-    const float tail = whole < x.k ? dot_bytes<kFlip, kFine>(x, w + i * stride, whole) : 0.0f;
-    out[i * out_stride] = _mm512_reduce_add_ps(f[i]) + tail;
-  }
+  for (int i = 0; i < kRows; ++i) out[i * out_stride] = _mm512_reduce_add_ps(f[i]);
 }
 
-// kRows U4 rows (as dot_u4) `stride` bytes apart, as dot_bytes_rows.
+// kRows U4 rows `stride` bytes apart, as dot_bytes_rows: each 64-byte load gives two zmm of
+// nibbles (even and odd columns); a last 64 columns (32 bytes) use the half layout.
 template <int kRows>
 STATICLM_VNNI_TARGET void dot_u4_rows(const VnniRow& x, const std::uint8_t* w, std::int64_t stride, float* out,
                                       std::int64_t out_stride) {
@@ -211,10 +121,11 @@ STATICLM_VNNI_TARGET void dot_u4_rows(const VnniRow& x, const std::uint8_t* w, s
   __m512 f[kRows];
   __m512i a[kRows], b[kRows];
   for (int i = 0; i < kRows; ++i) f[i] = _mm512_setzero_ps();
-  const std::int64_t whole = x.k / kVnniChunk * kVnniChunk;
-  for (std::int64_t c0 = 0, lane = 0; c0 < whole; c0 += kVnniChunk, lane += kLanes) {
+  for (std::int64_t c0 = 0, lane = 0; c0 < x.k; c0 += kVnniChunk, lane += kLanes) {
     for (int i = 0; i < kRows; ++i) a[i] = b[i] = zero;
-    for (std::int64_t e = c0; e < c0 + kVnniChunk; e += 128) {
+    const std::int64_t end = std::min(c0 + kVnniChunk, x.k);
+    std::int64_t e = c0;
+    for (; e + 128 <= end; e += 128) {
       const __m512i xlo = load(xq + e), xhi = load(xq + e + kBlock);
       for (int i = 0; i < kRows; ++i) {
         prefetch(w + i * stride + e / 2);
@@ -223,69 +134,23 @@ STATICLM_VNNI_TARGET void dot_u4_rows(const VnniRow& x, const std::uint8_t* w, s
         b[i] = _mm512_dpbusd_epi32(b[i], low4_xor(_mm512_srli_epi16(v, 4), zero), xhi);
       }
     }
+    if (e < end) {  // a last 64 columns
+      const __m512i xv = load(xq + e);
+      for (int i = 0; i < kRows; ++i) a[i] = _mm512_dpbusd_epi32(a[i], low4_xor(half_nibbles(w + i * stride + e / 2), zero), xv);
+    }
     const __m512 scales = _mm512_loadu_ps(x.scale.data() + lane);
     for (int i = 0; i < kRows; ++i) f[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(a[i], b[i])), scales, f[i]);
   }
-  for (int i = 0; i < kRows; ++i) {
-    const float tail = whole < x.k ? dot_u4(x, w + i * stride, whole) : 0.0f;
-    out[i * out_stride] = _mm512_reduce_add_ps(f[i]) + tail;
-  }
+  for (int i = 0; i < kRows; ++i) out[i * out_stride] = _mm512_reduce_add_ps(f[i]);
 }
 
-// I4 rows: 16 groups (one chunk) at a time, their weight scales times the activation scales in
+// kRows I4 rows at once, `stride` rows apart (row_streams.h): the activation loads and scales
+// are shared by the rows (the arithmetic alone runs 40% faster than one row at a time,
+// BM_Gemv/4/1/256/512). Per chunk (16 groups), the weight scales times the activation scales in
 // one vector `sv`; a 64-byte load holds 4 groups (16 bytes each), so lanes 4q..4q+3 of both
-// nibble zmm are group q of the load: two dot products, then one convert and multiply-add by
-// the scales spread with `pick[m]`. The +8 that makes the nibbles unsigned is removed per group
-// with group_bias. A last 64 columns (two groups) use the half layout and `pick_half`.
-// 128 columns of an I4 row (a 64-byte load, 4 groups): acc += cvt(dot) * (scales of the groups
-// spread by `pick`). Even and odd columns go to separate sums, added after: two short chains.
-STATICLM_VNNI_TARGET inline void i4_load(const std::uint8_t* w, const std::int8_t* xq, __m512 sv, __m512i pick,
-                                         __m512& acc) {
-  const __m512i eight = _mm512_set1_epi8(0x08), zero = _mm512_setzero_si512();
-  prefetch(w);
-  const __m512i v = load(w);
-  const __m512i lo = _mm512_dpbusd_epi32(zero, low4_xor(v, eight), load(xq));
-  const __m512i hi = _mm512_dpbusd_epi32(zero, low4_xor(_mm512_srli_epi16(v, 4), eight), load(xq + kBlock));
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo, hi)), _mm512_permutexvar_ps(pick, sv), acc);
-}
-
-// Columns [from, k) of one row (from a multiple of kVnniChunk).
-STATICLM_VNNI_TARGET float dot_i4(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
-                                  const __m512i* pick, __m512i pick_half, std::int64_t from) {
-  const std::int8_t* xq = x.xq.data();
-  // One accumulator per 128 columns of a chunk: no multiply-add waits on the previous one.
-  __m512 f0 = _mm512_setzero_ps(), f1 = _mm512_setzero_ps(), f2 = _mm512_setzero_ps(), f3 = _mm512_setzero_ps();
-  __m512 fb = _mm512_setzero_ps();
-  for (std::int64_t c0 = from; c0 < x.k; c0 += kVnniChunk) {
-    const std::int64_t g0 = c0 / kVnniGroup, gn = std::min(kVnniChunk, x.k - c0) / kVnniGroup;
-    const __mmask16 m = static_cast<__mmask16>(gn == 16 ? 0xFFFF : (1u << gn) - 1);
-    const __m512 sw = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, scales + g0));
-    const __m512 sv = _mm512_mul_ps(sw, _mm512_maskz_loadu_ps(m, x.scale.data() + g0));
-    fb = _mm512_fmadd_ps(sw, _mm512_maskz_loadu_ps(m, x.group_bias.data() + g0), fb);
-    if (gn == 16) {
-      i4_load(w + c0 / 2, xq + c0, sv, pick[0], f0);
-      i4_load(w + c0 / 2 + 64, xq + c0 + 128, sv, pick[1], f1);
-      i4_load(w + c0 / 2 + 128, xq + c0 + 256, sv, pick[2], f2);
-      i4_load(w + c0 / 2 + 192, xq + c0 + 384, sv, pick[3], f3);
-      continue;
-    }
-    std::int64_t e = c0, q = 0;
-    for (; e + 128 <= c0 + gn * kVnniGroup; e += 128, ++q) i4_load(w + e / 2, xq + e, sv, pick[q], f0);
-    if (e < c0 + gn * kVnniGroup) {
-      const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
-                                            low4_xor(half_nibbles(w + e / 2), _mm512_set1_epi8(0x08)), load(xq + e));
-      const __m512i at = _mm512_add_epi32(pick_half, _mm512_set1_epi32(static_cast<int>(4 * q)));
-      fb = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(at, sv), fb);
-    }
-  }
-  const __m512 sum = _mm512_add_ps(_mm512_add_ps(f0, f1), _mm512_add_ps(f2, f3));
-  return _mm512_reduce_add_ps(_mm512_add_ps(sum, fb));
-}
-
-// kRows I4 rows at once, `stride` rows apart (row_streams.h), over their whole chunks, then each
-// row's last part with dot_i4: the activation loads and scales are shared by the rows (the
-// arithmetic alone runs 40% faster than one row at a time, BM_Gemv/4/1/256/512). Each 64-byte
-// load is prefetched kPrefetchBytes ahead.
+// nibble zmm are group q of the load: two dot products, then one convert and multiply-add by the
+// scales spread with `pick[q]`. The +8 that makes the nibbles unsigned is removed per group with
+// group_bias. A last 64 columns (two groups) use the half layout and `pick_half`.
 template <int kRows>
 STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
                                       std::int64_t stride, const __m512i* pick, const __m512i& pick_half, float* out) {
@@ -295,17 +160,18 @@ STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, c
   const __m512i eight = _mm512_set1_epi8(0x08), zero = _mm512_setzero_si512();
   __m512 acc[kRows], fb[kRows], sv[kRows];
   for (int r = 0; r < kRows; ++r) acc[r] = fb[r] = _mm512_setzero_ps();
-  const std::int64_t whole = x.k / kVnniChunk * kVnniChunk;
-  for (std::int64_t c0 = 0; c0 < whole; c0 += kVnniChunk) {
-    const std::int64_t g0 = c0 / kVnniGroup;
-    const __m512 xs = _mm512_loadu_ps(x.scale.data() + g0), xb = _mm512_loadu_ps(x.group_bias.data() + g0);
+  for (std::int64_t c0 = 0; c0 < x.k; c0 += kVnniChunk) {
+    const std::int64_t g0 = c0 / kVnniGroup, cols = std::min(kVnniChunk, x.k - c0);
+    const auto m = static_cast<__mmask16>(cols == kVnniChunk ? 0xFFFF : (1u << (cols / kVnniGroup)) - 1);
+    const __m512 xs = _mm512_maskz_loadu_ps(m, x.scale.data() + g0);
+    const __m512 xb = _mm512_maskz_loadu_ps(m, x.group_bias.data() + g0);
     for (int r = 0; r < kRows; ++r) {
-      const auto* sp = reinterpret_cast<const __m256i*>(scales + r * stride * groups + g0);
-      const __m512 sw = _mm512_cvtph_ps(_mm256_loadu_si256(sp));
+      const __m512 sw = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, scales + r * stride * groups + g0));
       sv[r] = _mm512_mul_ps(sw, xs);
       fb[r] = _mm512_fmadd_ps(sw, xb, fb[r]);
     }
-    for (int q = 0; q < 4; ++q) {
+    const int full = static_cast<int>(cols / 128);
+    for (int q = 0; q < full; ++q) {
       const __m512i xlo = load(xq + c0 + 128 * q), xhi = load(xq + c0 + 128 * q + kBlock);
       for (int r = 0; r < kRows; ++r) {
         const std::uint8_t* p = w + r * stride * row_bytes + c0 / 2 + 64 * q;
@@ -316,12 +182,17 @@ STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, c
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(pick[q], sv[r]), acc[r]);
       }
     }
+    if (cols % 128 != 0) {  // a last 64 columns: groups 4 full and 4 full + 1, the half layout
+      const __m512i xv = load(xq + c0 + 128 * full);
+      const __m512i at = _mm512_add_epi32(pick_half, _mm512_set1_epi32(4 * full));
+      for (int r = 0; r < kRows; ++r) {
+        const __m512i v = half_nibbles(w + r * stride * row_bytes + c0 / 2 + 64 * full);
+        const __m512i d = _mm512_dpbusd_epi32(zero, low4_xor(v, eight), xv);
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(at, sv[r]), acc[r]);
+      }
+    }
   }
-  for (int r = 0; r < kRows; ++r) {
-    float tail = 0;
-    if (whole < x.k) tail = dot_i4(x, w + r * stride * row_bytes, scales + r * stride * groups, pick, pick_half, whole);
-    out[r * stride] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r], fb[r])) + tail;
-  }
+  for (int r = 0; r < kRows; ++r) out[r * stride] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r], fb[r]));
 }
 
 STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, float* y, std::int64_t j0,
