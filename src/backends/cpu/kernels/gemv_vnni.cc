@@ -264,12 +264,17 @@ STATICLM_VNNI_TARGET inline __m512i sum_within4(__m512i v) {
   return _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
 }
 
+// Lane indices 0, 2, ..., 30: with permutex2var, the even elements of two vectors.
+STATICLM_VNNI_TARGET inline __m512i even_lanes() {
+  alignas(64) std::int32_t idx[16];
+  for (int l = 0; l < 16; ++l) idx[l] = 2 * l;
+  return _mm512_load_si512(idx);
+}
+
 // x [k] -> the order the nibbles unpack to (stored_at): per 128 columns the even ones, then the
 // odd ones; a last 64 columns likewise in halves of 32.
 STATICLM_VNNI_TARGET void to_nibble_order(const float* x, std::int64_t k, float* out) {
-  alignas(64) std::int32_t idx[16];
-  for (int l = 0; l < 16; ++l) idx[l] = 2 * l;
-  const __m512i even = _mm512_load_si512(idx), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i even = even_lanes(), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   for (std::int64_t e = 0; e < k; e += 128) {
     const std::int64_t half = e + 128 <= k ? 64 : 32;  // where the odd columns start
     for (std::int64_t h = 0; h < half / 16; ++h) {
@@ -284,9 +289,7 @@ STATICLM_VNNI_TARGET void to_nibble_order(const float* x, std::int64_t k, float*
 // are stored 16 bytes each at their nibble-order places.
 STATICLM_VNNI_TARGET void prepare_i4(const float* x, VnniRow& out) {
   const std::int64_t k = out.k, groups = k / kVnniGroup;
-  alignas(64) std::int32_t idx[16];
-  for (int l = 0; l < 16; ++l) idx[l] = 2 * l;
-  const __m512i even = _mm512_load_si512(idx), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i even = even_lanes(), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   double total = 0;
   for (std::int64_t g = 0; g < groups; ++g) {
     int sum = 0;
