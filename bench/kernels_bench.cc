@@ -114,7 +114,7 @@ BENCHMARK(BM_Gemv)
     ->Args({2, 2, 2048, 0, 1536})
     ->ArgsProduct({{2, 3, 4, 5}, {1}, {256}, {512}, {1536}})
     ->ArgsProduct({{2, 3, 4, 5}, {1}, {2048}, {8192}, {1536}})
-    ->ArgsProduct({{3, 4, 5}, {2}, {256, 1536}, {0, 4096}, {1536, 256}})
+    ->ArgsProduct({{3, 4, 5}, {1, 2}, {256, 1536}, {0, 4096}, {1536, 256}})
     ->UseRealTime();
 
 // args: threads. The ceiling for BM_Gemv's bytes/s from memory, measured as `staticlm bench`

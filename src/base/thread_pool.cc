@@ -78,7 +78,11 @@ void ThreadPool::worker_loop(int index) {
         if (!error_) error_ = std::current_exception();
       }
     }
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The last one out wakes the caller only if it sleeps: taking mu_ after every loop made
+    // the caller, spinning for this decrement, block on the mutex (a futex wait) at the end
+    // of one small loop in ten. seq_cst here and in the caller's flag and check: one of the
+    // two sees the other's write.
+    if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 && caller_sleeps_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(mu_);
       done_cv_.notify_one();
     }
@@ -111,12 +115,14 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain, const Body& bo
   } catch (...) {
     mine = std::current_exception();
   }
-  const auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  const auto done = [&] { return pending_.load(std::memory_order_seq_cst) == 0; };
   if (!spin_until(done)) {
     std::unique_lock<std::mutex> lock(mu_);
+    caller_sleeps_.store(true, std::memory_order_seq_cst);
     done_cv_.wait(lock, done);
+    caller_sleeps_.store(false, std::memory_order_relaxed);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  // The workers wrote error_ before their decrement of pending_, which the load above saw.
   body_ = nullptr;
   if (mine) std::rethrow_exception(mine);
   if (error_) std::rethrow_exception(error_);

@@ -53,6 +53,7 @@ class ThreadPool {
   std::atomic<std::uint64_t> generation_{0};
   std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> caller_sleeps_{false};  // set under mu_ while the caller waits on done_cv_
   std::exception_ptr error_;
 };
 

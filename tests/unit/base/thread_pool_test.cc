@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
@@ -39,6 +41,23 @@ TEST(ThreadPool, RunsManyLoopsInARow) {
     });
   }
   EXPECT_EQ(sum, 200 * 45);
+}
+
+// Chunks far longer than the spin (5 ms) make the waiting side sleep: the caller waiting for a
+// slow worker, and workers waiting through a long gap between loops. Each must still be woken
+// (a lost wake-up hangs here) and see every item of its loop.
+TEST(ThreadPool, SleepingCallerAndWorkersAreWoken) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 6; ++round) {
+    std::atomic<std::int64_t> sum{0};
+    const bool slow_workers = round % 2 == 0;
+    pool.parallel_for(30, 1, [&](std::int64_t b, std::int64_t e, int worker) {
+      if ((worker != 0) == slow_workers) std::this_thread::sleep_for(std::chrono::milliseconds(12));
+      for (std::int64_t i = b; i < e; ++i) sum += i;
+    });
+    EXPECT_EQ(sum, 29 * 30 / 2) << "round " << round;
+    if (round % 3 == 2) std::this_thread::sleep_for(std::chrono::milliseconds(12));  // the workers sleep
+  }
 }
 
 TEST(ThreadPool, ExceptionsReachTheCaller) {

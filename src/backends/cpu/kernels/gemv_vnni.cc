@@ -50,6 +50,20 @@ STATICLM_VNNI_TARGET inline void prefetch(const void* p) {
   _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
 }
 
+// I4's group scales are four more streams (one per weight stream, 2 bytes per 32 columns) that
+// the loop reads once per 512 columns; prefetched this many rows ahead (the rows a stream
+// reads next), so their misses do not stall the multiply-adds. Measured (BM_Gemv/4/2/6144/0,
+// GB/s, mean of 8 interleaved runs): none 34.6, 4 rows 39.9, 8 rows 37.0.
+constexpr std::int64_t kScaleRowsAhead = 4;
+
+// Prefetches n uint16 at base + offset; the address may lie past the array (the last rows),
+// which a prefetch may name: it never faults.
+STATICLM_VNNI_TARGET inline void prefetch_u16(const std::uint16_t* base, std::int64_t offset, std::int64_t n) {
+  const auto at = reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(2 * offset);
+  _mm_prefetch(reinterpret_cast<const char*>(at), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(at + static_cast<std::uintptr_t>(2 * n - 1)), _MM_HINT_T0);  // a second line
+}
+
 STATICLM_VNNI_TARGET inline __m512i load(const void* p) { return _mm512_loadu_si512(p); }
 
 // 32 bytes of nibbles (64 columns) -> one zmm: the low nibbles, then the high ones (unmasked).
@@ -159,7 +173,10 @@ STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, c
   const std::int64_t row_bytes = x.k / 2, groups = x.k / kVnniGroup;
   const __m512i eight = _mm512_set1_epi8(0x08), zero = _mm512_setzero_si512();
   __m512 acc[kRows], fb[kRows], sv[kRows];
-  for (int r = 0; r < kRows; ++r) acc[r] = fb[r] = _mm512_setzero_ps();
+  for (int r = 0; r < kRows; ++r) {
+    acc[r] = fb[r] = _mm512_setzero_ps();
+    prefetch_u16(scales, (r * stride + kScaleRowsAhead) * groups, groups);
+  }
   for (std::int64_t c0 = 0; c0 < x.k; c0 += kVnniChunk) {
     const std::int64_t g0 = c0 / kVnniGroup, cols = std::min(kVnniChunk, x.k - c0);
     const auto m = static_cast<__mmask16>(cols == kVnniChunk ? 0xFFFF : (1u << (cols / kVnniGroup)) - 1);
