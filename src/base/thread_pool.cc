@@ -133,18 +133,15 @@ void ThreadPool::update_speeds() {
   // Items per second of each participant in this loop, relative to their mean; the speeds move
   // a small step towards them, so one disturbed loop does not swing the next split.
   const std::size_t parts = chunks_.size();
-  std::vector<double>& rate = rate_scratch_;
-  rate.assign(parts, 0);
+  const auto rate = [&](std::size_t p) { return static_cast<double>(chunks_[p].second - chunks_[p].first) / busy_[p]; };
   double mean = 0;
   for (std::size_t p = 0; p < parts; ++p) {
-    const double items = static_cast<double>(chunks_[p].second - chunks_[p].first);
-    if (items <= 0 || busy_[p] <= 0) return;
-    rate[p] = items / busy_[p];
-    mean += rate[p] / static_cast<double>(parts);
+    if (chunks_[p].second <= chunks_[p].first || busy_[p] <= 0) return;
+    mean += rate(p) / static_cast<double>(parts);
   }
   double total = 0;
   for (std::size_t p = 0; p < parts; ++p) {
-    speed_[p] = std::clamp((1 - kSpeedStep) * speed_[p] + kSpeedStep * rate[p] / mean, kMinSpeed, kMaxSpeed);
+    speed_[p] = std::clamp((1 - kSpeedStep) * speed_[p] + kSpeedStep * rate(p) / mean, kMinSpeed, kMaxSpeed);
     total += speed_[p];
   }
   for (double& s : speed_) s *= static_cast<double>(parts) / total;

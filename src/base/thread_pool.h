@@ -73,7 +73,6 @@ class ThreadPool {
   std::exception_ptr error_;
   std::vector<double> speed_;        // per participant, mean 1; only the caller's thread uses it
   std::vector<double> busy_;         // seconds each participant ran its chunk in this loop
-  std::vector<double> rate_scratch_;
 };
 
 // Runs body over [0, n) on `pool`, or inline as participant 0 when pool is null or the work
