@@ -107,7 +107,8 @@ void BM_Gemv(benchmark::State& state) {
 }
 // args: weight kind (0 f32, 1 f16, 2 bf16, 3 q8, 4 q4, 5 npu-w4 U4), threads, rows, KiB cycled
 // (0: 1 GiB, from memory; 512 or 8192: a few matrices that stay in L2 / L3, the arithmetic
-// alone), columns (1536: E2B's hidden size; 256: its per-layer projection).
+// alone), columns (1536: E2B's hidden size; 256: its per-layer projection; 6144 and 12288: its
+// MLP down projections, whose q4 rows carry 6 and 12 lines of group scales).
 BENCHMARK(BM_Gemv)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2}, {6144}, {0}, {1536}})
     ->Args({2, 2, 256, 0, 1536})
@@ -115,6 +116,7 @@ BENCHMARK(BM_Gemv)
     ->ArgsProduct({{2, 3, 4, 5}, {1}, {256}, {512}, {1536}})
     ->ArgsProduct({{2, 3, 4, 5}, {1}, {2048}, {8192}, {1536}})
     ->ArgsProduct({{3, 4, 5}, {1, 2}, {256, 1536}, {0, 4096}, {1536, 256}})
+    ->ArgsProduct({{3, 4, 5}, {2}, {1536}, {0}, {6144, 12288}})
     ->UseRealTime();
 
 // args: threads. The ceiling for BM_Gemv's bytes/s from memory, measured as `staticlm bench`
