@@ -6,6 +6,7 @@
 // says how close decoding runs to the memory limit. Prefill (and, with --image-encode, one
 // vision_prefill over a full patch grid) is compute-bound: its flops (model/flops.h) per second
 // over the measured f32 FMA and bf16 dot-product peaks say how close it runs to the compute limit.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "api/bench.h"
+#include "base/median.h"
 #include "backend_option.h"
 #include "commands.h"
 #include "kernel_target_option.h"
@@ -64,6 +66,14 @@ void bench_command(const BenchArgs& a) {
   const double prefill_tps = a.prompt_len / prefill_s, decode_tps = a.decode_tokens / decode_s;
   const std::uint64_t bytes = r.decode_weight_bytes;
   const double achieved = decode_tps * static_cast<double>(bytes) / 1e9;
+  // Per decode step: the median step's rate next to the mean one (steps the host preempted and
+  // the first step's warm-up weigh on the mean only), the fastest and slowest steps.
+  const std::vector<double>& steps = r.decode_step_seconds;
+  const double step_median = median(steps);
+  const double step_min = steps.empty() ? 0.0 : *std::min_element(steps.begin(), steps.end());
+  const double step_max = steps.empty() ? 0.0 : *std::max_element(steps.begin(), steps.end());
+  const double step_first = steps.empty() ? 0.0 : steps.front();
+  const double median_gb_s = step_median > 0 ? static_cast<double>(bytes) / step_median / 1e9 : 0.0;
   const std::int64_t flops = r.prefill_flops;
   const double prefill_gflop_s = static_cast<double>(flops) / prefill_s / 1e9;
   const double image_gflop_s = image ? static_cast<double>(image->flops) / image->seconds / 1e9 : 0.0;
@@ -89,7 +99,13 @@ void bench_command(const BenchArgs& a) {
                                 {"decode_tok_s", decode_tps},
                                 {"decode_weight_bytes_per_token", bytes},
                                 {"decode_gb_s", achieved},
-                                {"decode_fraction_of_bandwidth", achieved / bandwidth}};
+                                {"decode_fraction_of_bandwidth", achieved / bandwidth},
+                                {"decode_step_seconds", steps},
+                                {"decode_step_median_s", step_median},
+                                {"decode_step_min_s", step_min},
+                                {"decode_step_max_s", step_max},
+                                {"decode_median_step_gb_s", median_gb_s},
+                                {"decode_median_step_fraction_of_bandwidth", median_gb_s / bandwidth}};
     if (image) {
       j["image_encode_seconds"] = image->seconds;
       j["image_encode_flops"] = image->flops;
@@ -125,6 +141,10 @@ void bench_command(const BenchArgs& a) {
               "measured bandwidth\n",
               static_cast<long long>(a.decode_tokens), decode_s, decode_tps, bytes / 1e9, achieved,
               percent(achieved / bandwidth).c_str());
+  std::printf("decode   per step: median %.2f ms -> %.2f GB/s, %s of the measured bandwidth; fastest %.2f ms, "
+              "slowest %.2f ms, first %.2f ms\n",
+              step_median * 1e3, median_gb_s, percent(median_gb_s / bandwidth).c_str(), step_min * 1e3,
+              step_max * 1e3, step_first * 1e3);
   if (image) {
     std::printf("image    %lld patches (%lldx%lld grid) -> %lld tokens in %.3f s; %.3f GFLOP -> %.2f GFLOP/s, %s of "
                 "the f32 FMA peak\n",

@@ -143,8 +143,10 @@ BenchResult run_bench(const BenchOptions& a) {
   t0 = std::chrono::steady_clock::now();
   r.decode_peak_rss_bytes = resident_bytes();
   for (std::int64_t i = 0; i < a.decode_tokens; ++i) {
+    const auto step = std::chrono::steady_clock::now();
     logits = runtime->decode(token);
     token = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    r.decode_step_seconds.push_back(seconds_since(step));
     r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());  // a read of /proc: microseconds
   }
   r.decode_seconds = seconds_since(t0);

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/backend_factory.h"
 
@@ -44,6 +45,10 @@ struct BenchResult {
   // bf16 peak is 0 without AVX-512 BF16).
   double read_bandwidth_gb_s = 0, fma_peak_gflop_s = 0, bf16_dot_peak_gflop_s = 0;
   double prefill_seconds = 0, time_to_first_token_seconds = 0, decode_seconds = 0;
+  // Each decode step's seconds (the decode call and its argmax), in order: on a shared machine a
+  // few steps the host preempts, and the first step's warm-up, weigh on the mean; the median
+  // step says what the kernels sustain.
+  std::vector<double> decode_step_seconds;
   std::int64_t prefill_flops = 0;
   std::uint64_t decode_weight_bytes = 0;  // weight bytes decode reads per token
   std::uint64_t kv_cache_bytes = 0;

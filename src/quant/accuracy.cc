@@ -13,6 +13,7 @@
 #include "backends/cpu/weight_loading.h"
 #include "base/error.h"
 #include "base/file.h"
+#include "base/median.h"
 #include "model/checkpoint.h"
 #include "model/weight_stats.h"
 #include "runtime/runtime.h"
@@ -142,10 +143,9 @@ SqnrSummary summarize_sqnr(const std::vector<TensorSqnr>& tensors) {
   }
   s.tensors = static_cast<int>(db.size());
   if (db.empty()) return s;
-  std::sort(db.begin(), db.end());
   const std::size_t n = db.size();
-  s.min_db = db.front();
-  s.median_db = n % 2 ? db[n / 2] : (db[n / 2 - 1] + db[n / 2]) / 2;
+  s.min_db = *std::min_element(db.begin(), db.end());
+  s.median_db = median(db);
   double sum = 0;
   for (double d : db) sum += d;
   s.mean_db = sum / static_cast<double>(n);

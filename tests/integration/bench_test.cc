@@ -2,6 +2,9 @@
 // next to the measured compute peaks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "model/config.h"
@@ -56,6 +59,25 @@ TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
   EXPECT_EQ(j["decode_weight_bytes_per_token"].get<std::int64_t>(), bytes);
   const double fraction = j["decode_fraction_of_bandwidth"];
   EXPECT_NEAR(fraction, j["decode_tok_s"].get<double>() * bytes / 1e9 / j["read_bandwidth_gb_s"].get<double>(), 1e-9);
+  // Per decode step: one time per token, within the decode total; the median between the
+  // fastest and slowest step, and its rate computed from it.
+  const auto steps = j["decode_step_seconds"].get<std::vector<double>>();
+  ASSERT_EQ(steps.size(), 4u);
+  double sum = 0;
+  for (double t : steps) {
+    EXPECT_GT(t, 0.0);
+    sum += t;
+  }
+  EXPECT_LE(sum, j["decode_seconds"].get<double>());
+  const double lo = j["decode_step_min_s"], hi = j["decode_step_max_s"], mid = j["decode_step_median_s"];
+  EXPECT_EQ(lo, *std::min_element(steps.begin(), steps.end()));
+  EXPECT_EQ(hi, *std::max_element(steps.begin(), steps.end()));
+  auto sorted = steps;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_DOUBLE_EQ(mid, (sorted[1] + sorted[2]) / 2);
+  EXPECT_NEAR(j["decode_median_step_gb_s"].get<double>(), bytes / mid / 1e9, 1e-9 * bytes / mid / 1e9);
+  EXPECT_NEAR(j["decode_median_step_fraction_of_bandwidth"].get<double>(),
+              j["decode_median_step_gb_s"].get<double>() / j["read_bandwidth_gb_s"].get<double>(), 1e-9);
 
   // The compute side: peaks, prefill flops from the config, ratios to the peaks.
   EXPECT_FALSE(j["dispatch_target"].get<std::string>().empty());
