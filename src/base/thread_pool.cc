@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <string>
 #include <thread>
 
@@ -43,16 +42,10 @@ bool spin_until(Pred pred) {
   }
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   if (threads < 1) invalid_argument("thread pool: " + std::to_string(threads) + " threads, expected at least 1");
-  speed_.assign(static_cast<std::size_t>(threads), 1.0);
-  busy_.assign(static_cast<std::size_t>(threads), 0.0);
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -78,14 +71,12 @@ void ThreadPool::worker_loop(int index) {
     const auto [begin, end] = chunks_[static_cast<std::size_t>(index)];
     const Body* body = body_;
     if (begin < end) {
-      const auto start = std::chrono::steady_clock::now();
       try {
         (*body)(begin, end, index);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!error_) error_ = std::current_exception();
       }
-      busy_[static_cast<std::size_t>(index)] = seconds_since(start);
     }
     // The last one out wakes the caller only if it sleeps: taking mu_ after every loop made
     // the caller, spinning for this decrement, block on the mutex (a futex wait) at the end
@@ -98,29 +89,9 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain, const Body& body) { run(n, grain, body, false); }
-
-void ThreadPool::parallel_for_balanced(std::int64_t n, std::int64_t grain, const Body& body) {
-  run(n, grain, body, true);
-}
-
-void ThreadPool::set_chunks(std::int64_t n, std::int64_t grain, bool balanced) {
-  const std::int64_t parts = size(), units = (n + grain - 1) / grain;
+void ThreadPool::set_chunks(std::int64_t n, std::int64_t grain) {
+  const std::int64_t parts = size();
   chunks_.assign(static_cast<std::size_t>(parts), {0, 0});
-  if (balanced && units >= kMinBalancedUnits * parts) {
-    // Chunk p starts where the speeds of participants 0 .. p-1 add up to.
-    double total = 0;
-    for (double s : speed_) total += s;
-    double before = 0;
-    std::int64_t at = 0;
-    for (std::int64_t p = 0; p < parts; ++p) {
-      before += speed_[static_cast<std::size_t>(p)];
-      const std::int64_t end = p + 1 == parts ? n : std::min<std::int64_t>(n, std::llround(static_cast<double>(units) * before / total) * grain);
-      chunks_[static_cast<std::size_t>(p)] = {at, std::max(at, end)};
-      at = std::max(at, end);
-    }
-    return;
-  }
   // Chunk length: n / parts rounded up to a multiple of grain.
   std::int64_t len = (n + parts - 1) / parts;
   len = (len + grain - 1) / grain * grain;
@@ -129,32 +100,13 @@ void ThreadPool::set_chunks(std::int64_t n, std::int64_t grain, bool balanced) {
   }
 }
 
-void ThreadPool::update_speeds() {
-  // Items per second of each participant in this loop, relative to their mean; the speeds move
-  // a small step towards them, so one disturbed loop does not swing the next split.
-  const std::size_t parts = chunks_.size();
-  const auto rate = [&](std::size_t p) { return static_cast<double>(chunks_[p].second - chunks_[p].first) / busy_[p]; };
-  double mean = 0;
-  for (std::size_t p = 0; p < parts; ++p) {
-    if (chunks_[p].second <= chunks_[p].first || busy_[p] <= 0) return;
-    mean += rate(p) / static_cast<double>(parts);
-  }
-  double total = 0;
-  for (std::size_t p = 0; p < parts; ++p) {
-    speed_[p] = std::clamp((1 - kSpeedStep) * speed_[p] + kSpeedStep * rate(p) / mean, kMinSpeed, kMaxSpeed);
-    total += speed_[p];
-  }
-  for (double& s : speed_) s *= static_cast<double>(parts) / total;
-}
-
-void ThreadPool::run(std::int64_t n, std::int64_t grain, const Body& body, bool balanced) {
+void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain, const Body& body) {
   if (n <= 0) return;
   grain = std::max<std::int64_t>(grain, 1);
   const std::int64_t parts = size();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    set_chunks(n, grain, balanced);
-    std::fill(busy_.begin(), busy_.end(), 0.0);
+    set_chunks(n, grain);
     body_ = &body;
     error_ = nullptr;
     pending_.store(static_cast<int>(parts) - 1, std::memory_order_release);
@@ -162,14 +114,12 @@ void ThreadPool::run(std::int64_t n, std::int64_t grain, const Body& body, bool 
   }
   start_cv_.notify_all();
   std::exception_ptr mine;
-  const auto start = std::chrono::steady_clock::now();
   try {
     const auto [begin, end] = chunks_[0];
     if (begin < end) body(begin, end, 0);
   } catch (...) {
     mine = std::current_exception();
   }
-  busy_[0] = seconds_since(start);
   const auto done = [&] { return pending_.load(std::memory_order_seq_cst) == 0; };
   if (!spin_until(done)) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -177,10 +127,8 @@ void ThreadPool::run(std::int64_t n, std::int64_t grain, const Body& body, bool 
     done_cv_.wait(lock, done);
     caller_sleeps_.store(false, std::memory_order_relaxed);
   }
-  // The workers wrote error_ and busy_ before their decrement of pending_, which the load
-  // above saw.
+  // The workers wrote error_ before their decrement of pending_, which the load above saw.
   body_ = nullptr;
-  if (balanced && !mine && !error_) update_speeds();
   if (mine) std::rethrow_exception(mine);
   if (error_) std::rethrow_exception(error_);
 }
@@ -197,12 +145,6 @@ bool worth_threads(const ThreadPool* pool, std::int64_t n, double cost_per_item)
 void parallel_for(ThreadPool* pool, std::int64_t n, std::int64_t grain, double cost_per_item,
                   const ThreadPool::Body& body) {
   if (worth_threads(pool, n, cost_per_item)) return pool->parallel_for(n, grain, body);
-  if (n > 0) body(0, n, 0);
-}
-
-void parallel_for_balanced(ThreadPool* pool, std::int64_t n, std::int64_t grain, double cost_per_item,
-                           const ThreadPool::Body& body) {
-  if (worth_threads(pool, n, cost_per_item)) return pool->parallel_for_balanced(n, grain, body);
   if (n > 0) body(0, n, 0);
 }
 

@@ -39,24 +39,9 @@ class ThreadPool {
   // chunks are done; the first exception a chunk threw is then rethrown.
   void parallel_for(std::int64_t n, std::int64_t grain, const Body& body);
 
-  // As parallel_for, but the chunk lengths follow each participant's speed measured over the
-  // balanced loops before (items per second of its chunk, a moving average), for loops long
-  // enough (kMinBalancedUnits grains per participant or more; shorter ones split evenly). On a
-  // shared VM one core often runs 5-20% slower than the other for seconds at a time, and with
-  // even halves the faster one waited for it at the end of every decode GEMV.
-  void parallel_for_balanced(std::int64_t n, std::int64_t grain, const Body& body);
-
-  // Relative speeds (mean 1) the next balanced loop splits by.
-  const std::vector<double>& speeds() const { return speed_; }
-
  private:
-  static constexpr std::int64_t kMinBalancedUnits = 8;
-  static constexpr double kSpeedStep = 0.03, kMinSpeed = 0.5, kMaxSpeed = 2.0;
-
   void worker_loop(int index);
-  void run(std::int64_t n, std::int64_t grain, const Body& body, bool balanced);
-  void set_chunks(std::int64_t n, std::int64_t grain, bool balanced);
-  void update_speeds();
+  void set_chunks(std::int64_t n, std::int64_t grain);
 
   std::vector<std::thread> workers_;
   std::mutex mu_;
@@ -71,18 +56,11 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   std::atomic<bool> caller_sleeps_{false};  // set under mu_ while the caller waits on done_cv_
   std::exception_ptr error_;
-  std::vector<double> speed_;        // per participant, mean 1; only the caller's thread uses it
-  std::vector<double> busy_;         // seconds each participant ran its chunk in this loop
 };
 
 // Runs body over [0, n) on `pool`, or inline as participant 0 when pool is null or the work
 // (n * cost_per_item, in rough multiply-adds) is too small to be worth waking threads for.
 void parallel_for(ThreadPool* pool, std::int64_t n, std::int64_t grain, double cost_per_item,
                   const ThreadPool::Body& body);
-
-// The same with pool->parallel_for_balanced: for loops whose items cost the same everywhere
-// (the decode GEMVs' row blocks), so that measured speeds carry from one loop to the next.
-void parallel_for_balanced(ThreadPool* pool, std::int64_t n, std::int64_t grain, double cost_per_item,
-                           const ThreadPool::Body& body);
 
 }  // namespace staticlm

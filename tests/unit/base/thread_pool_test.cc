@@ -60,33 +60,6 @@ TEST(ThreadPool, SleepingCallerAndWorkersAreWoken) {
   }
 }
 
-// A worker that needs twice the caller's time per item: the balanced split moves items to the
-// caller loop by loop (even halves would leave the caller waiting half of every loop), still
-// covering every item once in grain-aligned contiguous chunks; short loops stay even.
-TEST(ThreadPool, BalancedLoopsFollowMeasuredSpeeds) {
-  ThreadPool pool(2);
-  std::int64_t caller_items = 0;
-  for (int round = 0; round < 120; ++round) {
-    std::vector<std::atomic<int>> hits(64);
-    std::atomic<std::int64_t> mine{0};
-    pool.parallel_for_balanced(64, 2, [&](std::int64_t b, std::int64_t e, int worker) {
-      EXPECT_EQ(b % 2, 0);
-      for (std::int64_t i = b; i < e; ++i) ++hits[static_cast<std::size_t>(i)];
-      std::this_thread::sleep_for(std::chrono::microseconds((worker == 0 ? 20 : 40) * (e - b)));
-      if (worker == 0) mine = e - b;
-    });
-    for (auto& h : hits) ASSERT_EQ(h, 1) << "round " << round;
-    caller_items = mine;
-  }
-  EXPECT_GT(pool.speeds()[0], 1.2 * pool.speeds()[1]);
-  EXPECT_GE(caller_items, 36) << "the caller's share of 64 items after 120 loops";
-  std::int64_t short_first = -1;
-  pool.parallel_for_balanced(16, 2, [&](std::int64_t b, std::int64_t e, int worker) {
-    if (worker == 0) short_first = e - b;
-  });
-  EXPECT_EQ(short_first, 8) << "16 items in grains of 2: under 8 grains a participant, even halves";
-}
-
 TEST(ThreadPool, ExceptionsReachTheCaller) {
   ThreadPool pool(3);
   EXPECT_THROW(pool.parallel_for(9, 1,

@@ -12,6 +12,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/gemv_vnni.h"
+#include "backends/cpu/kernels/row_streams.h"
 #include "quant/formats.h"
 
 namespace staticlm::cpu {
@@ -178,7 +179,7 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
     // Decode: output rows split over the pool by the threads' measured speeds, each weight
     // row read once.
     const std::vector<VnniRow>* rows = vnni_rows(x, n, w);
-    parallel_for_balanced(pool, (out + 15) / 16, 1, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
+    parallel_rows_shared(pool, (out + 15) / 16, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1) {
       gemv_rows(a, rows, b0 * 16, std::min(out, b1 * 16));
     });
     return;
@@ -237,7 +238,7 @@ void matmul_same_input(const float* x, std::int64_t n, std::span<const MatmulOut
     args.push_back({x, in, n, in, w.data, w.dtype, in, o.y, w.rows, w.scales, w.zero_points});
     first_block.push_back(first_block.back() + (w.rows + 15) / 16);
   }
-  parallel_for_balanced(pool, first_block.back(), 1, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
+  parallel_rows_shared(pool, first_block.back(), static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1) {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::int64_t lo = std::max(b0, first_block[i]), hi = std::min(b1, first_block[i + 1]);
       if (lo >= hi) continue;
@@ -261,7 +262,7 @@ void matmul_gate_up_gelu(const float* x, std::int64_t n, const WeightMatrix& gat
   const GemmArgs u{x, in, n, in, up.data, up.dtype, in, scratch, f, up.scales, up.zero_points};
   const std::vector<VnniRow>* grows = vnni_rows(x, n, gate, 0);
   const std::vector<VnniRow>* urows = up.dtype == gate.dtype ? grows : vnni_rows(x, n, up, 1);
-  parallel_for_balanced(pool, (f + 15) / 16, 1, static_cast<double>(32 * in * n), [&](std::int64_t b0, std::int64_t b1, int) {
+  parallel_rows_shared(pool, (f + 15) / 16, static_cast<double>(32 * in * n), [&](std::int64_t b0, std::int64_t b1) {
     const std::int64_t j0 = b0 * 16, j1 = std::min(f, b1 * 16);
     gemv_rows(g, grows, j0, j1);
     gemv_rows(u, urows, j0, j1);
