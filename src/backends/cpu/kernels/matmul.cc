@@ -176,8 +176,8 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
   const std::int64_t in = w.cols, out = w.rows;
   GemmArgs a{x, in, n, in, w.data, w.dtype, in, y, out, w.scales, w.zero_points};
   if (n < kGemvRows) {
-    // Decode: output rows split over the pool by the threads' measured speeds, each weight
-    // row read once.
+    // Decode: output rows shared by the pool's threads (row_streams.h), each weight row read
+    // once.
     const std::vector<VnniRow>* rows = vnni_rows(x, n, w);
     parallel_rows_shared(pool, (out + 15) / 16, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1) {
       gemv_rows(a, rows, b0 * 16, std::min(out, b1 * 16));
