@@ -6,13 +6,8 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/spin_pause.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define STATICLM_PAUSE() _mm_pause()
-#else
-#define STATICLM_PAUSE() std::this_thread::yield()
-#endif
 
 namespace staticlm {
 
@@ -34,7 +29,7 @@ bool spin_until(Pred pred) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0;; ++i) {
     if (pred()) return true;
-    STATICLM_PAUSE();
+    spin_pause();
     if ((i & 63) != 63) continue;
     const auto spent = std::chrono::steady_clock::now() - start;
     if (spent > kSpinMicros) return false;

@@ -5,9 +5,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "base/spin_pause.h"
 
 namespace staticlm::cpu {
 
@@ -15,12 +13,6 @@ namespace {
 
 std::uint64_t pack(std::int64_t next, std::int64_t end) {
   return (static_cast<std::uint64_t>(end) << 32) | static_cast<std::uint64_t>(next);
-}
-
-void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#endif
 }
 
 }  // namespace
@@ -75,7 +67,7 @@ void steal_rows(std::span<StreamSlot> slots, std::size_t me) {
       }
     }
     if (!busy) return;
-    pause();
+    spin_pause();
     // With more threads than cores the owner may need this core to finish.
     if (idle % 64 == 63) std::this_thread::yield();
   }

@@ -17,6 +17,7 @@
 #include <span>
 #include <type_traits>
 
+#include "base/spin_pause.h"
 #include "base/thread_pool.h"
 
 namespace staticlm::cpu {
@@ -79,8 +80,7 @@ void in_streams(std::int64_t j0, std::int64_t j1, Rows rows) {
       StreamSlot* slot;
       ~Close() {
         slot->open.store(false);
-        while (slot->thieves.load() != 0) {
-        }
+        while (slot->thieves.load() != 0) spin_pause();
       }
     } close{slot};
     std::int64_t t0 = 0, t1 = 0;
