@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/kernels/activations.h"
@@ -34,8 +36,9 @@ ThreadPool& pool_of(int threads) {
 
 // args: dtype (0 f32, 1 f16, 2 bf16, 3 q8, 4 q4, 5 npu-w4 U4), threads, rows. Matrices of rows x 1536 rotate
 // through about 1 GB so the weights come from memory, as in a decode step; small matrices show
-// the cost of each parallel loop. Bytes counted: values plus scales.
-void BM_Gemv(benchmark::State& state) {
+// the cost of each parallel loop. Bytes counted: values plus scales. `offset`: the weight values
+// start that many bytes past a cache line (0: on one, as in the files staticlm writes).
+void gemv_bench(benchmark::State& state, std::int64_t offset) {
   const int kind = static_cast<int>(state.range(0));
   const std::int64_t rows = state.range(2), cols = state.range(4);
   struct Stored {
@@ -43,6 +46,7 @@ void BM_Gemv(benchmark::State& state) {
     std::vector<float> s8;
     std::vector<std::uint16_t> s4;
     std::vector<std::uint8_t> zero;
+    std::shared_ptr<std::uint8_t[]> shifted;  // offset > 0: the values, moved
     WeightMatrix w;
   };
   const DType dt = kind == 0 ? DType::kF32 : kind == 1 ? DType::kF16 : kind == 2 ? DType::kBF16 : kind == 3 ? DType::kI8 : kind == 4 ? DType::kI4 : DType::kU4;
@@ -94,6 +98,16 @@ void BM_Gemv(benchmark::State& state) {
       s.w.scales = s.s4.data();
     }
   }
+  for (Stored& s : w) {
+    if (offset == 0) break;
+    const std::size_t n = s.values.nbytes();
+    s.shifted.reset(new std::uint8_t[n + 128]);
+    const auto line = (reinterpret_cast<std::uintptr_t>(s.shifted.get()) + 63) / 64 * 64;
+    auto* at = reinterpret_cast<std::uint8_t*>(line) + offset;
+    std::memcpy(at, s.values.data(), n);
+    s.w.data = at;
+    s.values = Tensor();
+  }
   const auto x = wave(cols, 0.11);
   std::vector<float> y(rows);
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
@@ -105,6 +119,7 @@ void BM_Gemv(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * bytes);
   state.SetLabel(kernel_target());
 }
+void BM_Gemv(benchmark::State& state) { gemv_bench(state, 0); }
 // args: weight kind (0 f32, 1 f16, 2 bf16, 3 q8, 4 q4, 5 npu-w4 U4), threads, rows, KiB cycled
 // (0: 1 GiB, from memory; 512 or 8192: a few matrices that stay in L2 / L3, the arithmetic
 // alone), columns (1536: E2B's hidden size; 256: its per-layer projection; 6144 and 12288: its
@@ -118,6 +133,12 @@ BENCHMARK(BM_Gemv)
     ->ArgsProduct({{3, 4, 5}, {1, 2}, {256, 1536}, {0, 4096}, {1536, 256}})
     ->ArgsProduct({{3, 4, 5}, {2}, {1536}, {0}, {6144, 12288}})
     ->UseRealTime();
+
+// BM_Gemv's args, then the byte offset of the weights from a cache line: 52 is where E2B's
+// npu-w4 matrices lay in files written before tensors were put on cache lines (every 64-byte
+// load then touches two lines).
+void BM_GemvOffset(benchmark::State& state) { gemv_bench(state, state.range(5)); }
+BENCHMARK(BM_GemvOffset)->ArgsProduct({{3, 4, 5}, {2}, {1536}, {0}, {6144}, {0, 52}})->UseRealTime();
 
 // args: threads. The ceiling for BM_Gemv's bytes/s from memory, measured as `staticlm bench`
 // does (base/bandwidth.h): run it next to the GEMVs, the machine's bandwidth varies by the minute.

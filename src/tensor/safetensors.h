@@ -22,6 +22,9 @@ namespace staticlm {
 
 // Headers above this size are refused as absurd (the format's own limit is 100 MB).
 inline constexpr std::uint64_t kMaxSafetensorsHeader = 100ull << 20;
+// SafetensorsWriter starts the data, and every tensor whose size is a multiple of this, on a
+// multiple of this many bytes of the file (a cache line).
+inline constexpr std::uint64_t kSafetensorsAlignment = 64;
 
 // Owns the mapping of one file; the TensorViews that get() returns point into it and stay valid
 // while this object lives.
@@ -94,8 +97,9 @@ class SafetensorsWriter {
   void add(const std::string& name, const TensorView& view);
   void add_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
 
-  // Writes every tensor in name order to path.tmp.<pid>, then renames to path. A duplicate
-  // name is kInvalidArgument at add(); a producer that writes the wrong byte count is kInternal.
+  // Writes every tensor (whole cache lines first, see kSafetensorsAlignment) to path.tmp.<pid>,
+  // then renames to path. A duplicate name is kInvalidArgument at add(); a producer that writes
+  // the wrong byte count is kInternal.
   void write(const std::string& path) const;
 
  private:

@@ -106,8 +106,10 @@ TEST_F(SafetensorsReference, FromF32RoundsLikeThePythonScript) {
   }
 }
 
-TEST_F(SafetensorsReference, WriterReproducesThePythonFileByteForByte) {
-  // The script writes the canonical layout: name order, compact sorted-key JSON, space padding.
+TEST_F(SafetensorsReference, WriterKeepsWhatThePythonFileHolds) {
+  // The script writes the official layout (wider elements first, header padded to 8 bytes);
+  // ours differs only where the tensors lie (cache lines, safetensors_roundtrip_test.cc): the
+  // same header entries but data_offsets, the same metadata and the same bytes per tensor.
   const std::string ref = test::fixture("safetensors/reference.safetensors");
   auto f = SafetensorsFile::open(ref);
   SafetensorsWriter w;
@@ -116,7 +118,20 @@ TEST_F(SafetensorsReference, WriterReproducesThePythonFileByteForByte) {
   test::TempDir dir;
   const std::string out = dir.file("copy.safetensors");
   w.write(out);
-  EXPECT_EQ(test::read_bytes(out), test::read_bytes(ref));
+  const auto entries = [](const std::string& path) {
+    const std::string bytes = test::read_bytes(path);
+    nlohmann::json h = nlohmann::json::parse(bytes.substr(8, test::header_length(bytes)));
+    for (auto& [name, e] : h.items())
+      if (name != "__metadata__") e.erase("data_offsets");
+    return h;
+  };
+  EXPECT_EQ(entries(out), entries(ref));
+  auto g = SafetensorsFile::open(out);
+  for (const auto& name : f->names()) {
+    const TensorView a = f->get(name), b = g->get(name);
+    ASSERT_EQ(a.nbytes(), b.nbytes()) << name;
+    EXPECT_TRUE(std::equal(a.bytes().begin(), a.bytes().end(), b.bytes().begin())) << name;
+  }
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ const std::vector<Spec> kSpecs = {
     {"model.z.weight", DType::kBF16, {3, 5}}, {"model.a.bias", DType::kF32, {7}},  {"ids", DType::kI64, {2, 2}},
     {"mask", DType::kBool, {4}},              {"scalar", DType::kF32, {}},         {"empty", DType::kF16, {0, 3}},
     {"packed", DType::kI4, {5}},              {"q", DType::kI8, {2, 3}},           {"u", DType::kU8, {1, 1, 3}},
-    {"pos", DType::kI32, {3}},
+    {"pos", DType::kI32, {3}},                {"lines.u4", DType::kU4, {4, 32}},   {"lines.bf16", DType::kBF16, {2, 64}},
+    {"lines.i8", DType::kI8, {3, 64}},
 };
 
 class SafetensorsRoundTrip : public ::testing::Test {
@@ -74,13 +75,17 @@ TEST_F(SafetensorsRoundTrip, TensorsAndMetadataComeBack) {
   auto f = SafetensorsFile::open(path);
   std::vector<std::string> sorted;
   for (const auto& s : kSpecs) sorted.push_back(s.name);
-  // Written wider elements first, then by name.
+  // Written tensors of whole cache lines first, then the others; each part wider elements
+  // first, then by name.
   std::stable_sort(sorted.begin(), sorted.end());
   std::vector<std::string> by_width;
-  for (int bits : {64, 32, 16, 8, 4})
-    for (const auto& name : sorted)
-      for (const auto& s : kSpecs)
-        if (s.name == name && dtype_bits(s.dtype) == bits) by_width.push_back(name);
+  for (bool lines : {true, false})
+    for (int bits : {64, 32, 16, 8, 4})
+      for (const auto& name : sorted)
+        for (const auto& s : kSpecs)
+          if (s.name == name && dtype_bits(s.dtype) == bits &&
+              (dtype_bytes(s.dtype, static_cast<std::size_t>(s.shape.numel())) % kSafetensorsAlignment == 0) == lines)
+            by_width.push_back(name);
   EXPECT_EQ(f->names(), by_width);
   for (const auto& s : kSpecs) {
     ASSERT_TRUE(f->contains(s.name));
@@ -108,8 +113,8 @@ TEST_F(SafetensorsRoundTrip, LayoutIsContiguousAlignedAndViewsPointIntoTheMap) {
   const nlohmann::json h = header_json(bytes);
   EXPECT_FALSE(h.contains("__metadata__"));  // none added, none written
 
-  // Offsets tile [0, data size), and each tensor starts at a multiple of its element size
-  // (the header length is a multiple of 8, so the views are aligned).
+  // Offsets tile [0, data size), and each tensor starts at a multiple of its element size, and
+  // one of whole cache lines at a multiple of 64 bytes of the file (8 + header length is).
   std::vector<std::pair<std::uint64_t, std::string>> by_offset;
   std::vector<std::string> names;
   for (const auto& [name, e] : h.items()) {
@@ -117,15 +122,22 @@ TEST_F(SafetensorsRoundTrip, LayoutIsContiguousAlignedAndViewsPointIntoTheMap) {
     by_offset.emplace_back(e["data_offsets"][0].get<std::uint64_t>(), name);
   }
   std::sort(by_offset.begin(), by_offset.end());
-  EXPECT_EQ(n % 8, 0u);
+  EXPECT_EQ((8 + n) % kSafetensorsAlignment, 0u);
   std::uint64_t offset = 0;
+  int lines = 0;
   for (const auto& [begin, name] : by_offset) {
     EXPECT_EQ(begin, offset) << name;
     const auto dt = dtype_from_name(h[name]["dtype"].get<std::string>());
     ASSERT_TRUE(dt.has_value());
     EXPECT_EQ(begin % std::max<std::uint64_t>(1, dtype_bits(*dt) / 8), 0u) << name << " is not aligned";
-    offset = h[name]["data_offsets"][1].get<std::uint64_t>();
+    const std::uint64_t end = h[name]["data_offsets"][1].get<std::uint64_t>();
+    if ((end - begin) % kSafetensorsAlignment == 0) {
+      EXPECT_EQ((8 + n + begin) % kSafetensorsAlignment, 0u) << name << " is not on a cache line";
+      lines += end > begin;
+    }
+    offset = end;
   }
+  EXPECT_EQ(lines, 3);  // the three "lines.*" tensors
   EXPECT_EQ(8 + n + offset, bytes.size());
 
   // No copy: every view lies inside the mapping, exactly where the header says.
@@ -140,8 +152,8 @@ TEST_F(SafetensorsRoundTrip, LayoutIsContiguousAlignedAndViewsPointIntoTheMap) {
   }
 }
 
-TEST_F(SafetensorsRoundTrip, HeaderIsPaddedWithSpacesToEightBytes) {
-  // Names of lengths 1..8 move the JSON length through every residue mod 8.
+TEST_F(SafetensorsRoundTrip, HeaderIsPaddedWithSpacesToACacheLine) {
+  // Names of lengths 1..8 move the JSON length through 8 residues mod 64.
   std::set<std::size_t> pads;
   for (std::size_t len = 1; len <= 8; ++len) {
     SafetensorsWriter w;
@@ -151,16 +163,16 @@ TEST_F(SafetensorsRoundTrip, HeaderIsPaddedWithSpacesToEightBytes) {
     w.write(path);
     const std::string bytes = test::read_bytes(path);
     const std::uint64_t n = test::header_length(bytes);
-    EXPECT_EQ(n % 8, 0u) << len;
+    EXPECT_EQ((8 + n) % kSafetensorsAlignment, 0u) << len;
     const std::string header = bytes.substr(8, n);
     const std::size_t json_end = header.rfind('}') + 1;
     EXPECT_EQ(header.substr(json_end), std::string(n - json_end, ' ')) << len;
-    EXPECT_LT(n - json_end, 8u);
+    EXPECT_LT(n - json_end, kSafetensorsAlignment);
     pads.insert(n - json_end);
     EXPECT_EQ(bytes.substr(8 + n), std::string(reinterpret_cast<const char*>(&x), 4));
     EXPECT_EQ(SafetensorsFile::open(path)->get(std::string(len, 'n')).get_f32(0), 1.0f);
   }
-  EXPECT_EQ(pads.size(), 8u);  // every padding amount 0..7 occurred
+  EXPECT_EQ(pads.size(), 8u);  // 8 different paddings
 }
 
 TEST_F(SafetensorsRoundTrip, ProducerMayStreamInPieces) {
@@ -247,7 +259,7 @@ TEST_F(SafetensorsRoundTrip, EmptyCheckpoint) {
   // No tensors at all is still a valid file: header "{}" padded, no data.
   const std::string path = dir_.file("e.safetensors");
   SafetensorsWriter().write(path);
-  EXPECT_EQ(test::read_bytes(path), test::st_bytes("{}      "));
+  EXPECT_EQ(test::read_bytes(path), test::st_bytes("{}" + std::string(54, ' ')));
   auto f = SafetensorsFile::open(path);
   EXPECT_TRUE(f->names().empty());
   EXPECT_TRUE(f->metadata().empty());
