@@ -105,7 +105,9 @@ void bench_command(const BenchArgs& a) {
                                 {"decode_step_min_s", step_min},
                                 {"decode_step_max_s", step_max},
                                 {"decode_median_step_gb_s", median_gb_s},
-                                {"decode_median_step_fraction_of_bandwidth", median_gb_s / bandwidth}};
+                                {"decode_median_step_fraction_of_bandwidth", median_gb_s / bandwidth},
+                                {"weight_matrices", r.matrices.matrices},
+                                {"weight_matrices_on_cache_lines", r.matrices.on_cache_lines}};
     if (image) {
       j["image_encode_seconds"] = image->seconds;
       j["image_encode_flops"] = image->flops;
@@ -145,6 +147,11 @@ void bench_command(const BenchArgs& a) {
               "slowest %.2f ms, first %.2f ms\n",
               step_median * 1e3, median_gb_s, percent(median_gb_s / bandwidth).c_str(), step_min * 1e3,
               step_max * 1e3, step_first * 1e3);
+  if (r.matrices.on_cache_lines < r.matrices.matrices) {
+    std::printf("note     %d of %d weight matrices start off a 64-byte cache line: their rows straddle lines and "
+                "decode streams them slower (quantize and make-model write them on lines)\n",
+                r.matrices.matrices - r.matrices.on_cache_lines, r.matrices.matrices);
+  }
   if (image) {
     std::printf("image    %lld patches (%lldx%lld grid) -> %lld tokens in %.3f s; %.3f GFLOP -> %.2f GFLOP/s, %s of "
                 "the f32 FMA peak\n",

@@ -4,7 +4,8 @@
 // decoded token reads are reported. Other checks read --json exactly: "layers" (index, type,
 // head_dim, intermediate_size, kv_source), "num_parameters", "quantization_scheme" (a string,
 // "none" for a float checkpoint), "weight_dtypes" and "decode_weight_bytes_per_token" (null
-// without weights; the same count as bench's key of that name).
+// without weights; the same count as bench's key of that name); "weight_matrices" and
+// "weight_matrices_on_cache_lines" (model/weight_stats.h) are null without weights too.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -70,9 +71,14 @@ nlohmann::ordered_json info_json(const Checkpoint& ck) {
   if (ck.has_weights()) {
     j["weight_dtypes"] = weight_dtype_counts(ck.weights());
     j["decode_weight_bytes_per_token"] = decode_weight_bytes(ck);
+    const MatrixAlignment lines = matrix_alignment(ck.weights());
+    j["weight_matrices"] = lines.matrices;
+    j["weight_matrices_on_cache_lines"] = lines.on_cache_lines;
   } else {
     j["weight_dtypes"] = nullptr;
     j["decode_weight_bytes_per_token"] = nullptr;
+    j["weight_matrices"] = nullptr;
+    j["weight_matrices_on_cache_lines"] = nullptr;
   }
   return j;
 }
@@ -121,6 +127,9 @@ void print_text(const Checkpoint& ck) {
     const std::uint64_t bytes = decode_weight_bytes(ck);
     std::printf("decode   %llu bytes of weights per token (%.3f %s)\n", static_cast<unsigned long long>(bytes),
                 bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6, bytes >= 1e9 ? "GB" : "MB");
+    const MatrixAlignment lines = matrix_alignment(ck.weights());
+    std::printf("layout   %d of %d weight matrices start on a 64-byte cache line%s\n", lines.on_cache_lines, lines.matrices,
+                lines.on_cache_lines < lines.matrices ? " (rows across lines decode slower; quantize / make-model write them on lines)" : "");
   }
   std::printf("\nlayer  type     head_dim  q/kv width   mlp     rope                 kv\n");
   for (const LayerInfo& l : ck.layers()) {

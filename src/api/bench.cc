@@ -160,6 +160,7 @@ BenchResult run_bench(const BenchOptions& a) {
   measure_ceilings(pool, r);
   r.process_peak_rss_bytes = process_peak_rss_bytes();
   r.decode_weight_bytes = decode_weight_bytes(*ck);
+  r.matrices = matrix_alignment(ck->weights());
   r.prefill_flops = prefill_flops(ck->config(), ck->layers(), a.prompt_len);
   r.backend_placement = backend_placement(*backend, /*with_calls=*/false);
   return r;

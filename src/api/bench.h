@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/backend_factory.h"
+#include "model/weight_stats.h"
 
 namespace staticlm::api {
 
@@ -51,6 +52,7 @@ struct BenchResult {
   std::vector<double> decode_step_seconds;
   std::int64_t prefill_flops = 0;
   std::uint64_t decode_weight_bytes = 0;  // weight bytes decode reads per token
+  MatrixAlignment matrices;               // weight matrices on 64-byte lines (model/weight_stats.h)
   std::uint64_t kv_cache_bytes = 0;
   std::uint64_t decode_peak_rss_bytes = 0;   // VmRSS, highest seen during decode
   std::uint64_t process_peak_rss_bytes = 0;  // getrusage: the whole run, the bandwidth buffer included

@@ -36,6 +36,17 @@ std::map<std::string, int> weight_dtype_counts(const TensorStore& store) {
   return counts;
 }
 
+MatrixAlignment matrix_alignment(const TensorStore& store) {
+  MatrixAlignment a;
+  for (const std::string& name : store.names()) {
+    const TensorView v = store.get(name);
+    if (v.shape.rank() != 2 || v.nbytes() < 64) continue;
+    ++a.matrices;
+    a.on_cache_lines += reinterpret_cast<std::uintptr_t>(v.data) % 64 == 0;
+  }
+  return a;
+}
+
 std::string quantization_scheme(const Checkpoint& ck) {
   const std::string config_path = path_join(ck.dir(), "config.json");
   std::optional<std::string> from_config;

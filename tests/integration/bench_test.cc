@@ -57,6 +57,11 @@ TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
     bytes += 2 * (w.name.find("embed_tokens_per_layer") != std::string::npos ? w.shape[1] : w.shape.numel());
   }
   EXPECT_EQ(j["decode_weight_bytes_per_token"].get<std::int64_t>(), bytes);
+  // Rank-2 weights of at least a cache line, all on lines in a file make-model wrote.
+  int matrices = 0;
+  for (const WeightSpec& w : expected_weights(c)) matrices += w.shape.rank() == 2 && 2 * w.shape.numel() >= 64;
+  EXPECT_EQ(j["weight_matrices"], matrices);
+  EXPECT_EQ(j["weight_matrices_on_cache_lines"], matrices);
   const double fraction = j["decode_fraction_of_bandwidth"];
   EXPECT_NEAR(fraction, j["decode_tok_s"].get<double>() * bytes / 1e9 / j["read_bandwidth_gb_s"].get<double>(), 1e-9);
   // Per decode step: one time per token, within the decode total; the median between the

@@ -138,6 +138,57 @@ TEST_F(QuantInfo, ReportsSchemeDtypesAndBytesPerToken) {
       << bad.err;
 }
 
+// Rank-2 tensors of at least 64 bytes in DIR/model.safetensors, and how many start at a multiple
+// of 64 bytes of the file, read from the header alone.
+std::pair<int, int> matrices_on_lines(const std::string& path) {
+  const std::string bytes = read_file(path);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  const auto h = nlohmann::json::parse(bytes.substr(8, n));
+  int matrices = 0, on_lines = 0;
+  for (const auto& [name, e] : h.items()) {
+    if (name == "__metadata__" || e["shape"].size() != 2) continue;
+    const std::uint64_t begin = e["data_offsets"][0], end = e["data_offsets"][1];
+    if (end - begin < 64) continue;
+    ++matrices;
+    on_lines += (8 + n + begin) % 64 == 0;
+  }
+  return {matrices, on_lines};
+}
+
+TEST_F(QuantInfo, CountsWeightMatricesOnCacheLines) {
+  // As written: every matrix on a line.
+  const auto [matrices, on_lines] = matrices_on_lines(dir("q4") + "/model.safetensors");
+  ASSERT_GT(matrices, 10);
+  EXPECT_EQ(on_lines, matrices);
+  const auto q4 = info_json(dir("q4"));
+  EXPECT_EQ(q4["weight_matrices"], matrices);
+  EXPECT_EQ(q4["weight_matrices_on_cache_lines"], matrices);
+
+  // The same file with 8 more spaces of header: every tensor 8 bytes further, none on a line.
+  const std::string moved = dir("q4_moved");
+  fs::copy(dir("q4"), moved, fs::copy_options::recursive);
+  std::string bytes = read_file(moved + "/model.safetensors");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  bytes.insert(8 + n, 8, ' ');
+  n += 8;
+  for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+  fs::remove(moved + "/model.safetensors");
+  write_file_atomic(moved + "/model.safetensors", [&](std::ostream& out) { out << bytes; });
+  const auto [moved_matrices, moved_on_lines] = matrices_on_lines(moved + "/model.safetensors");
+  EXPECT_EQ(moved_matrices, matrices);
+  EXPECT_EQ(moved_on_lines, 0);
+  const auto m = info_json(moved);
+  EXPECT_EQ(m["weight_matrices"], matrices);
+  EXPECT_EQ(m["weight_matrices_on_cache_lines"], 0);
+  const auto text = test::run_staticlm("info -m " + moved);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("layout   0 of " + std::to_string(matrices) + " weight matrices start on a 64-byte cache line"),
+            std::string::npos)
+      << text.out;
+}
+
 // SQNR of one matrix quantized here with the format's quantizer, and the uniform-noise model of
 // the same quantization: each weight off by a uniform error of one step, variance step^2 / 12.
 struct DirectSqnr {
