@@ -73,6 +73,14 @@ STATICLM_VNNI_TARGET inline __m512i half_nibbles(const std::uint8_t* p) {
 }
 
 // (v & 0x0F) ^ c per byte, in one instruction.
+// acc + the u8 x s8 dot products of w and x, as _mm512_dpbusd_epi32. In asm because GCC 12
+// copied every accumulator to another register and back around each intrinsic: 17 of the 56
+// instructions of the U4 loop, 16 of q8's 40 (docs/quantization.md, "GCC's code for the loops").
+STATICLM_VNNI_TARGET inline __m512i dpbusd(__m512i acc, __m512i w, __m512i x) {
+  asm("vpdpbusd {%[x], %[w], %[acc]|%[acc], %[w], %[x]}" : [acc] "+v"(acc) : [w] "v"(w), [x] "v"(x));
+  return acc;
+}
+
 STATICLM_VNNI_TARGET inline __m512i low4_xor(__m512i v, __m512i c) {
   return _mm512_ternarylogic_epi32(v, _mm512_set1_epi8(0x0F), c, 0x6A);
 }
@@ -83,6 +91,16 @@ STATICLM_VNNI_TARGET inline __m512i byte_block(const std::uint8_t* p, __m512i fl
   const __m512i v = load(p);
   if constexpr (kFlip) return _mm512_xor_si512(v, flip);
   return v;
+}
+
+// 64 bytes of packed nibbles as two zmm of bytes, the low and the high nibble of each, XORed
+// with c. The shift first and the bytes held in a register: GCC otherwise copied them before the
+// destructive ternlog and loaded them a second time for the shift.
+STATICLM_VNNI_TARGET inline void split_nibbles(const std::uint8_t* p, __m512i c, __m512i& lo, __m512i& hi) {
+  __m512i v = load(p);
+  asm("" : "+v"(v));
+  hi = low4_xor(_mm512_srli_epi16(v, 4), c);
+  lo = low4_xor(v, c);
 }
 
 // kRows byte rows (I8 flipped to unsigned, U8 as is) `stride` bytes apart (row_streams.h): the
@@ -111,8 +129,8 @@ STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w
       for (int i = 0; i < kRows; ++i) {
         prefetch(w + i * stride + o);
         const __m512i wv = byte_block<kFlip>(w + i * stride + o, flip);
-        a[i] = _mm512_dpbusd_epi32(a[i], wv, xv);
-        if constexpr (kFine) r[i] = _mm512_dpbusd_epi32(r[i], wv, xv_fine);
+        a[i] = dpbusd(a[i], wv, xv);
+        if constexpr (kFine) r[i] = dpbusd(r[i], wv, xv_fine);
       }
     }
     const __m512 scales = _mm512_loadu_ps(x.scale.data() + lane);
@@ -143,14 +161,15 @@ STATICLM_VNNI_TARGET void dot_u4_rows(const VnniRow& x, const std::uint8_t* w, s
       const __m512i xlo = load(xq + e), xhi = load(xq + e + kBlock);
       for (int i = 0; i < kRows; ++i) {
         prefetch(w + i * stride + e / 2);
-        const __m512i v = load(w + i * stride + e / 2);
-        a[i] = _mm512_dpbusd_epi32(a[i], low4_xor(v, zero), xlo);
-        b[i] = _mm512_dpbusd_epi32(b[i], low4_xor(_mm512_srli_epi16(v, 4), zero), xhi);
+        __m512i lo, hi;
+        split_nibbles(w + i * stride + e / 2, zero, lo, hi);
+        a[i] = dpbusd(a[i], lo, xlo);
+        b[i] = dpbusd(b[i], hi, xhi);
       }
     }
     if (e < end) {  // a last 64 columns
       const __m512i xv = load(xq + e);
-      for (int i = 0; i < kRows; ++i) a[i] = _mm512_dpbusd_epi32(a[i], low4_xor(half_nibbles(w + i * stride + e / 2), zero), xv);
+      for (int i = 0; i < kRows; ++i) a[i] = dpbusd(a[i], low4_xor(half_nibbles(w + i * stride + e / 2), zero), xv);
     }
     const __m512 scales = _mm512_loadu_ps(x.scale.data() + lane);
     for (int i = 0; i < kRows; ++i) f[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(a[i], b[i])), scales, f[i]);
@@ -193,9 +212,9 @@ STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, c
       for (int r = 0; r < kRows; ++r) {
         const std::uint8_t* p = w + r * stride * row_bytes + c0 / 2 + 64 * q;
         prefetch(p);
-        const __m512i v = load(p);
-        const __m512i lo = _mm512_dpbusd_epi32(zero, low4_xor(v, eight), xlo);
-        const __m512i d = _mm512_dpbusd_epi32(lo, low4_xor(_mm512_srli_epi16(v, 4), eight), xhi);
+        __m512i lo, hi;
+        split_nibbles(p, eight, lo, hi);
+        const __m512i d = dpbusd(dpbusd(zero, lo, xlo), hi, xhi);
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(pick[q], sv[r]), acc[r]);
       }
     }
@@ -204,7 +223,7 @@ STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, c
       const __m512i at = _mm512_add_epi32(pick_half, _mm512_set1_epi32(4 * full));
       for (int r = 0; r < kRows; ++r) {
         const __m512i v = half_nibbles(w + r * stride * row_bytes + c0 / 2 + 64 * full);
-        const __m512i d = _mm512_dpbusd_epi32(zero, low4_xor(v, eight), xv);
+        const __m512i d = dpbusd(zero, low4_xor(v, eight), xv);
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(at, sv[r]), acc[r]);
       }
     }
