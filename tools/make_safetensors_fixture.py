@@ -106,7 +106,8 @@ def main():
         if dtype in ("BF16", "F16"):
             expected[name]["source_f32"] = [f32(v) for v in values]
     names = sorted(entries)
-    # Data order of the official writer (and staticlm's): wider elements first, then by name.
+    # Data order of the official writer: wider elements first, then by name (staticlm's writer
+    # puts the tensors of whole cache lines first; none of these has a nonzero such size).
     bits = {"F64": 64, "I64": 64, "F32": 32, "I32": 32, "F16": 16, "BF16": 16, "I8": 8, "U8": 8, "BOOL": 8, "I4": 4}
     aligned = sorted(names, key=lambda n: (-bits[entries[n][0]], n))
 

@@ -40,9 +40,9 @@ MatrixAlignment matrix_alignment(const TensorStore& store) {
   MatrixAlignment a;
   for (const std::string& name : store.names()) {
     const TensorView v = store.get(name);
-    if (v.shape.rank() != 2 || v.nbytes() < 64) continue;
+    if (v.shape.rank() != 2 || v.nbytes() == 0 || v.nbytes() % kSafetensorsAlignment != 0) continue;
     ++a.matrices;
-    a.on_cache_lines += reinterpret_cast<std::uintptr_t>(v.data) % 64 == 0;
+    a.on_cache_lines += reinterpret_cast<std::uintptr_t>(v.data) % kSafetensorsAlignment == 0;
   }
   return a;
 }

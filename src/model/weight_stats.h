@@ -22,10 +22,11 @@ std::uint64_t decode_weight_bytes(const Checkpoint& ck);
 // Number of tensors of each dtype ("BF16", "I8", ...), companions included.
 std::map<std::string, int> weight_dtype_counts(const TensorStore& store);
 
-// Weight matrices (rank-2 tensors of at least one cache line) and how many start on a 64-byte
-// boundary in memory (the file's offset, since the mapping is page-aligned). A decode GEMV
-// streams rows that straddle cache lines slower (docs/quantization.md "Tensors on cache lines");
-// the files staticlm writes have every one on a line.
+// Weight matrices of whole cache lines (rank-2 tensors whose size is a nonzero multiple of 64
+// bytes, every matrix of E2B) and how many start on a 64-byte boundary in memory (the file's
+// offset, since the mapping is page-aligned). A decode GEMV streams rows that straddle cache
+// lines slower (docs/quantization.md "Tensors on cache lines"); SafetensorsWriter puts every
+// such tensor on a line.
 struct MatrixAlignment {
   int matrices = 0;
   int on_cache_lines = 0;

@@ -57,9 +57,11 @@ TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
     bytes += 2 * (w.name.find("embed_tokens_per_layer") != std::string::npos ? w.shape[1] : w.shape.numel());
   }
   EXPECT_EQ(j["decode_weight_bytes_per_token"].get<std::int64_t>(), bytes);
-  // Rank-2 weights of at least a cache line, all on lines in a file make-model wrote.
+  // Rank-2 weights of whole cache lines (bf16: 2 bytes each), all on lines in a file make-model
+  // wrote.
   int matrices = 0;
-  for (const WeightSpec& w : expected_weights(c)) matrices += w.shape.rank() == 2 && 2 * w.shape.numel() >= 64;
+  for (const WeightSpec& w : expected_weights(c))
+    matrices += w.shape.rank() == 2 && w.shape.numel() > 0 && 2 * w.shape.numel() % 64 == 0;
   EXPECT_EQ(j["weight_matrices"], matrices);
   EXPECT_EQ(j["weight_matrices_on_cache_lines"], matrices);
   const double fraction = j["decode_fraction_of_bandwidth"];

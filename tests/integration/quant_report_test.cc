@@ -18,6 +18,7 @@
 #include "quant/formats.h"
 #include "quant/quantize_checkpoint.h"
 #include "test_util.h"
+#include "unit/tensor/safetensors_test_util.h"
 
 namespace staticlm {
 namespace {
@@ -123,6 +124,8 @@ TEST_F(QuantInfo, ReportsSchemeDtypesAndBytesPerToken) {
   EXPECT_EQ(c["quantization_scheme"], "q8");
   EXPECT_TRUE(c["decode_weight_bytes_per_token"].is_null());
   EXPECT_TRUE(c["weight_dtypes"].is_null());
+  EXPECT_TRUE(c["weight_matrices"].is_null());
+  EXPECT_TRUE(c["weight_matrices_on_cache_lines"].is_null());
 
   // config.json and the weights' metadata naming different schemes: refused, naming both.
   const std::string mixed = dir("q8_says_q4");
@@ -138,22 +141,31 @@ TEST_F(QuantInfo, ReportsSchemeDtypesAndBytesPerToken) {
       << bad.err;
 }
 
-// Rank-2 tensors of at least 64 bytes in DIR/model.safetensors, and how many start at a multiple
-// of 64 bytes of the file, read from the header alone.
+// Rank-2 tensors of whole cache lines (a nonzero multiple of 64 bytes) in a safetensors file, and
+// how many start at a multiple of 64 bytes of the file, read from the header alone.
 std::pair<int, int> matrices_on_lines(const std::string& path) {
   const std::string bytes = read_file(path);
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  const std::uint64_t n = test::header_length(bytes);
   const auto h = nlohmann::json::parse(bytes.substr(8, n));
   int matrices = 0, on_lines = 0;
   for (const auto& [name, e] : h.items()) {
     if (name == "__metadata__" || e["shape"].size() != 2) continue;
     const std::uint64_t begin = e["data_offsets"][0], end = e["data_offsets"][1];
-    if (end - begin < 64) continue;
+    if (end == begin || (end - begin) % 64 != 0) continue;
     ++matrices;
     on_lines += (8 + n + begin) % 64 == 0;
   }
   return {matrices, on_lines};
+}
+
+// The q4 copy with 8 more spaces of header: every tensor 8 bytes further, none on a line.
+std::string moved_q4(const std::string& q4, const std::string& moved) {
+  if (fs::exists(moved)) return moved;
+  fs::copy(q4, moved, fs::copy_options::recursive);
+  const std::string bytes = test::read_bytes(moved + "/model.safetensors");
+  const std::uint64_t n = test::header_length(bytes);
+  test::write_bytes(moved + "/model.safetensors", test::st_bytes(bytes.substr(8, n) + std::string(8, ' '), bytes.substr(8 + n)));
+  return moved;
 }
 
 TEST_F(QuantInfo, CountsWeightMatricesOnCacheLines) {
@@ -165,17 +177,7 @@ TEST_F(QuantInfo, CountsWeightMatricesOnCacheLines) {
   EXPECT_EQ(q4["weight_matrices"], matrices);
   EXPECT_EQ(q4["weight_matrices_on_cache_lines"], matrices);
 
-  // The same file with 8 more spaces of header: every tensor 8 bytes further, none on a line.
-  const std::string moved = dir("q4_moved");
-  fs::copy(dir("q4"), moved, fs::copy_options::recursive);
-  std::string bytes = read_file(moved + "/model.safetensors");
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
-  bytes.insert(8 + n, 8, ' ');
-  n += 8;
-  for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
-  fs::remove(moved + "/model.safetensors");
-  write_file_atomic(moved + "/model.safetensors", [&](std::ostream& out) { out << bytes; });
+  const std::string moved = moved_q4(dir("q4"), dir("q4_moved"));
   const auto [moved_matrices, moved_on_lines] = matrices_on_lines(moved + "/model.safetensors");
   EXPECT_EQ(moved_matrices, matrices);
   EXPECT_EQ(moved_on_lines, 0);
@@ -187,6 +189,20 @@ TEST_F(QuantInfo, CountsWeightMatricesOnCacheLines) {
   EXPECT_NE(text.out.find("layout   0 of " + std::to_string(matrices) + " weight matrices start on a 64-byte cache line"),
             std::string::npos)
       << text.out;
+}
+
+TEST_F(QuantInfo, BenchNotesMatricesOffCacheLines) {
+  const int matrices = matrices_on_lines(dir("q4") + "/model.safetensors").first;
+  const std::string moved = moved_q4(dir("q4"), dir("q4_moved"));
+  const auto bench = test::run_staticlm("bench -m " + moved + " -p 4 -n 2 --max-seq 64 --threads 1");
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_NE(bench.out.find("note     " + std::to_string(matrices) + " of " + std::to_string(matrices) +
+                           " weight matrices start off a 64-byte cache line"),
+            std::string::npos)
+      << bench.out;
+  const auto as_written = test::run_staticlm("bench -m " + dir("q4") + " -p 4 -n 2 --max-seq 64 --threads 1");
+  ASSERT_EQ(as_written.exit_code, 0) << as_written.err;
+  EXPECT_EQ(as_written.out.find("note "), std::string::npos) << as_written.out;
 }
 
 // SQNR of one matrix quantized here with the format's quantizer, and the uniform-noise model of

@@ -72,7 +72,6 @@ STATICLM_VNNI_TARGET inline __m512i half_nibbles(const std::uint8_t* p) {
   return _mm512_mask_srli_epi16(b, static_cast<__mmask32>(0xFFFF0000u), b, 4);
 }
 
-// (v & 0x0F) ^ c per byte, in one instruction.
 // acc + the u8 x s8 dot products of w and x, as _mm512_dpbusd_epi32. In asm because GCC 12
 // copied every accumulator to another register and back around each intrinsic: 17 of the 56
 // instructions of the U4 loop, 16 of q8's 40 (docs/quantization.md, "GCC's code for the loops").
@@ -81,6 +80,7 @@ STATICLM_VNNI_TARGET inline __m512i dpbusd(__m512i acc, __m512i w, __m512i x) {
   return acc;
 }
 
+// (v & 0x0F) ^ c per byte, in one instruction.
 STATICLM_VNNI_TARGET inline __m512i low4_xor(__m512i v, __m512i c) {
   return _mm512_ternarylogic_epi32(v, _mm512_set1_epi8(0x0F), c, 0x6A);
 }
