@@ -46,7 +46,7 @@ void gemv_bench(benchmark::State& state, std::int64_t offset) {
     std::vector<float> s8;
     std::vector<std::uint16_t> s4;
     std::vector<std::uint8_t> zero;
-    std::shared_ptr<std::uint8_t[]> shifted;  // offset > 0: the values, moved
+    std::shared_ptr<std::uint8_t[]> shifted;  // the values, on a cache line plus `offset`
     WeightMatrix w;
   };
   const DType dt = kind == 0 ? DType::kF32 : kind == 1 ? DType::kF16 : kind == 2 ? DType::kBF16 : kind == 3 ? DType::kI8 : kind == 4 ? DType::kI4 : DType::kU4;
