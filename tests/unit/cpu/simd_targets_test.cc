@@ -2,7 +2,7 @@
 // AVX2, AVX3, AVX3_DL, and the AVX-512 BF16 GEMM where present): GEMV/GEMM for F32, F16 and
 // BF16 weights with and without bf16 activations, on odd shapes that leave tails everywhere;
 // attention (decode with two key segments, causal and sliding prefill with padding, a shared
-// key-padding mask as the vision tower uses); gelu; bf16 rounding.
+// key-padding mask as the vision tower uses); gelu; RMSNorm; bf16 rounding.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/matmul.h"
+#include "backends/cpu/kernels/rmsnorm.h"
 #include "base/half.h"
 #include "runtime/masks.h"
 
@@ -150,6 +151,37 @@ TEST(SimdTargets, RoundToBf16IsRoundToNearestEven) {
   }
 }
 
+// RMSNorm on every target against the mean of squares in long double: widths that leave a
+// tail on every vector length, rows of very different scale, with and without a weight, in place.
+TEST(SimdTargets, RmsNormEqualsLongDoubleReference) {
+  for (const std::int64_t dim : {1, 7, 37, 256, 1536}) {
+    const std::int64_t rows = 3;
+    std::vector<float> x = random_vec(static_cast<std::size_t>(rows * dim), 51, -3.0f, 3.0f);
+    for (std::int64_t i = dim; i < 2 * dim; ++i) x[static_cast<std::size_t>(i)] *= 1e4f;  // row 1 large
+    for (std::int64_t i = 2 * dim; i < 3 * dim; ++i) x[static_cast<std::size_t>(i)] *= 1e-4f;  // row 2 small
+    const auto w = random_vec(static_cast<std::size_t>(dim), 52, 0.5f, 2.0f);
+    for (const float* weight : {w.data(), static_cast<const float*>(nullptr)}) {
+      std::vector<float> ref(x.size());
+      for (std::int64_t r = 0; r < rows; ++r) {
+        long double sum = 0;
+        for (std::int64_t i = 0; i < dim; ++i) sum += static_cast<long double>(x[r * dim + i]) * x[r * dim + i];
+        const long double inv = 1.0L / std::sqrt(sum / dim + 1e-6L);
+        for (std::int64_t i = 0; i < dim; ++i) ref[r * dim + i] = static_cast<float>(x[r * dim + i] * inv * (weight ? weight[i] : 1.0f));
+      }
+      for (const std::string& t : kernel_targets()) {
+        TargetGuard g(t);
+        std::vector<float> y(x.size(), NAN), z = x;
+        rms_norm(x.data(), rows, dim, weight, 1e-6f, y.data());
+        rms_norm(z.data(), rows, dim, weight, 1e-6f, z.data());
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          ASSERT_NEAR(y[i], ref[i], 4e-7f * std::abs(ref[i])) << t << " dim " << dim << " at " << i;
+          ASSERT_EQ(z[i], y[i]) << t << " in place, dim " << dim << " at " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(SimdTargets, GeluEqualsReference) {
   const auto g0 = random_vec(1003, 9, -8.0f, 8.0f), up = random_vec(1003, 10);
   std::vector<float> ref = g0;
@@ -211,19 +243,22 @@ TEST(SimdTargets, SharedKeyPaddingMaskAsTheVisionTower) {
 TEST(SimdTargets, DecodeAttentionReadsPastAndCurrentSegments) {
   // max_seq 64: 63 past slots of which 20 are used, plus the current token's row.
   // Heads per KV head: 4 (two groups), 8 (one group cut in two chunks for two threads), 5 (cut
-  // in chunks of 3 and 2).
-  for (const auto [heads, kv_heads] : {std::pair<int, int>{8, 2}, {8, 1}, {5, 1}}) {
-    for (std::optional<std::int64_t> window : {std::optional<std::int64_t>(), std::optional<std::int64_t>(8)}) {
-      const AttentionCase c{window ? "decode sliding" : "decode", 1, heads, kv_heads, 32, 64};
-      std::vector<float> mask(64);
-      build_decode_mask(mask, 64, 20, window, -120.0f);
-      const auto past_k = random_vec(2 * 63 * 32, 41, -3, 3), past_v = random_vec(2 * 63 * 32, 42);
-      const auto cur_k = random_vec(2 * 32, 43, -3, 3), cur_v = random_vec(2 * 32, 44);
-      const auto q = random_vec(heads * 32, 45, -3, 3);
-      expect_attention_matches(c, mask, 64,
-                               {KvSegment{past_k.data(), past_v.data(), 63, 63 * 32},
-                                KvSegment{cur_k.data(), cur_v.data(), 1, 32}},
-                               q);
+  // in chunks of 3 and 2: tiles of 4 heads left short). Head dims 32 and 72 (72 = 4 vectors of
+  // 16 + 8: every part of the value loop on every vector length); 21 open keys (a short tile).
+  for (const std::int64_t hd : {32, 72}) {
+    for (const auto& [heads, kv_heads] : {std::pair<int, int>{8, 2}, {8, 1}, {5, 1}}) {
+      for (std::optional<std::int64_t> window : {std::optional<std::int64_t>(), std::optional<std::int64_t>(8)}) {
+        const AttentionCase c{window ? "decode sliding" : "decode", 1, heads, kv_heads, hd, 64};
+        std::vector<float> mask(64);
+        build_decode_mask(mask, 64, 20, window, -120.0f);
+        const auto past_k = random_vec(2 * 63 * hd, 41, -3, 3), past_v = random_vec(2 * 63 * hd, 42);
+        const auto cur_k = random_vec(2 * hd, 43, -3, 3), cur_v = random_vec(2 * hd, 44);
+        const auto q = random_vec(heads * hd, 45, -3, 3);
+        expect_attention_matches(c, mask, 64,
+                                 {KvSegment{past_k.data(), past_v.data(), 63, 63 * hd},
+                                  KvSegment{cur_k.data(), cur_v.data(), 1, hd}},
+                                 q);
+      }
     }
   }
 }

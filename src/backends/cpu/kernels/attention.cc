@@ -59,20 +59,6 @@ namespace staticlm::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 
-HWY_INLINE float Dot(const float* a, const float* b, std::int64_t n) {
-  const DF d;
-  const std::int64_t L = static_cast<std::int64_t>(hn::Lanes(d));
-  auto s0 = hn::Zero(d), s1 = hn::Zero(d);
-  std::int64_t i = 0;
-  for (; i + 2 * L <= n; i += 2 * L) {
-    s0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), s0);
-    s1 = hn::MulAdd(hn::LoadU(d, a + i + L), hn::LoadU(d, b + i + L), s1);
-  }
-  float tail = 0;
-  for (; i < n; ++i) tail += a[i] * b[i];
-  return hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1))) + tail;
-}
-
 // p[i] = exp(p[i] - mx) for i < n; returns the sum.
 HWY_INLINE float ExpShifted(float* p, std::int64_t n, float mx) {
   const DF d;
@@ -93,49 +79,123 @@ HWY_INLINE float ExpShifted(float* p, std::int64_t n, float mx) {
   return sum;
 }
 
+// Heads and keys are taken four at a time: 16 dot products (or 4 heads x 4 vectors of output)
+// kept in registers, each load serving four of them. A decode row otherwise spent most of its
+// time waiting on one dot product's adds and horizontal sum after another.
+constexpr int kTile = 4;
+
+// s[h][j] = q[h] . k[j] over n elements.
+HWY_INLINE void Scores4x4(const float* const* q, const float* const* k, std::int64_t n, float s[kTile][kTile]) {
+  const DF d;
+  using V = hn::Vec<DF>;
+  const std::int64_t L = static_cast<std::int64_t>(hn::Lanes(d));
+  V acc[kTile][kTile];
+  for (int h = 0; h < kTile; ++h)
+    for (int j = 0; j < kTile; ++j) acc[h][j] = hn::Zero(d);
+  std::int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    V kv[kTile];
+    for (int j = 0; j < kTile; ++j) kv[j] = hn::LoadU(d, k[j] + i);
+    for (int h = 0; h < kTile; ++h) {
+      const V qv = hn::LoadU(d, q[h] + i);
+      for (int j = 0; j < kTile; ++j) acc[h][j] = hn::MulAdd(qv, kv[j], acc[h][j]);
+    }
+  }
+  for (int h = 0; h < kTile; ++h) {
+    for (int j = 0; j < kTile; ++j) {
+      float tail = 0;
+      for (std::int64_t e = i; e < n; ++e) tail += q[h][e] * k[j][e];
+      s[h][j] = hn::GetLane(hn::SumOfLanes(d, acc[h][j])) + tail;
+    }
+  }
+}
+
+// o[h][c .. c + kVecs * L) = inv[h] * sum_j w[h][j] * v[j][c ..] over the n rows of v, for
+// kTile heads.
+template <int kVecs>
+HWY_INLINE void WeightedValues(const float* const* w, const float* const* v, std::int64_t n, std::int64_t c,
+                               const float* inv, float* const* o) {
+  const DF d;
+  using V = hn::Vec<DF>;
+  const std::int64_t L = static_cast<std::int64_t>(hn::Lanes(d));
+  V acc[kTile][kVecs];
+  for (int h = 0; h < kTile; ++h)
+    for (int x = 0; x < kVecs; ++x) acc[h][x] = hn::Zero(d);
+  for (std::int64_t j = 0; j < n; ++j) {
+    V vv[kVecs];
+    for (int x = 0; x < kVecs; ++x) vv[x] = hn::LoadU(d, v[j] + c + x * L);
+    for (int h = 0; h < kTile; ++h) {
+      const V wv = hn::Set(d, w[h][j]);
+      for (int x = 0; x < kVecs; ++x) acc[h][x] = hn::MulAdd(wv, vv[x], acc[h][x]);
+    }
+  }
+  for (int h = 0; h < kTile; ++h) {
+    const V s = hn::Set(d, inv[h]);
+    for (int x = 0; x < kVecs; ++x) hn::StoreU(hn::Mul(acc[h][x], s), d, o[h] + c + x * L);
+  }
+}
+
 // Heads [0, nh) of one query row that share KV head kvh (q and o: nh rows of hd), over the keys
 // the mask row leaves open; false when none is open (the caller then runs the reference over
-// every key). Each key and value row is read once for all nh heads. p: nh * total + 2 * nh floats.
+// every key). p: nh * total + 2 * nh floats.
 bool AttendHeads(const float* q, std::int64_t nh, std::int64_t hd, const KvSegment* segs, std::int64_t n_segs,
                  std::int64_t kvh, const float* m, float scale, float* o, float* p, std::int64_t total) {
   const DF d;
   const std::int64_t L = static_cast<std::int64_t>(hn::Lanes(d));
-  float* mx = p + nh * total;
-  float* inv = mx + nh;
-  std::fill(mx, mx + nh, -INFINITY);
-  std::int64_t col = 0, kept = 0;
+  // The open keys: their key and value rows and mask values, in key order.
+  static thread_local std::vector<const float*> krow, vrow;
+  static thread_local std::vector<float> kmask;
+  krow.clear(), vrow.clear(), kmask.clear();
+  std::int64_t col = 0;
   for (std::int64_t si = 0; si < n_segs; ++si) {
     const KvSegment& s = segs[si];
     const float* kb = s.k + kvh * s.head_stride;
-    for (std::int64_t r = 0; r < s.rows; ++r, ++col) {
-      if (m[col] <= kNegligibleMask) continue;
-      for (std::int64_t h = 0; h < nh; ++h) {
-        const float v = Dot(q + h * hd, kb + r * hd, hd) * scale + m[col];
-        p[h * total + kept] = v;
-        mx[h] = std::max(mx[h], v);
-      }
-      ++kept;
-    }
-  }
-  if (kept == 0) return false;
-  for (std::int64_t h = 0; h < nh; ++h) inv[h] = 1.0f / ExpShifted(p + h * total, kept, mx[h]);
-  std::fill(o, o + nh * hd, 0.0f);
-  col = 0;
-  kept = 0;
-  for (std::int64_t si = 0; si < n_segs; ++si) {
-    const KvSegment& s = segs[si];
     const float* vb = s.v + kvh * s.head_stride;
     for (std::int64_t r = 0; r < s.rows; ++r, ++col) {
       if (m[col] <= kNegligibleMask) continue;
-      const float* vr = vb + r * hd;
-      for (std::int64_t h = 0; h < nh; ++h) {
-        const auto w = hn::Set(d, p[h * total + kept] * inv[h]);
-        float* oh = o + h * hd;
-        std::int64_t i = 0;
-        for (; i + L <= hd; i += L) hn::StoreU(hn::MulAdd(w, hn::LoadU(d, vr + i), hn::LoadU(d, oh + i)), d, oh + i);
-        for (; i < hd; ++i) oh[i] += hn::GetLane(w) * vr[i];
+      krow.push_back(kb + r * hd);
+      vrow.push_back(vb + r * hd);
+      kmask.push_back(m[col]);
+    }
+  }
+  const std::int64_t kept = static_cast<std::int64_t>(krow.size());
+  if (kept == 0) return false;
+  float* inv = p + nh * total;
+  // A tile short of heads or keys repeats its last one; the repeats' results are dropped (or,
+  // for a repeated head, stored twice with the same values).
+  for (std::int64_t h0 = 0; h0 < nh; h0 += kTile) {
+    const std::int64_t hn_ = std::min<std::int64_t>(kTile, nh - h0);
+    const float* qh[kTile];
+    const float* ph[kTile];
+    float* oh[kTile];
+    float ih[kTile];
+    for (int t = 0; t < kTile; ++t) {
+      const std::int64_t h = h0 + std::min<std::int64_t>(t, hn_ - 1);
+      qh[t] = q + h * hd, ph[t] = p + h * total, oh[t] = o + h * hd;
+    }
+    for (std::int64_t j0 = 0; j0 < kept; j0 += kTile) {
+      const std::int64_t jn = std::min<std::int64_t>(kTile, kept - j0);
+      const float* kj[kTile];
+      for (int t = 0; t < kTile; ++t) kj[t] = krow[static_cast<std::size_t>(j0 + std::min<std::int64_t>(t, jn - 1))];
+      float s[kTile][kTile];
+      Scores4x4(qh, kj, hd, s);
+      for (std::int64_t h = 0; h < hn_; ++h)
+        for (std::int64_t j = 0; j < jn; ++j) p[(h0 + h) * total + j0 + j] = s[h][j] * scale + kmask[j0 + j];
+    }
+    for (std::int64_t h = 0; h < hn_; ++h) {
+      float* ps = p + (h0 + h) * total;
+      inv[h0 + h] = 1.0f / ExpShifted(ps, kept, *std::max_element(ps, ps + kept));
+    }
+    for (int t = 0; t < kTile; ++t) ih[t] = inv[h0 + std::min<std::int64_t>(t, hn_ - 1)];
+    std::int64_t c = 0;
+    for (; c + 4 * L <= hd; c += 4 * L) WeightedValues<4>(ph, vrow.data(), kept, c, ih, oh);
+    for (; c + L <= hd; c += L) WeightedValues<1>(ph, vrow.data(), kept, c, ih, oh);
+    for (; c < hd; ++c) {
+      for (int t = 0; t < kTile; ++t) {
+        float sum = 0;
+        for (std::int64_t j = 0; j < kept; ++j) sum += ph[t][j] * vrow[static_cast<std::size_t>(j)][c];
+        oh[t][c] = sum * ih[t];
       }
-      ++kept;
     }
   }
   return true;
