@@ -39,21 +39,17 @@ Appender::Appender(const RuntimeState& st) {
   }
   mask_full_.resize(qmax * s);
   mask_sliding_.resize(qmax * s);
-  rope_of_.assign(st.layers.size(), 0);
+  rope_ = distinct_rope_tables(st.inv_freq, st.layers);
+  for (const int first : rope_.first_layer) {
+    cos_.emplace_back(qmax * st.layers[static_cast<std::size_t>(first)].head_dim);
+    sin_.emplace_back(qmax * st.layers[static_cast<std::size_t>(first)].head_dim);
+  }
   new_k_.resize(st.layers.size());
   new_v_.resize(st.layers.size());
   shared_k_.resize(st.layers.size());
   shared_v_.resize(st.layers.size());
   std::int64_t staging = 0;
   for (const LayerInfo& l : st.layers) {
-    std::size_t t = 0;
-    while (t < rope_first_layer_.size() && st.inv_freq[rope_first_layer_[t]] != st.inv_freq[l.index]) ++t;
-    if (t == rope_first_layer_.size()) {
-      rope_first_layer_.push_back(l.index);
-      cos_.emplace_back(qmax * l.head_dim);
-      sin_.emplace_back(qmax * l.head_dim);
-    }
-    rope_of_[l.index] = t;
     if (!l.owns_kv) continue;
     new_k_[l.index].resize(l.num_kv_heads * qmax * l.head_dim);
     new_v_[l.index].resize(l.num_kv_heads * qmax * l.head_dim);
@@ -91,8 +87,8 @@ std::span<const float> Appender::run(RuntimeState& st, std::int64_t q, std::span
   build_append_mask(std::span(mask_full_).first(q * s), s, q, past, count, std::nullopt, st.mask_fill);
   build_append_mask(std::span(mask_sliding_).first(q * s), s, q, past, count, t.sliding_window, st.mask_fill);
   for (std::size_t r = 0; r < cos_.size(); ++r) {
-    const std::int64_t hd = st.layers[rope_first_layer_[r]].head_dim;
-    build_rope_table(st.inv_freq[rope_first_layer_[r]], past, q, b.profile().rope_sine,
+    const std::int64_t hd = st.layers[static_cast<std::size_t>(rope_.first_layer[r])].head_dim;
+    build_rope_table(st.inv_freq[static_cast<std::size_t>(rope_.first_layer[r])], past, q, b.profile().rope_sine,
                      std::span(cos_[r]).first(q * hd), std::span(sin_[r]).first(q * hd));
   }
 
@@ -117,8 +113,8 @@ std::span<const float> Appender::run(RuntimeState& st, std::int64_t q, std::span
     const std::int64_t hd = l.head_dim, kvh = l.num_kv_heads;
     std::vector<TensorView> inputs = {view_of(hidden_, {1, q, d}),
                                       view_of(l.sliding ? mask_sliding_ : mask_full_, {1, 1, q, s}),
-                                      view_of(cos_[rope_of_[l.index]], {1, q, hd}),
-                                      view_of(sin_[rope_of_[l.index]], {1, q, hd})};
+                                      view_of(cos_[rope_.table_of[l.index]], {1, q, hd}),
+                                      view_of(sin_[rope_.table_of[l.index]], {1, q, hd})};
     if (p > 0) {
       for (std::int64_t r = 0; r < q; ++r) {
         std::copy_n(ple_all_.data() + (r * n_layers + l.index) * p, p, ple_layer_.data() + r * p);

@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "runtime/rope.h"
 #include "runtime/runtime_state.h"
 
 namespace staticlm {
@@ -44,8 +45,7 @@ class Appender {
   std::vector<float> hidden_, hidden_next_, ple_tokens_, ple_all_, ple_layer_, logits_;
   std::vector<float> mask_full_, mask_sliding_;
   std::vector<std::vector<float>> cos_, sin_;  // per distinct inverse-frequency list [Q, hd]
-  std::vector<std::size_t> rope_of_;           // per layer: its table
-  std::vector<int> rope_first_layer_;          // per table: a layer whose inv_freq it holds
+  RopeTableMap rope_;
   // New K/V [Hkv, Q, hd] per owning layer; consumers' cat(past, new) [Hkv, S, hd] per donor.
   std::vector<std::vector<float>> new_k_, new_v_, shared_k_, shared_v_;
   std::vector<float> past_k_, past_v_;  // staging for layers with several KV heads

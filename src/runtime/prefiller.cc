@@ -39,19 +39,10 @@ Prefiller::Prefiller(const RuntimeState& st) {
   for (const LayerInfo& l : st.layers) (l.sliding ? any_sliding : any_full) = true;
   if (any_full) mask_full_.resize(s * s);
   if (any_sliding) mask_sliding_.resize(s * s);
-  rope_of_.assign(st.layers.size(), 0);
-  std::vector<const std::vector<float>*> distinct;
-  for (const LayerInfo& l : st.layers) {
-    const std::vector<float>& inv = st.inv_freq[l.index];
-    std::size_t t = 0;
-    while (t < distinct.size() && *distinct[t] != inv) ++t;
-    if (t == distinct.size()) {
-      distinct.push_back(&inv);
-      rope_first_layer_.push_back(l.index);
-      cos_.emplace_back(s * l.head_dim);
-      sin_.emplace_back(s * l.head_dim);
-    }
-    rope_of_[l.index] = t;
+  rope_ = distinct_rope_tables(st.inv_freq, st.layers);
+  for (const int first : rope_.first_layer) {
+    cos_.emplace_back(s * st.layers[static_cast<std::size_t>(first)].head_dim);
+    sin_.emplace_back(s * st.layers[static_cast<std::size_t>(first)].head_dim);
   }
   kv_slot_.assign(st.layers.size(), 0);
   new_k_.resize(1);
@@ -144,7 +135,7 @@ std::span<const float> Prefiller::run(RuntimeState& st, const PrefillInput& in) 
   if (!mask_full_.empty()) build_prefill_mask(mask_full_, s, valid, std::nullopt, st.mask_fill);
   if (!mask_sliding_.empty()) build_prefill_mask(mask_sliding_, s, valid, t.sliding_window, st.mask_fill);
   for (std::size_t t = 0; t < cos_.size(); ++t) {
-    build_rope_table(st.inv_freq[static_cast<std::size_t>(rope_first_layer_[t])], 0, s, b.profile().rope_sine, cos_[t],
+    build_rope_table(st.inv_freq[static_cast<std::size_t>(rope_.first_layer[t])], 0, s, b.profile().rope_sine, cos_[t],
                      sin_[t]);
   }
 
@@ -152,8 +143,8 @@ std::span<const float> Prefiller::run(RuntimeState& st, const PrefillInput& in) 
     const std::int64_t hd = l.head_dim;
     std::vector<TensorView> inputs = {f32_view(hidden_, {1, s, d}),
                                       f32_view(l.sliding ? mask_sliding_ : mask_full_, {1, 1, s, s}),
-                                      f32_view(cos_[rope_of_[l.index]], {1, s, hd}),
-                                      f32_view(sin_[rope_of_[l.index]], {1, s, hd})};
+                                      f32_view(cos_[rope_.table_of[l.index]], {1, s, hd}),
+                                      f32_view(sin_[rope_.table_of[l.index]], {1, s, hd})};
     if (p > 0) {
       // Layer i's slice of [S, L, P], made contiguous: [1, S, P].
       for (std::int64_t r = 0; r < s; ++r) {

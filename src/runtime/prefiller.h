@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "runtime/rope.h"
 #include "runtime/runtime_state.h"
 #include "runtime/static_inputs.h"
 
@@ -41,8 +42,7 @@ class Prefiller {
   std::vector<float> mask_full_, mask_sliding_;
   // RoPE tables [S, hd], one pair per distinct inverse-frequency list (E2B: 2), not per layer.
   std::vector<std::vector<float>> cos_, sin_;
-  std::vector<std::size_t> rope_of_;      // per layer: its table
-  std::vector<int> rope_first_layer_;     // per table: a layer whose inv_freq it holds
+  RopeTableMap rope_;
   // New K/V [Hkv, S, hd]: donor layers keep their own pair (consumers read it later); the other
   // owning layers share slot 0, which only lives until its write-back.
   std::vector<std::vector<float>> new_k_, new_v_;

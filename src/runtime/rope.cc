@@ -50,4 +50,17 @@ void build_rope_table(std::span<const float> inv_freq, std::int64_t first_positi
   }
 }
 
+RopeTableMap distinct_rope_tables(const std::vector<std::vector<float>>& inv_freq, const std::vector<LayerInfo>& layers) {
+  RopeTableMap m;
+  m.table_of.assign(layers.size(), 0);
+  for (const LayerInfo& l : layers) {
+    std::size_t t = 0;
+    while (t < m.first_layer.size() && inv_freq[static_cast<std::size_t>(m.first_layer[t])] != inv_freq[l.index]) ++t;
+    if (t == m.first_layer.size()) m.first_layer.push_back(l.index);
+    m.table_of[l.index] = t;
+  }
+  return m;
+}
+
 }  // namespace staticlm
+

@@ -31,4 +31,13 @@ inline std::vector<float> rope_inv_freq(const LayerInfo& layer) {
 void build_rope_table(std::span<const float> inv_freq, std::int64_t first_position, std::int64_t count,
                       RopeSine sine, std::span<float> cos, std::span<float> sin);
 
+// Layers with equal inverse frequencies share one table (Gemma 4: one for the sliding layers,
+// one for the full ones), so a step builds each table once, not once per layer.
+struct RopeTableMap {
+  std::vector<std::size_t> table_of;  // per layer index: its table
+  std::vector<int> first_layer;       // per table: a layer whose inv_freq (and head_dim) it holds
+};
+// inv_freq: per layer index, as RuntimeState holds them.
+RopeTableMap distinct_rope_tables(const std::vector<std::vector<float>>& inv_freq, const std::vector<LayerInfo>& layers);
+
 }  // namespace staticlm

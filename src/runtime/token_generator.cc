@@ -30,16 +30,33 @@ TokenGenerator::TokenGenerator(const RuntimeState& st) {
   }
   mask_full_.resize(s);
   mask_sliding_.resize(s);
-  cos_.resize(st.layers.size());
-  sin_.resize(st.layers.size());
+  rope_ = distinct_rope_tables(st.inv_freq, st.layers);
+  for (const int first : rope_.first_layer) {
+    cos_.emplace_back(st.layers[static_cast<std::size_t>(first)].head_dim);
+    sin_.emplace_back(st.layers[static_cast<std::size_t>(first)].head_dim);
+  }
   delta_k_.resize(st.layers.size());
   delta_v_.resize(st.layers.size());
+  calls_.resize(st.layers.size());
+  // Each layer's call, shapes included, made once: a step only points it at this step's
+  // buffers (building names, shapes and vectors per layer cost microseconds a layer).
   for (const LayerInfo& l : st.layers) {
-    cos_[l.index].resize(l.head_dim);
-    sin_[l.index].resize(l.head_dim);
+    const std::int64_t hd = l.head_dim, kvh = l.num_kv_heads;
+    LayerCall& c = calls_[l.index];
+    c.name = decoder_layer_decode_name(l.index);
+    c.inputs = {f32_view({}, {1, 1, d}), f32_view({}, {1, 1, s}), f32_view({}, {1, 1, hd}), f32_view({}, {1, 1, hd})};
+    if (p > 0) c.inputs.push_back(f32_view({}, {1, 1, p}));
+    c.outputs = {TensorBuffer{DType::kF32, Shape{1, 1, d}, nullptr}};
     if (l.owns_kv) {
-      delta_k_[l.index].resize(l.num_kv_heads * l.head_dim);
-      delta_v_[l.index].resize(l.num_kv_heads * l.head_dim);
+      delta_k_[l.index].resize(kvh * hd);
+      delta_v_[l.index].resize(kvh * hd);
+      c.inputs.push_back(f32_view({}, {1, kvh, s - 1, hd}));
+      c.inputs.push_back(f32_view({}, {1, kvh, s - 1, hd}));
+      c.outputs.push_back(f32_buffer(delta_k_[l.index], {1, kvh, 1, hd}));
+      c.outputs.push_back(f32_buffer(delta_v_[l.index], {1, kvh, 1, hd}));
+    } else {
+      c.inputs.push_back(f32_view({}, {1, kvh, s, hd}));
+      c.inputs.push_back(f32_view({}, {1, kvh, s, hd}));
     }
   }
 }
@@ -71,27 +88,23 @@ std::span<const float> TokenGenerator::step(RuntimeState& st, std::int64_t token
 
   build_decode_mask(mask_full_, s, past, std::nullopt, st.mask_fill);
   build_decode_mask(mask_sliding_, s, past, t.sliding_window, st.mask_fill);
-  for (const LayerInfo& l : st.layers) {
-    build_rope_table(st.inv_freq[l.index], past, 1, b.profile().rope_sine, cos_[l.index], sin_[l.index]);
+  for (std::size_t t = 0; t < cos_.size(); ++t) {
+    build_rope_table(st.inv_freq[static_cast<std::size_t>(rope_.first_layer[t])], past, 1, b.profile().rope_sine,
+                     cos_[t], sin_[t]);
   }
 
   for (const LayerInfo& l : st.layers) {
-    const std::int64_t hd = l.head_dim, kvh = l.num_kv_heads;
-    std::vector<TensorView> inputs = {f32_view(hidden_, {1, 1, d}),
-                                      f32_view(l.sliding ? mask_sliding_ : mask_full_, {1, 1, s}),
-                                      f32_view(cos_[l.index], {1, 1, hd}), f32_view(sin_[l.index], {1, 1, hd})};
-    if (p > 0) inputs.push_back(f32_view(std::span(ple_all_).subspan(l.index * p, p), {1, 1, p}));
-    std::vector<TensorBuffer> outputs = {f32_buffer(hidden_next_, {1, 1, d})};
-    if (l.owns_kv) {
-      inputs.push_back(f32_view(st.cache.k(l.index), {1, kvh, s - 1, hd}));
-      inputs.push_back(f32_view(st.cache.v(l.index), {1, kvh, s - 1, hd}));
-      outputs.push_back(f32_buffer(delta_k_[l.index], {1, kvh, 1, hd}));
-      outputs.push_back(f32_buffer(delta_v_[l.index], {1, kvh, 1, hd}));
-    } else {
-      inputs.push_back(f32_view(st.cache.mirror_k(l.kv_source), {1, kvh, s, hd}));
-      inputs.push_back(f32_view(st.cache.mirror_v(l.kv_source), {1, kvh, s, hd}));
-    }
-    b.run(decoder_layer_decode_name(l.index), inputs, outputs);
+    LayerCall& c = calls_[l.index];
+    std::size_t i = 0;
+    c.inputs[i++].data = hidden_.data();
+    c.inputs[i++].data = (l.sliding ? mask_sliding_ : mask_full_).data();
+    c.inputs[i++].data = cos_[rope_.table_of[l.index]].data();
+    c.inputs[i++].data = sin_[rope_.table_of[l.index]].data();
+    if (p > 0) c.inputs[i++].data = ple_all_.data() + l.index * p;
+    c.inputs[i++].data = (l.owns_kv ? st.cache.k(l.index) : st.cache.mirror_k(l.kv_source)).data();
+    c.inputs[i++].data = (l.owns_kv ? st.cache.v(l.index) : st.cache.mirror_v(l.kv_source)).data();
+    c.outputs[0].data = hidden_next_.data();
+    b.run(c.name, c.inputs, c.outputs);
     if (l.stores_shared_kv) st.cache.set_mirror_current(l.index, delta_k_[l.index], delta_v_[l.index]);
     std::swap(hidden_, hidden_next_);
   }

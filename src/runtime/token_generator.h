@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "runtime/rope.h"
 #include "runtime/runtime_state.h"
 
 namespace staticlm {
@@ -26,8 +28,17 @@ class TokenGenerator {
  private:
   std::vector<float> hidden_, hidden_next_, ple_tokens_, ple_all_, logits_;
   std::vector<float> mask_full_, mask_sliding_;
-  std::vector<std::vector<float>> cos_, sin_;      // per layer [hd]
+  RopeTableMap rope_;
+  std::vector<std::vector<float>> cos_, sin_;          // per table [hd]
   std::vector<std::vector<float>> delta_k_, delta_v_;  // per owning layer [Hkv, 1, hd]
+  // One decoder_layer_decode_{i} call per layer: its name and its tensors' dtypes and shapes;
+  // step() fills in the data pointers.
+  struct LayerCall {
+    std::string name;
+    std::vector<TensorView> inputs;
+    std::vector<TensorBuffer> outputs;
+  };
+  std::vector<LayerCall> calls_;
 };
 
 }  // namespace staticlm

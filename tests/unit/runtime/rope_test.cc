@@ -114,5 +114,25 @@ TEST(RopeTable, WrongBufferSizeIsRefused) {
   EXPECT_THROW(build_rope_table(inv, 0, 1, RopeSine::kHf, c, s), Error);
 }
 
+// Layers share a table exactly when their inverse frequencies are equal: E2B's pattern of four
+// sliding layers then a full one gives two tables, each first held by the first layer of its kind.
+TEST(RopeTables, LayersWithEqualFrequenciesShareOne) {
+  std::vector<LayerInfo> layers(7);
+  std::vector<std::vector<float>> inv;
+  for (int i = 0; i < 7; ++i) {
+    layers[static_cast<std::size_t>(i)].index = i;
+    const bool full = i % 5 == 4;
+    inv.push_back(full ? rope_inv_freq(1e6, 32, 8) : rope_inv_freq(1e4, 16, 16));
+  }
+  const RopeTableMap m = distinct_rope_tables(inv, layers);
+  EXPECT_EQ(m.first_layer, (std::vector<int>{0, 4}));
+  EXPECT_EQ(m.table_of, (std::vector<std::size_t>{0, 0, 0, 0, 1, 0, 0}));
+  // Same head_dim, another theta: a table of its own.
+  inv[6] = rope_inv_freq(5e5, 16, 16);
+  const RopeTableMap m2 = distinct_rope_tables(inv, layers);
+  EXPECT_EQ(m2.first_layer, (std::vector<int>{0, 4, 6}));
+  EXPECT_EQ(m2.table_of[6], 2u);
+}
+
 }  // namespace
 }  // namespace staticlm
