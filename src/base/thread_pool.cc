@@ -47,27 +47,40 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    launch_.stop.store(true, std::memory_order_seq_cst);
   }
   start_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
+std::pair<std::int64_t, std::int64_t> ThreadPool::chunk(int p) const {
+  // size() chunks of n / size() rounded up to a multiple of grain; the last ones may be short or
+  // empty.
+  const std::int64_t n = launch_.n, grain = launch_.grain, parts = size();
+  std::int64_t len = (n + parts - 1) / parts;
+  len = (len + grain - 1) / grain * grain;
+  return {std::min(n, p * len), std::min(n, (p + 1) * len)};
+}
+
 void ThreadPool::worker_loop(int index) {
   std::uint64_t seen = 0;
   for (;;) {
-    const auto ready = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+    const auto ready = [&] {
+      return launch_.stop.load(std::memory_order_acquire) ||
+             launch_.generation.load(std::memory_order_acquire) != seen;
+    };
     if (!spin_until(ready)) {
       std::unique_lock<std::mutex> lock(mu_);
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
       start_cv_.wait(lock, ready);
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
     }
-    if (stop_.load(std::memory_order_acquire)) return;
-    seen = generation_.load(std::memory_order_acquire);
-    const auto [begin, end] = chunks_[static_cast<std::size_t>(index)];
-    const Body* body = body_;
+    if (launch_.stop.load(std::memory_order_acquire)) return;
+    seen = launch_.generation.load(std::memory_order_acquire);
+    const auto [begin, end] = chunk(index);
     if (begin < end) {
       try {
-        (*body)(begin, end, index);
+        (*launch_.body)(begin, end, index);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu_);
         if (!error_) error_ = std::current_exception();
@@ -84,33 +97,22 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::set_chunks(std::int64_t n, std::int64_t grain) {
-  const std::int64_t parts = size();
-  chunks_.assign(static_cast<std::size_t>(parts), {0, 0});
-  // Chunk length: n / parts rounded up to a multiple of grain.
-  std::int64_t len = (n + parts - 1) / parts;
-  len = (len + grain - 1) / grain * grain;
-  for (std::int64_t p = 0; p < parts; ++p) {
-    chunks_[static_cast<std::size_t>(p)] = {std::min(n, p * len), std::min(n, (p + 1) * len)};
-  }
-}
-
 void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain, const Body& body) {
   if (n <= 0) return;
-  grain = std::max<std::int64_t>(grain, 1);
-  const std::int64_t parts = size();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    set_chunks(n, grain);
-    body_ = &body;
-    error_ = nullptr;
-    pending_.store(static_cast<int>(parts) - 1, std::memory_order_release);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+  // No worker reads these now: the last loop's workers are done (pending_ reached 0) and wait
+  // for the next generation.
+  launch_.body = &body;
+  launch_.n = n;
+  launch_.grain = std::max<std::int64_t>(grain, 1);
+  pending_.store(size() - 1, std::memory_order_relaxed);
+  launch_.generation.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }  // a worker between its count and its wait holds mu_
+    start_cv_.notify_all();
   }
-  start_cv_.notify_all();
   std::exception_ptr mine;
   try {
-    const auto [begin, end] = chunks_[0];
+    const auto [begin, end] = chunk(0);
     if (begin < end) body(begin, end, 0);
   } catch (...) {
     mine = std::current_exception();
@@ -122,10 +124,12 @@ void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain, const Body& bo
     done_cv_.wait(lock, done);
     caller_sleeps_.store(false, std::memory_order_relaxed);
   }
+  launch_.body = nullptr;
   // The workers wrote error_ before their decrement of pending_, which the load above saw.
-  body_ = nullptr;
+  std::exception_ptr theirs;
+  std::swap(theirs, error_);
   if (mine) std::rethrow_exception(mine);
-  if (error_) std::rethrow_exception(error_);
+  if (theirs) std::rethrow_exception(theirs);
 }
 
 namespace {

@@ -25,8 +25,8 @@ struct Walk {
   explicit Walk(std::int64_t rows) : count(static_cast<std::size_t>(rows)), by(static_cast<std::size_t>(rows)) {}
 };
 
-void walk(ThreadPool* pool, std::int64_t blocks, std::int64_t slow_below, Walk& w) {
-  parallel_rows_shared(pool, blocks, 1e6, [&](std::int64_t b0, std::int64_t b1) {
+void walk(ThreadPool* pool, std::int64_t blocks, std::int64_t slow_below, Walk& w, double bytes = kStealMinBytes) {
+  parallel_rows_shared(pool, blocks, 1e6, bytes, [&](std::int64_t b0, std::int64_t b1) {
     // One row short of whole blocks at the end: rows left over by the streams (one at a time).
     const std::int64_t j1 = std::min(b1 * 16, blocks * 16 - 1);
     in_streams(b0 * 16, j1, [&](std::int64_t j, std::int64_t part, auto n) {
@@ -57,6 +57,20 @@ TEST(RowStreams, EveryRowOnceAndTheIdleThreadTakesRowsOfTheSlowOne) {
   EXPECT_EQ(taken % (kStealRows * kStreamRows), 0);
 }
 
+// A loop that reads less than kStealMinBytes is split evenly and not shared: the slow half stays
+// with its owner, and every row is still computed once.
+TEST(RowStreams, SmallLoopsAreSplitEvenlyAndNotShared) {
+  ThreadPool pool(2);
+  const std::int64_t blocks = 40, rows = 16 * blocks;
+  Walk w(rows);
+  walk(&pool, blocks, rows / 2, w, kStealMinBytes - 1);
+  for (std::int64_t j = 0; j < rows - 1; ++j) EXPECT_EQ(w.count[static_cast<std::size_t>(j)].load(), 1) << "row " << j;
+  const std::thread::id caller = std::this_thread::get_id();
+  for (std::int64_t j = 0; j < rows - 1; ++j) {
+    ASSERT_EQ(w.by[static_cast<std::size_t>(j)].load() == caller, j < rows / 2) << "row " << j;
+  }
+}
+
 TEST(RowStreams, WithoutPoolOrOneThreadNothingIsShared) {
   for (int threads : {0, 1, 3}) {
     ThreadPool pool(threads > 0 ? threads : 1);
@@ -70,7 +84,7 @@ TEST(RowStreams, WithoutPoolOrOneThreadNothingIsShared) {
 // A body that throws leaves no thread waiting: the exception comes back from the loop.
 TEST(RowStreams, ThrowingBodyDoesNotHang) {
   ThreadPool pool(2);
-  EXPECT_THROW(parallel_rows_shared(&pool, 64, 1e6,
+  EXPECT_THROW(parallel_rows_shared(&pool, 64, 1e6, kStealMinBytes,
                                     [&](std::int64_t b0, std::int64_t b1) {
                                       in_streams(b0 * 16, b1 * 16, [&](std::int64_t j, std::int64_t, auto) {
                                         if (j == 40) throw std::runtime_error("row 40");

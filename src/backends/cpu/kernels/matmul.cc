@@ -141,6 +141,11 @@ void matmul_reference(const float* x, std::int64_t n, const WeightMatrix& w, flo
 
 namespace {
 
+// Bytes of the weight values a GEMV streams (scales and zero points aside).
+double weight_bytes(const WeightMatrix& w) {
+  return static_cast<double>(dtype_bytes(w.dtype, static_cast<std::size_t>(w.rows * w.cols)));
+}
+
 // Activations as a GEMM reads them, prepared once per call and shared by the threads.
 struct PreparedX {
   std::vector<float> rounded;          // bf16-rounded f32 (Highway path)
@@ -179,7 +184,8 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
     // Decode: output rows shared by the pool's threads (row_streams.h), each weight row read
     // once.
     const std::vector<VnniRow>* rows = vnni_rows(x, n, w);
-    parallel_rows_shared(pool, (out + 15) / 16, static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1) {
+    parallel_rows_shared(pool, (out + 15) / 16, static_cast<double>(16 * in * n), weight_bytes(w),
+                         [&](std::int64_t b0, std::int64_t b1) {
       gemv_rows(a, rows, b0 * 16, std::min(out, b1 * 16));
     });
     return;
@@ -233,12 +239,15 @@ void matmul_same_input(const float* x, std::int64_t n, std::span<const MatmulOut
   const std::vector<VnniRow>* rows = vnni_rows(x, n, *outs[0].w);
   std::vector<GemmArgs> args;
   std::vector<std::int64_t> first_block = {0};  // blocks of 16 output rows, matrix after matrix
+  double bytes = 0;
   for (const MatmulOut& o : outs) {
     const WeightMatrix& w = *o.w;
     args.push_back({x, in, n, in, w.data, w.dtype, in, o.y, w.rows, w.scales, w.zero_points});
     first_block.push_back(first_block.back() + (w.rows + 15) / 16);
+    bytes += weight_bytes(w);
   }
-  parallel_rows_shared(pool, first_block.back(), static_cast<double>(16 * in * n), [&](std::int64_t b0, std::int64_t b1) {
+  parallel_rows_shared(pool, first_block.back(), static_cast<double>(16 * in * n), bytes,
+                       [&](std::int64_t b0, std::int64_t b1) {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::int64_t lo = std::max(b0, first_block[i]), hi = std::min(b1, first_block[i + 1]);
       if (lo >= hi) continue;
@@ -262,7 +271,8 @@ void matmul_gate_up_gelu(const float* x, std::int64_t n, const WeightMatrix& gat
   const GemmArgs u{x, in, n, in, up.data, up.dtype, in, scratch, f, up.scales, up.zero_points};
   const std::vector<VnniRow>* grows = vnni_rows(x, n, gate, 0);
   const std::vector<VnniRow>* urows = up.dtype == gate.dtype ? grows : vnni_rows(x, n, up, 1);
-  parallel_rows_shared(pool, (f + 15) / 16, static_cast<double>(32 * in * n), [&](std::int64_t b0, std::int64_t b1) {
+  parallel_rows_shared(pool, (f + 15) / 16, static_cast<double>(32 * in * n), weight_bytes(gate) + weight_bytes(up),
+                       [&](std::int64_t b0, std::int64_t b1) {
     const std::int64_t j0 = b0 * 16, j1 = std::min(f, b1 * 16);
     gemv_rows(g, grows, j0, j1);
     gemv_rows(u, urows, j0, j1);

@@ -48,12 +48,20 @@ inline thread_local StreamSlot* current_stream_slot = nullptr;
 // Runs rows of the other slots' open calls until every other slot is finished.
 void steal_rows(std::span<StreamSlot> slots, std::size_t me);
 
+// Loops that read fewer bytes than this split their rows evenly and share none: the claims and
+// the wait for every slot at the end cost 1-2 us a loop on the 2-vCPU VM, more than evening
+// out the threads recovers on a small matrix (measured, U4 weights from memory, two threads:
+// 256 x 1536 9.5 -> 7.5-8.9 us, 1536 x 256 12-15 -> 9-10 us, 1536 x 1536 26-28.5 -> 24-26 us
+// without sharing; 6144 x 1536 84-98 us shared against 92-108 not).
+inline constexpr double kStealMinBytes = 2 << 20;
+
 // Decode loops: blocks [0, blocks) split evenly over the pool's threads, body(b0, b1) on each,
-// with the in_streams calls inside open to the other threads (see above). On a shared VM one
-// core often runs 5-20% slower than the other, by the second, and the faster one waited for it
-// at the end of every decode GEMV. cost_per_block in rough multiply-adds (small loops run
-// inline, as parallel_for decides).
-void parallel_rows_shared(ThreadPool* pool, std::int64_t blocks, double cost_per_block,
+// with the in_streams calls inside open to the other threads (see above) when the loop reads at
+// least kStealMinBytes (`bytes`: the weights it streams). On a shared VM one core often runs
+// 5-20% slower than the other, by the second, and the faster one waited for it at the end of
+// every decode GEMV. cost_per_block in rough multiply-adds (small loops run inline, as
+// parallel_for decides).
+void parallel_rows_shared(ThreadPool* pool, std::int64_t blocks, double cost_per_block, double bytes,
                           const std::function<void(std::int64_t, std::int64_t)>& body);
 
 // rows(j, part, n) computes the n rows j, j + part, ..., with n = kStreamRows (an
