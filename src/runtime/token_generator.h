@@ -20,6 +20,9 @@ namespace staticlm {
 class TokenGenerator {
  public:
   explicit TokenGenerator(const RuntimeState& state);
+  // The prepared calls point at this object's buffers.
+  TokenGenerator(const TokenGenerator&) = delete;
+  TokenGenerator& operator=(const TokenGenerator&) = delete;
 
   // Throws kInvalidArgument before a prefill, kOutOfRange ("the KV cache is full") when
   // past_len == max_seq - 1. Returns logits [V], valid until the next call.
