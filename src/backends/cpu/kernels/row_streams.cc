@@ -76,18 +76,16 @@ void steal_rows(std::span<StreamSlot> slots, std::size_t me) {
 void parallel_rows_shared(ThreadPool* pool, std::int64_t blocks, double cost_per_block, double bytes,
                           const std::function<void(std::int64_t, std::int64_t)>& body) {
   const std::int64_t parts = pool != nullptr ? pool->size() : 1;
-  if (bytes < kStealMinBytes) {
-    parallel_for(pool, parts, 1, cost_per_block * static_cast<double>(blocks) / static_cast<double>(parts),
-                 [&](std::int64_t i0, std::int64_t i1, int) {
-                   for (std::int64_t i = i0; i < i1; ++i) body(i * blocks / parts, (i + 1) * blocks / parts);
-                 });
-    return;
-  }
-  std::vector<StreamSlot> slots(static_cast<std::size_t>(parts));
+  // No slots: the rows are split evenly and nobody takes any (small loops, see kStealMinBytes).
+  std::vector<StreamSlot> slots(bytes >= kStealMinBytes ? static_cast<std::size_t>(parts) : 0);
   parallel_for(pool, parts, 1, cost_per_block * static_cast<double>(blocks) / static_cast<double>(parts),
                [&](std::int64_t i0, std::int64_t i1, int) {
-                 const bool shared = i1 - i0 == 1 && parts > 1;  // one slot per thread
+                 const bool shared = !slots.empty() && i1 - i0 == 1 && parts > 1;  // one slot per thread
                  for (std::int64_t i = i0; i < i1; ++i) {
+                   if (slots.empty()) {
+                     body(i * blocks / parts, (i + 1) * blocks / parts);
+                     continue;
+                   }
                    // Finished even when body throws: the thieves wait for every slot.
                    struct Finish {
                      StreamSlot& slot;
