@@ -39,6 +39,7 @@ left_out=(
   Inspect.ThresholdsFromSetAndConfig Inspect.ModelReferenceNamesTheScaledLayer
   VisionPrefillRun.RunWithImageGeneratesAndDumpsVisionEmbeds StaticInputsCli.TextOnlyModel
   StaticInputsCli.FitModeTakesA640x480Image Generate.RuntimeConfigFileSetsMaxSeqAndRope
+  Generate.TextPromptsUseTheChatFormat CApi.ExampleGeneratesRunsTokens
 )
 default_filter="-$(IFS=:; echo "${left_out[*]}")"
 export GTEST_FILTER=${GTEST_FILTER:-$default_filter}
