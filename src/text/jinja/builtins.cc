@@ -1,6 +1,8 @@
 #include "text/jinja/builtins.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -139,25 +141,86 @@ Value do_indent(const Value& input, Args& a) {
   return Value(first ? indention + rv : rv);
 }
 
+// Python's int(s, base) for a str: surrounding whitespace, a sign, the base's prefix (0x, 0o,
+// 0b; base 0 takes it from the prefix and refuses other leading zeros), single underscores
+// between digits. False when Python raises ValueError; an error past 64 bits.
+bool parse_python_int(const std::string& text, std::int64_t base, std::int64_t& out) {
+  const std::string s = py::strip(text, true, true);
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  auto prefix = [&](char letter) {
+    return i + 1 < s.size() && s[i] == '0' && (s[i + 1] | 0x20) == letter;
+  };
+  bool had_prefix = false;
+  const bool inferred = base == 0;
+  if (base == 0) {
+    base = prefix('x') ? 16 : prefix('o') ? 8 : prefix('b') ? 2 : 10;
+    had_prefix = base != 10;
+  } else if ((base == 16 && prefix('x')) || (base == 8 && prefix('o')) || (base == 2 && prefix('b'))) {
+    had_prefix = true;
+  }
+  if (base < 2 || base > 36) return false;  // Python: ValueError
+  if (had_prefix) {
+    i += 2;
+    if (i < s.size() && s[i] == '_') ++i;  // 0x_1f
+  }
+  const std::size_t first = i;
+  std::uint64_t value = 0;
+  bool any = false, leading_zero = false;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '_') {
+      if (!any || i + 1 >= s.size() || s[i + 1] == '_') return false;
+      continue;
+    }
+    const int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'z' ? (c | 0x20) - 'a' + 10 : 99;
+    if (d >= base) return false;
+    if (!any && d == 0) leading_zero = true;
+    any = true;
+    if (value > (static_cast<std::uint64_t>(INT64_MAX) + 1 - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base)) {
+      fail("int(): " + s.substr(first) + " does not fit in 64 bits (the limit)");
+    }
+    value = value * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
+  }
+  if (!any) return false;
+  if (inferred && !had_prefix && leading_zero && value != 0) return false;  // int('010', 0)
+  if (!negative && value > static_cast<std::uint64_t>(INT64_MAX)) fail("int(): " + s + " does not fit in 64 bits (the limit)");
+  out = negative ? static_cast<std::int64_t>(0 - value) : static_cast<std::int64_t>(value);
+  return true;
+}
+
+// Python's float(s) for a str: surrounding whitespace, single underscores between digits,
+// inf / infinity / nan in any case; out of range is +-inf (or 0), as Python. False when Python
+// raises ValueError.
+bool parse_python_float(const std::string& text, double& out) {
+  const std::string s = py::strip(text, true, true);
+  if (s.empty() || s.find_first_of("xXpP(") != std::string::npos) return false;  // no hex floats, no nan(...)
+  std::string digits;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '_') {
+      digits += s[i];
+      continue;
+    }
+    const bool between = i > 0 && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
+                         std::isdigit(static_cast<unsigned char>(s[i + 1]));
+    if (!between) return false;
+  }
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtod(digits.c_str(), &end);
+  return end == digits.c_str() + digits.size();
+}
+
 Value do_int(const Value& v, Args& a) {
   const Value def = a.get(0, "default", Value(0));
   if (v.is_int() || v.is_bool()) return Value(v.as_int());
   if (v.is_float()) return Value(checked_float_to_int(v.as_double(), "int"));
   if (v.is_string()) {
-    const std::string s = py::strip(v.as_string(), true, true);
-    const std::int64_t base = a.integer(1, "base", 10);
-    try {
-      std::size_t used = 0;
-      const long long r = std::stoll(s, &used, static_cast<int>(base));
-      if (used == s.size()) return Value(static_cast<std::int64_t>(r));
-    } catch (const std::exception&) {
-    }
-    try {
-      std::size_t used = 0;
-      const double d = std::stod(s, &used);
-      if (used == s.size() && std::isfinite(d)) return Value(checked_float_to_int(d, "int"));
-    } catch (const std::exception&) {
-    }
+    std::int64_t r = 0;
+    if (parse_python_int(v.as_string(), a.integer(1, "base", 10), r)) return Value(r);
+    double d = 0;  // jinja2: int(float(value)) next, so "42.23"|int is 42
+    if (parse_python_float(v.as_string(), d) && std::isfinite(d)) return Value(checked_float_to_int(d, "int"));
   }
   return def;
 }
@@ -165,15 +228,8 @@ Value do_int(const Value& v, Args& a) {
 Value do_float(const Value& v, Args& a) {
   const Value def = a.get(0, "default", Value(0.0));
   if (v.is_number()) return Value(v.as_double());
-  if (v.is_string()) {
-    try {
-      std::size_t used = 0;
-      const std::string s = py::strip(v.as_string(), true, true);
-      const double d = std::stod(s, &used);
-      if (used == s.size()) return Value(d);
-    } catch (const std::exception&) {
-    }
-  }
+  double d = 0;
+  if (v.is_string() && parse_python_float(v.as_string(), d)) return Value(d);
   return def;
 }
 
@@ -268,6 +324,42 @@ Value min_max(const Value& v, Args& a, bool want_max) {
     if (want_max ? values_less(key(*best), key(x)) : values_less(key(x), key(*best))) best = &x;
   }
   return *best;
+}
+
+// transformers' tojson filter: json.dumps(x, ensure_ascii=False, indent=None, separators=None,
+// sort_keys=False), the arguments in that order.
+Value do_tojson(const Value& v, CallArgs& call) {
+  static constexpr const char* kParams[] = {"ensure_ascii", "indent", "separators", "sort_keys"};
+  if (call.positional.size() > 4) {
+    fail("tojson() takes from 1 to 5 positional arguments but " + std::to_string(call.positional.size() + 1) + " were given");
+  }
+  for (const auto& kv : call.keyword) {
+    if (std::find(std::begin(kParams), std::end(kParams), kv.first) == std::end(kParams)) {
+      fail("tojson() got an unexpected keyword argument '" + kv.first + "'");
+    }
+  }
+  const Args a(call, "tojson");
+  JsonOptions o;
+  o.ensure_ascii = a.flag(0, "ensure_ascii", false);
+  const Value indent = a.get(1, "indent");
+  if (indent.is_string()) {
+    o.indent = indent.as_string();
+  } else if (indent.is_int() || indent.is_bool()) {  // json: ' ' * indent, newlines even for <= 0
+    check_width(indent.as_int(), "tojson");
+    o.indent = std::string(static_cast<std::size_t>(std::max<std::int64_t>(indent.as_int(), 0)), ' ');
+  } else if (!indent.is_undefined() && !indent.is_none()) {
+    fail("tojson(): indent must be an int, a str or None, not " + indent.type_name());
+  }
+  const Value seps = a.get(2, "separators");
+  if (!seps.is_undefined() && !seps.is_none()) {
+    if (!seps.is_list() || seps.list().size() != 2 || !seps.list()[0].is_string() || !seps.list()[1].is_string()) {
+      fail("tojson(): separators must be an (item_separator, key_separator) pair of strings");
+    }
+    o.item_sep = seps.list()[0].as_string();
+    o.key_sep = seps.list()[1].as_string();
+  }
+  o.sort_keys = a.flag(3, "sort_keys", false);
+  return Value(v.to_json(o));
 }
 
 Value do_truncate(const Value& v, Args& a) {
@@ -407,15 +499,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     }
     return Value(py::encode(out));
   }
-  if (name == "tojson") {
-    const Value indent = a.get(0, "indent");
-    const Value seps = a.get(1, "separators");
-    Value::JsonSeparators sep;
-    if (seps.is_list() && seps.list().size() == 2) sep = {seps.list()[0].str(), seps.list()[1].str()};
-    if (!indent.is_undefined() && !indent.is_none()) check_width(indent.as_int(), "tojson");
-    return Value(v.to_json(indent.is_undefined() || indent.is_none() ? -1 : static_cast<int>(indent.as_int()),
-                           a.flag(2, "sort_keys", false), sep));
-  }
+  if (name == "tojson") return do_tojson(v, raw);
   if (name == "trim") {
     const Value chars = a.get(0, "chars");
     return Value(py::strip(v.str(), true, true, chars.is_string() ? std::optional<std::string>(chars.as_string()) : std::nullopt));
@@ -516,9 +600,11 @@ bool apply_test(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "le" || name == "<=") return !values_less(other, v);
   if (name == "ge" || name == ">=") return !values_less(v, other);
   if (name == "in") return contains(other, v);
-  if (name == "sameas") {
-    if (v.type() != other.type()) return false;
-    if (v.is_list() || v.is_dict()) return &v.list() == &other.list();
+  if (name == "sameas") {  // Python's `is`: the same object (each undefined is its own)
+    if (v.type() != other.type() || v.is_undefined()) return false;
+    if (v.is_list()) return &v.list() == &other.list();
+    if (v.is_dict()) return &v.dict_object() == &other.dict_object();
+    if (v.is_callable()) return &v.callable() == &other.callable();
     return values_equal(v, other);
   }
   if (name == "filter") return v.is_string() && has_filter(v.as_string());
@@ -579,9 +665,20 @@ Value make_globals(const std::function<std::tm()>& now) {
   }));
   d.set(Value("strftime_now"), Value::function("strftime_now", [now](CallArgs& c) {
     if (c.positional.empty() || !c.positional[0].is_string()) fail("strftime_now(): needs a format string");
+    // transformers formats a naive datetime.now(): %Z and %z print nothing.
+    const std::string& f = c.positional[0].as_string();
+    std::string format;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      if (f[i] == '%' && i + 1 < f.size()) {
+        if (f[i + 1] != 'Z' && f[i + 1] != 'z') format += f.substr(i, 2);
+        ++i;
+      } else {
+        format += f[i];
+      }
+    }
     const std::tm t = now();
     char buf[512];
-    const std::size_t n = std::strftime(buf, sizeof buf, c.positional[0].as_string().c_str(), &t);
+    const std::size_t n = format.empty() ? 0 : std::strftime(buf, sizeof buf, format.c_str(), &t);
     return Value(std::string(buf, n));
   }));
   d.set(Value("joiner"), Value::function("joiner", [](CallArgs& c) {
@@ -590,19 +687,26 @@ Value make_globals(const std::function<std::tm()>& now) {
     return Value::function("joiner", [sep, used](CallArgs&) { return Value(std::exchange(*used, true) ? sep : ""); });
   }));
   d.set(Value("cycler"), Value::function("cycler", [](CallArgs& c) {
-    Value r = Value::dict();
-    r.dict_object().is_namespace = true;
+    // next() returns `current` and moves it on; reset() moves it back to the first item.
+    auto obj = std::make_shared<DictObject>();
+    obj->is_namespace = true;
+    const std::weak_ptr<DictObject> self = obj;  // the methods live in obj: no cycle
     auto items = std::make_shared<std::vector<Value>>(c.positional);
     auto pos = std::make_shared<std::size_t>(0);
-    r.dict_object().set(Value("next"), Value::function("next", [items, pos](CallArgs&) {
-      if (items->empty()) return Value::none();
-      return (*items)[(*pos)++ % items->size()];
+    auto current = [items, pos] { return items->empty() ? Value::none() : (*items)[*pos % items->size()]; };
+    obj->set(Value("current"), current());
+    obj->set(Value("next"), Value::function("next", [self, items, pos, current](CallArgs&) {
+      const Value r = current();
+      ++*pos;
+      if (auto o = self.lock()) o->set(Value("current"), current());
+      return r;
     }));
-    r.dict_object().set(Value("reset"), Value::function("reset", [pos](CallArgs&) {
+    obj->set(Value("reset"), Value::function("reset", [self, pos, current](CallArgs&) {
       *pos = 0;
+      if (auto o = self.lock()) o->set(Value("current"), current());
       return Value::none();
     }));
-    return r;
+    return Value(obj);
   }));
   return g;
 }

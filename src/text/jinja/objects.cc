@@ -72,8 +72,32 @@ Value string_method(const std::string& s, const std::string& m, CallArgs& c) {
     }
     return Value(strings(py::split(s, sep, maxsplit, m == "rsplit")));
   }
-  if (m == "splitlines") return Value(strings(py::splitlines(s)));
-  if (m == "startswith" || m == "endswith") return Value(affix_match(s, arg(c, 0, m), m == "startswith", m));
+  if (m == "splitlines") {
+    bool keepends = c.positional.size() > 0 && c.positional[0].truthy();
+    for (const auto& [k, v] : c.keyword) {
+      if (k == "keepends") keepends = v.truthy();
+    }
+    return Value(strings(py::splitlines(s, keepends)));
+  }
+  if (m == "startswith" || m == "endswith") {
+    // s[start:end].startswith(affix): start and end are code point indices as in a slice.
+    if (c.positional.size() <= 1) return Value(affix_match(s, arg(c, 0, m), m == "startswith", m));
+    const std::u32string u = py::decode(s);
+    const auto n = static_cast<std::int64_t>(u.size());
+    auto index = [&](std::size_t i, std::int64_t def) {
+      if (i >= c.positional.size() || c.positional[i].is_none()) return def;
+      if (!c.positional[i].is_int() && !c.positional[i].is_bool()) {
+        fail(m + "(): slice indices must be integers or None, not " + c.positional[i].type_name());
+      }
+      std::int64_t x = c.positional[i].as_int();
+      if (x < 0) x = std::max<std::int64_t>(x + n, 0);
+      return x;
+    };
+    const std::int64_t b = index(1, 0), e = std::min(index(2, n), n);
+    if (b > n) return Value(false);  // Python: a start past the end matches nothing, not even ''.
+    const std::string part = e > b ? py::encode(std::u32string_view(u).substr(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b))) : "";
+    return Value(affix_match(part, arg(c, 0, m), m == "startswith", m));
+  }
   if (m == "replace") return Value(py::replace(s, arg(c, 0, m).str(), arg(c, 1, m).str(), opt_int(c, 2, -1)));
   if (m == "title") return Value(py::title(s));
   if (m == "capitalize") return Value(py::capitalize(s));
@@ -112,12 +136,19 @@ Value string_method(const std::string& s, const std::string& m, CallArgs& c) {
     }
     return Value(s);
   }
-  if (m == "center") return Value(py::center(s, arg(c, 0, m).as_int()));
-  if (m == "ljust" || m == "rjust" || m == "zfill") {
+  if (m == "center" || m == "ljust" || m == "rjust" || m == "zfill") {
+    if (!arg(c, 0, m).is_int() && !arg(c, 0, m).is_bool()) fail(m + "(): width must be an integer, not " + arg(c, 0, m).type_name());
+    std::string fill_char = m == "zfill" ? "0" : " ";
+    if (m != "zfill" && c.positional.size() > 1) {
+      const Value& f = c.positional[1];
+      if (!f.is_string() || utf8_length(f.as_string()) != 1) fail("The fill character must be exactly one character long");
+      fill_char = f.as_string();
+    }
+    if (m == "center") return Value(py::center(s, arg(c, 0, m).as_int(), fill_char));
     const std::int64_t width = arg(c, 0, m).as_int(), len = static_cast<std::int64_t>(utf8_length(s));
     check_width(width, m.c_str());
     if (width <= len) return Value(s);
-    const std::string fill(static_cast<std::size_t>(width - len), m == "zfill" ? '0' : ' ');
+    const std::string fill = py::repeat(fill_char, width - len);
     if (m == "zfill" && !s.empty() && (s[0] == '-' || s[0] == '+')) return Value(s.substr(0, 1) + fill + s.substr(1));
     return Value(m == "ljust" ? s + fill : fill + s);
   }
@@ -326,6 +357,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
   }
   if (op == "**") {
     if (ints && b.as_int() >= 0) return Value(checked_int("**", a.as_int(), b.as_int()));
+    if (x == 0 && y < 0) fail("ZeroDivisionError: 0.0 cannot be raised to a negative power");
     return Value(std::pow(x, y));
   }
   fail("unknown operator " + op);

@@ -74,9 +74,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
       while (i < u.size() && is_space(u[i])) ++i;
       if (i == u.size()) break;
       if (maxsplit >= 0 && static_cast<std::int64_t>(out.size()) == maxsplit) {
-        std::size_t e = u.size();
-        while (e > i && is_space(u[e - 1])) --e;
-        out.push_back(encode(std::u32string_view(u).substr(i, e - i)));
+        out.push_back(encode(std::u32string_view(u).substr(i)));  // the rest as it is
         break;
       }
       std::size_t j = i;
@@ -91,9 +89,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
     while (i > 0 && is_space(u[i - 1])) --i;
     if (i == 0) break;
     if (maxsplit >= 0 && static_cast<std::int64_t>(out.size()) == maxsplit) {
-      std::size_t b = 0;
-      while (b < i && is_space(u[b])) ++b;
-      out.push_back(encode(std::u32string_view(u).substr(b, i - b)));
+      out.push_back(encode(std::u32string_view(u).substr(0, i)));  // the rest as it is
       break;
     }
     std::size_t j = i;
@@ -104,7 +100,7 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
   return {out.rbegin(), out.rend()};
 }
 
-std::vector<std::string> splitlines(std::string_view s) {
+std::vector<std::string> splitlines(std::string_view s, bool keepends) {
   const std::u32string u = decode(s);
   std::vector<std::string> out;
   std::size_t start = 0, i = 0;
@@ -116,9 +112,9 @@ std::vector<std::string> splitlines(std::string_view s) {
       ++i;
       continue;
     }
-    out.push_back(encode(std::u32string_view(u).substr(start, i - start)));
-    i += (c == '\r' && i + 1 < u.size() && u[i + 1] == '\n') ? 2 : 1;
-    start = i;
+    const std::size_t end = i + ((c == '\r' && i + 1 < u.size() && u[i + 1] == '\n') ? 2 : 1);
+    out.push_back(encode(std::u32string_view(u).substr(start, (keepends ? end : i) - start)));
+    i = start = end;
   }
   if (start < u.size()) out.push_back(encode(std::u32string_view(u).substr(start)));
   return out;
@@ -203,13 +199,19 @@ std::int64_t count(std::string_view s, std::string_view sub) {
   return n;
 }
 
-std::string center(std::string_view s, std::int64_t width) {
+std::string center(std::string_view s, std::int64_t width, std::string_view fill) {
   check_width(width, "center");
   const auto len = static_cast<std::int64_t>(utf8_length(s));
   if (width <= len) return std::string(s);
   const std::int64_t pad = width - len;
   const std::int64_t left = pad / 2 + (pad & width & 1);
-  return std::string(static_cast<std::size_t>(left), ' ') + std::string(s) + std::string(static_cast<std::size_t>(pad - left), ' ');
+  return repeat(fill, left) + std::string(s) + repeat(fill, pad - left);
+}
+
+std::string repeat(std::string_view s, std::int64_t n) {
+  std::string out;
+  for (std::int64_t i = 0; i < n; ++i) out += s;
+  return out;
 }
 
 }  // namespace staticlm::jinja::py

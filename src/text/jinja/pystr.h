@@ -20,8 +20,8 @@ std::string strip(std::string_view s, bool left, bool right, const std::optional
 // str.split(sep, maxsplit) (sep == nullopt: runs of whitespace); rsplit when from_right.
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep, std::int64_t maxsplit = -1,
                                bool from_right = false);
-// str.splitlines() (without keepends).
-std::vector<std::string> splitlines(std::string_view s);
+// str.splitlines(keepends).
+std::vector<std::string> splitlines(std::string_view s, bool keepends = false);
 std::string upper(std::string_view s);
 std::string lower(std::string_view s);
 std::string capitalize(std::string_view s);
@@ -30,6 +30,9 @@ std::string replace(std::string_view s, std::string_view old, std::string_view n
 // str.find / rfind: code point index or -1.
 std::int64_t find(std::string_view s, std::string_view sub, bool from_right = false);
 std::int64_t count(std::string_view s, std::string_view sub);
-std::string center(std::string_view s, std::int64_t width);
+// str.center(width, fill): fill is one character (its UTF-8 bytes).
+std::string center(std::string_view s, std::int64_t width, std::string_view fill = " ");
+// s n times (n <= 0: empty).
+std::string repeat(std::string_view s, std::int64_t n);
 
 }  // namespace staticlm::jinja::py

@@ -453,7 +453,13 @@ std::string Template::render(const Value& variables, const RenderOptions& option
 }
 
 std::string Template::render(const nlohmann::ordered_json& variables, const RenderOptions& options) const {
-  return render(Value::from_json(variables), options);
+  Value v;
+  try {
+    v = Value::from_json(variables);
+  } catch (const TemplateError& e) {  // a value the engine cannot hold, e.g. an integer past 64 bits
+    invalid_argument("chat template variables (messages, tools, --var): " + e.message);
+  }
+  return render(v, options);
 }
 
 }  // namespace staticlm::jinja

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -81,7 +82,11 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::null: return none();
     case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
     case nlohmann::ordered_json::value_t::number_integer: return Value(j.get<std::int64_t>());
-    case nlohmann::ordered_json::value_t::number_unsigned: return Value(static_cast<std::int64_t>(j.get<std::uint64_t>()));
+    case nlohmann::ordered_json::value_t::number_unsigned: {
+      const auto u = j.get<std::uint64_t>();
+      if (u > static_cast<std::uint64_t>(INT64_MAX)) fail("integer " + std::to_string(u) + " does not fit in 64 bits (the limit)");
+      return Value(static_cast<std::int64_t>(u));
+    }
     case nlohmann::ordered_json::value_t::number_float: return Value(j.get<double>());
     case nlohmann::ordered_json::value_t::string: return Value(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
@@ -185,9 +190,26 @@ std::string repr_string(const std::string& s) {
   return out + quote;
 }
 
-void json_string(std::string& out, const std::string& s) {
+void json_string(std::string& out, const std::string& s, bool ensure_ascii) {
   out += '"';
-  for (unsigned char c : s) {
+  auto escape = [&](unsigned u) {
+    char b[8];
+    std::snprintf(b, sizeof b, "\\u%04x", u);
+    out += b;
+  };
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80 && ensure_ascii) {
+      const char32_t cp = utf8_decode(s, i);
+      if (cp >= 0x10000) {  // a UTF-16 surrogate pair, as Python writes it
+        escape(0xD800 + ((cp - 0x10000) >> 10));
+        escape(0xDC00 + ((cp - 0x10000) & 0x3FF));
+      } else {
+        escape(cp);
+      }
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -197,10 +219,8 @@ void json_string(std::string& out, const std::string& s) {
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
       default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          out += b;
+        if (c < 0x20 || (c == 0x7f && ensure_ascii)) {
+          escape(c);
         } else {
           out += static_cast<char>(c);
         }
@@ -209,17 +229,18 @@ void json_string(std::string& out, const std::string& s) {
   out += '"';
 }
 
-void json_value(std::string& out, const Value& v, int indent, bool sort_keys, int depth, const Value::JsonSeparators& sep) {
+void json_value(std::string& out, const Value& v, const JsonOptions& o, int depth) {
   // A namespace can hold itself: the depth check also ends a cycle.
   if (depth > kMaxDataDepth) fail("tojson: lists and dicts nested more than " + std::to_string(kMaxDataDepth) + " deep (the limit)");
   check_string_size(out.size(), "tojson", 0);
-  const std::string item_sep = !sep.item.empty() ? sep.item : indent >= 0 ? "," : ", ";
-  const std::string key_sep = !sep.key.empty() ? sep.key : ": ";
+  const std::string item_sep = o.item_sep ? *o.item_sep : o.indent ? "," : ", ";
+  const std::string key_sep = o.key_sep ? *o.key_sep : ": ";
   auto newline = [&](int d) {
-    if (indent < 0) return;
-    const std::size_t spaces = saturated_product(static_cast<std::size_t>(indent), static_cast<std::size_t>(d));
-    check_string_size(out.size() + 1 + spaces, "tojson", 0);
-    out += "\n" + std::string(spaces, ' ');
+    if (!o.indent) return;
+    const std::size_t bytes = saturated_product(o.indent->size(), static_cast<std::size_t>(d));
+    check_string_size(out.size() + 1 + bytes, "tojson", 0);
+    out += '\n';
+    for (int i = 0; i < d; ++i) out += *o.indent;
   };
   switch (v.type()) {
     case Value::Type::kNone: out += "null"; return;
@@ -230,7 +251,7 @@ void json_value(std::string& out, const Value& v, int indent, bool sort_keys, in
       out += std::isnan(d) ? "NaN" : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity") : python_float_repr(d);
       return;
     }
-    case Value::Type::kString: json_string(out, v.as_string()); return;
+    case Value::Type::kString: json_string(out, v.as_string(), o.ensure_ascii); return;
     case Value::Type::kList: {
       const auto& items = v.list();
       if (items.empty()) {
@@ -241,7 +262,7 @@ void json_value(std::string& out, const Value& v, int indent, bool sort_keys, in
       for (std::size_t i = 0; i < items.size(); ++i) {
         if (i) out += item_sep;
         newline(depth + 1);
-        json_value(out, items[i], indent, sort_keys, depth + 1, sep);
+        json_value(out, items[i], o, depth + 1);
       }
       newline(depth);
       out += ']';
@@ -253,7 +274,7 @@ void json_value(std::string& out, const Value& v, int indent, bool sort_keys, in
         out += "{}";
         return;
       }
-      if (sort_keys) {
+      if (o.sort_keys) {
         std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return values_less(a.first, b.first); });
       }
       out += '{';
@@ -262,16 +283,16 @@ void json_value(std::string& out, const Value& v, int indent, bool sort_keys, in
         newline(depth + 1);
         const Value& k = items[i].first;
         if (k.is_string()) {
-          json_string(out, k.as_string());
+          json_string(out, k.as_string(), o.ensure_ascii);
         } else if (k.is_bool() || k.is_none() || k.is_int() || k.is_float()) {
           std::string key;
-          json_value(key, k, -1, false, 0, sep);
-          json_string(out, key);
+          json_value(key, k, {}, 0);
+          json_string(out, key, o.ensure_ascii);
         } else {
           fail("tojson: keys must be str, int, float, bool or None, not " + k.type_name());
         }
         out += key_sep;
-        json_value(out, items[i].second, indent, sort_keys, depth + 1, sep);
+        json_value(out, items[i].second, o, depth + 1);
       }
       newline(depth);
       out += '}';
@@ -284,9 +305,9 @@ void json_value(std::string& out, const Value& v, int indent, bool sort_keys, in
 
 }  // namespace
 
-std::string Value::to_json(int indent, bool sort_keys, const JsonSeparators& separators) const {
+std::string Value::to_json(const JsonOptions& options) const {
   std::string out;
-  json_value(out, *this, indent, sort_keys, 0, separators);
+  json_value(out, *this, options, 0);
   return out;
 }
 

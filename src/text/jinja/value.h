@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,15 @@ struct CallableObject {
 // An undefined value remembers what was looked up, for the error when it is used.
 struct Undefined {
   std::string hint;  // "'x' is undefined", "'dict object' has no attribute 'y'"
+};
+
+// The arguments of Python's json.dumps that transformers' tojson filter passes.
+struct JsonOptions {
+  bool ensure_ascii = false;          // non-ASCII as \uXXXX (surrogate pairs past U+FFFF)
+  std::optional<std::string> indent;  // none: one line; else a newline and the string per level
+  std::optional<std::string> item_sep;  // none: ", " without indent, "," with
+  std::optional<std::string> key_sep;   // none: ": "
+  bool sort_keys = false;
 };
 
 class Value {
@@ -102,12 +112,8 @@ class Value {
   std::string repr() const;
   // Python type name for messages: 'str', 'int', 'dict', ...
   std::string type_name() const;
-  // json.dumps(x, ensure_ascii=False, indent=indent, separators=..., sort_keys=...), as
-  // transformers' tojson filter calls it. indent < 0: none.
-  struct JsonSeparators {
-    std::string item, key;  // empty item: ", " without indent, "," with; empty key: ": "
-  };
-  std::string to_json(int indent = -1, bool sort_keys = false, const JsonSeparators& separators = {}) const;
+  // json.dumps(x, ...) with the options of JsonOptions, as transformers' tojson filter calls it.
+  std::string to_json(const JsonOptions& options = {}) const;
 
   // Items to iterate: a list's items, a dict's keys, a string's characters; undefined is empty.
   std::vector<Value> iterate() const;

@@ -115,6 +115,24 @@ TEST(JinjaLimits, TheErrorNamesTheLineOfTheOffendingExpression) {
   EXPECT_NE(error_of("line one\n{% set n = 3 %}\n{{ 'x' * 99999999999 }}\n").find("t.jinja:3: *:"), std::string::npos);
 }
 
+// Python keeps any integer exactly; the engine holds 64 bits. A JSON integer past that in the
+// variables (messages, tools, --var) is refused by value, never wrapped to a negative number.
+TEST(JinjaLimits, IntegersPast64BitsInTheVariablesAreRefused) {
+  const auto t = jinja::Template::parse("{{ n }}", "t.jinja");
+  auto render_n = [&](const std::string& n) {
+    return t->render(nlohmann::ordered_json::parse("{\"n\": " + n + "}"));
+  };
+  EXPECT_EQ(render_n("9223372036854775807"), "9223372036854775807");
+  EXPECT_EQ(render_n("-9223372036854775808"), "-9223372036854775808");
+  try {
+    render_n("12345678901234567890");
+    ADD_FAILURE() << "an integer past 64 bits rendered";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("integer 12345678901234567890 does not fit in 64 bits"), std::string::npos) << e.what();
+  }
+}
+
 TEST(JinjaLimits, TemplatesInsideTheLimitsRenderAsJinja2Does) {
   // 100 macro calls deep is allowed, 101 is not: the boundary is exact.
   const std::string countdown = "{% macro f(n) %}{% if n > 1 %}{{ f(n - 1) }}{% endif %}.{% endmacro %}";
