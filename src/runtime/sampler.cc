@@ -44,13 +44,15 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     }
   }
   candidates_.clear();
-  if (options_.greedy()) {
+  // A temperature so small that the scaled scores overflow (say 5e-324) is its limit, greedy.
+  const double inv_t = 1.0 / options_.temperature;
+  const float top = v > 0 ? *std::max_element(scores_.begin(), scores_.end()) : 0.0f;
+  if (options_.greedy() || !std::isfinite(inv_t) || (std::isfinite(top) && !std::isfinite(top * inv_t))) {
     // First maximum, as torch.argmax.
     const auto best = std::max_element(scores_.begin(), scores_.end()) - scores_.begin();
     candidates_.emplace_back(best, 1.0);
     return;
   }
-  const double inv_t = 1.0 / options_.temperature;
   candidates_.reserve(static_cast<std::size_t>(v));
   for (std::int64_t i = 0; i < v; ++i) candidates_.emplace_back(i, static_cast<double>(scores_[i]) * inv_t);
   auto by_score = [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); };

@@ -47,6 +47,18 @@ TEST(Sampler, Temperature) {
   expect_dist(s.distribution(logits_of({0.5, 0.3, 0.2}), {}), {a / z, b / z, c / z});
 }
 
+// Temperatures so small that 1 / T or the scaled scores overflow: the limit T -> 0 (greedy),
+// never NaN probabilities. 1e-30 still computes a finite softmax that puts all mass on the top.
+TEST(Sampler, TinyTemperatureIsTheGreedyLimit) {
+  const std::vector<float> l = {0.5f, 2.0f, -1.0f, 1.5f};
+  for (double t : {5e-324, 1e-310, 1e-300, 1e-30}) {
+    Sampler s(opts(t));
+    const auto d = s.distribution(l, {});
+    expect_dist(d, {0, 1, 0, 0});
+    EXPECT_EQ(s.sample(l, {}), 1) << "temperature " << t;
+  }
+}
+
 TEST(Sampler, TopK) {
   SamplingOptions o = opts();
   o.top_k = 2;
