@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -146,10 +147,31 @@ void serve_command(const ServeArgs& a) {
     json_reply(res, 200, dump_reply_json({{"object", "list"}, {"data", ojson::array({m})}}));
   });
   std::atomic<std::uint64_t> next_id{1};
-  svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+  svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res,
+                                        const httplib::ContentReader& read_body) {
+    // The body read here, not by httplib: its limit covers only bodies with a Content-Length
+    // (a chunked one was read whole, however large).
+    std::string body;
+    bool too_large = false;
+    const bool whole = read_body([&](const char* data, std::size_t n) {
+      too_large = body.size() + n > static_cast<std::size_t>(a.max_body);
+      if (!too_large) body.append(data, n);
+      return !too_large;
+    });
+    // httplib itself refuses (and hands over nothing of) a body whose Content-Length is too large.
+    const std::string declared = req.get_header_value("Content-Length");
+    if (!whole && !declared.empty() && std::strtoull(declared.c_str(), nullptr, 10) > static_cast<std::uint64_t>(a.max_body)) {
+      too_large = true;
+    }
+    if (too_large) {
+      res.set_header("Connection", "close");
+      json_reply(res, 413, error_json("request body larger than --max-body " + std::to_string(a.max_body) + " bytes",
+                                      "request_too_large"));
+      return;
+    }
     auto job = std::make_shared<ChatJob>();
     try {
-      parse_chat_request(req.body, context, *job);
+      parse_chat_request(body, context, *job);
     } catch (const RequestError& e) {
       json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
       return;

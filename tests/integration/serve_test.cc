@@ -105,10 +105,12 @@ class Serve : public ::testing::Test {
 
   // curl as the client: `body` (when given) is POSTed as JSON. Files are named by a counter, so
   // threads may call it at once.
-  static HttpResult http(const std::string& path, const std::string* body = nullptr, bool post = true) {
+  static HttpResult http(const std::string& path, const std::string* body = nullptr, bool post = true,
+                         bool chunked = false) {
     const std::string n = std::to_string(counter_++);
     const std::string req = dir_->file("req" + n), resp = dir_->file("resp" + n), code = dir_->file("code" + n);
     std::string cmd = "curl -s -N -o " + resp + " -w '%{http_code}' ";
+    if (chunked) cmd += "-H 'Transfer-Encoding: chunked' ";
     if (body) {
       write(req, *body);
       cmd += "-H 'Content-Type: application/json' --data-binary @" + req + " ";
@@ -305,8 +307,14 @@ TEST_F(Serve, OversizedBodyIs413) {
   const std::string body = R"({"messages": [{"role": "user", "content": ")" + std::string(70000, 'x') + "\"}]}";
   const HttpResult r = http("/v1/chat/completions", &body);
   EXPECT_EQ(r.status, 413) << r.body;
-  // The server goes on serving.
+  // Sent in chunks (no Content-Length), the same body: the limit holds as well.
+  const HttpResult c = http("/v1/chat/completions", &body, true, true);
+  EXPECT_EQ(c.status, 413) << c.body;
+  EXPECT_NE(c.body.find("--max-body 65536"), std::string::npos) << c.body;
+  // The server goes on serving, chunked requests under the limit included.
   EXPECT_EQ(get("/health").status, 200);
+  const std::string small = request(kHello).dump();
+  EXPECT_EQ(http("/v1/chat/completions", &small, true, true).status, 200);
 }
 
 TEST_F(Serve, ConcurrentClientsGetCompleteAnswersOr503) {
