@@ -5,6 +5,7 @@ namespace staticlm {
 const std::string& gemma4_chat_template() {
   static const std::string kTemplate = R"JINJA({%- macro render_content(content, sep) -%}
 {%- if content is string -%}{{ content | trim }}
+{%- elif content is none -%}
 {%- else -%}{%- for item in content -%}
 {%- if item['type'] == 'text' -%}{{ item['text'] | trim }}{{ sep }}
 {%- elif item['type'] == 'image' -%}<|image|>

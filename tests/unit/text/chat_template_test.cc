@@ -40,6 +40,18 @@ TEST(ChatTemplate, MakeModelTemplateAndBuiltInFormatAgreeOnTheFixtures) {
   }
 }
 
+// The OpenAI tool loop (an assistant turn with `content: null` and tool_calls, then a tool
+// message) renders with the template make-model ships; the expected text is jinja2's rendering
+// of that template (transformers' settings) for these messages.
+TEST(ChatTemplate, MakeModelTemplateTakesNullContent) {
+  const auto t = jinja::Template::parse(gemma4_chat_template(), "chat_template.jinja");
+  const json messages = json::parse(R"([{"role": "user", "content": "Weather?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+      {"role": "tool", "tool_call_id": "c1", "content": "sunny"}])");
+  const json vars = {{"messages", messages}, {"bos_token", "<bos>"}, {"eos_token", "<eos>"}, {"add_generation_prompt", true}};
+  EXPECT_EQ(t->render(vars), "<bos><|turn>user\nWeather?<turn|>\n<|turn>model\n<turn|>\n<|turn>tool\nsunny<turn|>\n<|turn>model\n");
+}
+
 TEST(ChatTemplate, ChatFormatUsesTheCheckpointTemplateAndPrintsNothingElse) {
   test::TempDir dir;
   write(dir.file("m.json"), R"([{"role": "user", "content": "Hi"}])");
