@@ -1,13 +1,14 @@
 #include "text/jinja/builtins.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <unordered_set>
 
 #include "text/jinja/format.h"
 #include "text/jinja/limits.h"
@@ -386,7 +387,13 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     if (v.is_number()) return Value(v.as_int() < 0 ? checked_int("-", 0, v.as_int()) : v.as_int());
     fail("bad operand type for abs(): '" + v.type_name() + "'");
   }
-  if (name == "attr") return get_attr(v, a.get(0, "name").str());
+  if (name == "attr") {  // Python's getattr only: a dict's keys are items, not attributes
+    const std::string n = a.get(0, "name").str();
+    if (v.is_dict() && !v.dict_object().is_namespace && n != "items" && n != "keys" && n != "values" && n != "get") {
+      return Value::undefined("'dict object' has no attribute '" + n + "'");
+    }
+    return get_attr(v, n);
+  }
   if (name == "batch") {
     const std::int64_t n = a.integer(0, "linecount", 1);
     if (n <= 0) fail("batch(): linecount must be positive");
@@ -398,6 +405,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     }
     if (!cur.empty()) {
       if (!fill.is_none()) {
+        check_list_size(static_cast<std::size_t>(n), 0, "batch");  // the padded last row
         while (static_cast<std::int64_t>(cur.size()) < n) cur.push_back(fill);
       }
       out.emplace_back(std::move(cur));
@@ -508,13 +516,25 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "unique") {
     const bool cs = a.flag(0, "case_sensitive", false);
     const Value attribute = a.get(1, "attribute");
-    std::vector<Value> out, seen;
+    // A Python set of the keys: 1, 1.0 and True are one key; a list or dict cannot be one.
+    auto hash_key = [](const Value& k) -> std::optional<std::string> {
+      if (k.is_string()) return "s" + k.as_string();
+      if (k.is_none()) return std::string("N");
+      if (k.is_int() || k.is_bool()) return "n" + std::to_string(k.as_int());
+      if (k.is_float()) {
+        const double d = k.as_double();
+        if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 9.2e18) return "n" + std::to_string(static_cast<std::int64_t>(d));
+        return "f" + python_float_repr(d);
+      }
+      return std::nullopt;
+    };
+    std::vector<Value> out;
+    std::unordered_set<std::string> seen;
     for (const Value& x : v.iterate()) {
       const Value key = fold_case(attribute.is_undefined() ? x : attr_path(x, attribute.str()), cs);
-      if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return values_equal(s, key); })) {
-        seen.push_back(key);
-        out.push_back(x);
-      }
+      const auto h = hash_key(key);
+      if (!h) fail("unhashable type: '" + key.type_name() + "'");
+      if (seen.insert(*h).second) out.push_back(x);
     }
     return Value(std::move(out));
   }

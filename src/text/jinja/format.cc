@@ -10,6 +10,19 @@
 namespace staticlm::jinja {
 namespace {
 
+// printf of one value into a string of whatever length it needs (%.600f is 600 digits and
+// more; the width and precision were checked against the string limit first).
+template <typename T>
+std::string c_format(const std::string& spec, T value) {
+  const int n = std::snprintf(nullptr, 0, spec.c_str(), value);
+  if (n < 0) fail("format: cannot format with " + spec);
+  check_string_size(static_cast<std::size_t>(n), "format");
+  std::string out(static_cast<std::size_t>(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), spec.c_str(), value);
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
 // Widths and precisions saturate here (past any string the limits allow), so a long run of
 // digits cannot overflow an int.
 constexpr std::int64_t kMaxNumber = std::int64_t{1} << 30;
@@ -47,25 +60,20 @@ std::string convert(char conv, const std::string& flags, int width, int precisio
     return pad(ch, width < 0 ? 0 : width, left);
   }
   if (!v.is_number()) fail("%" + std::string(1, conv) + " format: a real number is required, not " + v.type_name());
+  check_width(precision, "format precision");
   std::string spec = "%" + flags;
   if (width >= 0) spec += std::to_string(width);
   if (precision >= 0) spec += "." + std::to_string(precision);
-  char buf[512];
   if (conv == 'd' || conv == 'i' || conv == 'u' || conv == 'x' || conv == 'X' || conv == 'o') {
     const long long i = v.is_float() ? checked_float_to_int(v.as_double(), "format") : static_cast<long long>(v.as_int());
     spec += "ll";
     spec += conv == 'i' || conv == 'u' ? 'd' : conv;
-    if ((conv == 'x' || conv == 'X' || conv == 'o') && i < 0) {
-      std::snprintf(buf, sizeof buf, spec.c_str(), 0ULL - static_cast<unsigned long long>(i));
-      return "-" + std::string(buf);
-    }
-    std::snprintf(buf, sizeof buf, spec.c_str(), i);
-    return buf;
+    if ((conv == 'x' || conv == 'X' || conv == 'o') && i < 0) return "-" + c_format(spec, 0ULL - static_cast<unsigned long long>(i));
+    return c_format(spec, i);
   }
   if (conv == 'f' || conv == 'F' || conv == 'e' || conv == 'E' || conv == 'g' || conv == 'G') {
     spec += conv;
-    std::snprintf(buf, sizeof buf, spec.c_str(), v.as_double());
-    return buf;
+    return c_format(spec, v.as_double());
   }
   fail("unsupported format character '" + std::string(1, conv) + "'");
 }
