@@ -14,12 +14,22 @@
 namespace staticlm {
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) invalid_file(path + ": is a directory; expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) invalid_file(path + ": cannot open for reading (" + std::strerror(errno) + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Read in pieces up to the limit: a device or pipe (/dev/zero, a symlink to one) may never end.
+  std::string out;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    if (out.size() + static_cast<std::size_t>(in.gcount()) > kMaxReadFileBytes) {
+      invalid_file(path + ": more than " + std::to_string(kMaxReadFileBytes >> 20) +
+                   " MiB; expected a text or JSON file (the limit for one)");
+    }
+    out.append(buf, static_cast<std::size_t>(in.gcount()));
+  }
   if (in.bad()) invalid_file(path + ": read failed");
-  return ss.str();
+  return out;
 }
 
 bool file_exists(const std::string& path) {

@@ -2,6 +2,7 @@
 // failure never leaves a half-written output file behind.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -9,7 +10,10 @@
 
 namespace staticlm {
 
-// Reads a whole file; throws kInvalidFile naming the path when it cannot be read.
+// The largest file read_file reads whole (configs, messages, templates, text inputs).
+inline constexpr std::size_t kMaxReadFileBytes = std::size_t{256} << 20;
+// The whole file; kInvalidFile naming the path when it cannot be read or is larger than
+// kMaxReadFileBytes.
 std::string read_file(const std::string& path);
 
 bool file_exists(const std::string& path);

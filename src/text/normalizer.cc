@@ -1,6 +1,10 @@
 #include "text/normalizer.h"
 
+#include <cstdint>
+#include <string>
 #include <utility>
+
+#include "base/error.h"
 
 namespace staticlm {
 
@@ -58,9 +62,23 @@ void replace_matches(NormalizedText& t, const Regex& regex, const std::string& c
   replace_ranges(t, matches, content);
 }
 
+namespace {
+constexpr std::size_t kMaxNormalizerGrowth = 8;
+std::size_t saturated_mul(std::size_t a, std::size_t b) { return b != 0 && a > SIZE_MAX / b ? SIZE_MAX / 2 : a * b; }
+}  // namespace
+
 void replace_ranges(NormalizedText& t, const std::vector<std::pair<std::size_t, std::size_t>>& matches,
                     const std::string& content) {
   if (t.text.empty() || matches.empty()) return;
+  // A Replace step may grow the text (" " -> "\u2581" triples it); steps that multiply it (a
+  // Sequence of Replaces each turning "x" into a thousand) are refused before they build it.
+  std::size_t removed = 0;
+  for (const auto& [s, e] : matches) removed += e - s;
+  const std::size_t grown = t.text.size() - removed + saturated_mul(matches.size(), content.size());
+  if (grown > kMaxNormalizerGrowth * t.text.size() + (std::size_t{1} << 20)) {
+    invalid_file("tokenizer normalizer: a Replace step would grow " + std::to_string(t.text.size()) + " bytes of text to " +
+                 std::to_string(grown) + " (more than " + std::to_string(kMaxNormalizerGrowth) + "x plus 1 MiB, the limit)");
+  }
   if (!t.tracked()) {
     std::string r;
     r.reserve(t.text.size() + matches.size() * content.size());

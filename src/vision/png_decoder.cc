@@ -8,6 +8,7 @@
 // skips no destructor; the state owning the libpng handles is destroyed by the exception.
 #include <png.h>
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstring>
 #include <vector>
@@ -53,6 +54,18 @@ struct PngState {
   }
 };
 
+// A chunk type for a message: its four letters, or hex when they are not letters.
+std::string printable_chunk_type(const std::string& type) {
+  if (std::all_of(type.begin(), type.end(), [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); })) return type;
+  std::string hex = "0x";
+  for (unsigned char c : type) {
+    const char* digits = "0123456789abcdef";
+    hex += digits[c >> 4];
+    hex += digits[c & 15];
+  }
+  return hex;
+}
+
 std::uint32_t be32(const std::uint8_t* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
 }
@@ -85,6 +98,19 @@ RgbImage decode_png(std::span<const std::uint8_t> bytes, const std::string& name
   if (bytes.size() < 8 + 8 + 13) invalid_file(name + ": truncated PNG (the data ends before the image header)");
   if (std::memcmp(bytes.data() + 12, "IHDR", 4) != 0) invalid_file(name + ": invalid PNG: the first chunk is not IHDR");
   check_image_size(be32(bytes.data() + 16), be32(bytes.data() + 20), name, options);
+  // The chunks before the image data, walked here: one that claims more bytes than the file
+  // has left (a 2 GB tEXt in a 141-byte file) made libpng allocate that much before it found
+  // the end of the data.
+  for (std::size_t at = 8; at + 8 <= bytes.size();) {
+    const std::uint32_t length = be32(bytes.data() + at);
+    const std::string type(reinterpret_cast<const char*>(bytes.data() + at + 4), 4);
+    if (type == "IDAT" || type == "IEND") break;
+    if (std::uint64_t{length} + 12 > bytes.size() - at) {
+      invalid_file(name + ": truncated PNG (chunk " + printable_chunk_type(type) + " declares " + std::to_string(length) +
+                   " bytes; " + std::to_string(bytes.size() - at - std::min<std::size_t>(bytes.size() - at, 12)) + " are left)");
+    }
+    at += std::size_t{length} + 12;
+  }
 
   PngInput input;
   input.bytes = bytes;
@@ -102,6 +128,8 @@ RgbImage decode_png(std::span<const std::uint8_t> bytes, const std::string& name
   }
 
   png_set_read_fn(s.png, &input, read_png_bytes);
+  // Ancillary chunks (text, ICC profiles) are never used: none may make libpng allocate more.
+  png_set_chunk_malloc_max(s.png, 8u << 20);
   png_read_info(s.png, s.info);
   const int width = static_cast<int>(png_get_image_width(s.png, s.info));
   const int height = static_cast<int>(png_get_image_height(s.png, s.info));

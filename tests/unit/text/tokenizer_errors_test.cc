@@ -107,6 +107,27 @@ TEST(TokenizerErrors, BadComponentFields) {
                ErrorKind::kInvalidFile, "added_tokens[0]: id 1 of \"<new>\" belongs to \"b\" in the model vocabulary");
 }
 
+// Replace steps that multiply the text (three steps each turning "a" into a thousand would make
+// a billion bytes of one letter) are refused when a step would grow it more than 8x; the usual
+// growth (" " -> "\u2581", three bytes for one) passes.
+TEST(TokenizerErrors, NormalizerThatMultipliesTheTextIsRefused) {
+  const std::string thousand = std::string(1000, 'a');
+  const std::string step = R"({"type": "Replace", "pattern": {"String": "a"}, "content": ")" + thousand + R"("})";
+  const auto tok = Tokenizer::from_json(make_json(R"({"type": "Sequence", "normalizers": [)" + step + "," + step + "," + step + "]}"), "tok.json");
+  try {
+    tok->encode("a");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile);
+    EXPECT_NE(std::string(e.what()).find("a Replace step would grow 1000000 bytes of text to 1000000000"), std::string::npos) << e.what();
+  }
+  const auto spaces = Tokenizer::from_json(
+      make_json(R"({"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"})", "null", "", R"([["a", "b"]])",
+                R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3, "<s>": 4, "\u2581": 5})"),
+      "tok.json");
+  EXPECT_EQ(spaces->encode(std::string(30000, ' ')).size(), 30000u);
+}
+
 TEST(TokenizerErrors, BadInput) {
   const auto tok = Tokenizer::from_json(make_json(), "tok.json");
   try {

@@ -150,6 +150,25 @@ TEST(Decode, TruncationAnywhereIsAnError) {
   }
 }
 
+// A chunk before the image data that claims more bytes than the file holds (2 GB of tEXt in a
+// file of 141 bytes) is refused from the chunk list, before libpng allocates anything for it.
+TEST(Decode, ChunkLongerThanTheFileIsRefusedAtOnce) {
+  const auto good = test::read_bytes(image_fixture("odd97x61.png"));
+  for (const char* type : {"tEXt", "zTXt", "iCCP", "abcd"}) {
+    std::vector<std::uint8_t> bytes(good.begin(), good.begin() + 33);  // signature + IHDR
+    for (std::uint8_t b : {0x7f, 0xff, 0xff, 0xff}) bytes.push_back(b);
+    bytes.insert(bytes.end(), type, type + 4);
+    bytes.insert(bytes.end(), 100, 'x');
+    try {
+      decode_image(bytes, "bomb.png");
+      ADD_FAILURE() << type << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile);
+      EXPECT_EQ(std::string(e.what()), "bomb.png: truncated PNG (chunk " + std::string(type) + " declares 2147483647 bytes; 96 are left)");
+    }
+  }
+}
+
 TEST(Decode, CorruptedBytesNeverCrash) {
   // Flipped bytes must give either an image or an Error; the decoders must never crash or hang.
   std::mt19937 rng(7);
