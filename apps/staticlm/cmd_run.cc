@@ -81,15 +81,16 @@ std::string rate(double r) {
 
 // The chat prompt of --messages or -p --chat: the checkpoint's chat template (or --chat-template),
 // else the built-in Gemma 4 format.
-std::string chat_text(const RunArgs& a) {
-  std::vector<std::string> images;
-  return resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, {}, a.model, a.chat_template, a.tools, a.vars},
+// images receives the prompt's image files: --image, or for --messages its image parts (a part
+// naming no file takes the next --image).
+std::string chat_text(const RunArgs& a, std::vector<std::string>& images) {
+  return resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model, a.chat_template, a.tools, a.vars},
                         RuntimeConfig{}, images);
 }
 
 // The prompt as token ids: --prompt-ids as given; -p as given, or wrapped in the chat format
 // with --chat; --messages always in the chat format.
-std::vector<std::int64_t> prompt_ids(const RunArgs& a, const api::Model& model) {
+std::vector<std::int64_t> prompt_ids(const RunArgs& a, const api::Model& model, const std::string& text) {
   if (a.prompt_ids) {
     if (a.chat) invalid_argument("run: --chat goes with -p, not --prompt-ids");
     return parse_token_ids(*a.prompt_ids, model.info().vocab_size, "--prompt-ids");
@@ -99,7 +100,7 @@ std::vector<std::int64_t> prompt_ids(const RunArgs& a, const api::Model& model) 
     invalid_argument("run: " + std::string(a.prompt ? "-p" : "--messages") + " needs the checkpoint's tokenizer.json, " +
                      "which " + a.model + " does not have; give --prompt-ids instead");
   }
-  const std::vector<std::int64_t> ids = tok->encode(a.messages || a.chat ? chat_text(a) : *a.prompt);
+  const std::vector<std::int64_t> ids = tok->encode(text);
   if (ids.empty()) invalid_argument("run: the prompt is empty");
   return ids;
 }
@@ -114,9 +115,15 @@ void check_args(const RunArgs& a) {
     invalid_argument("run: --tools, --var and --chat-template go with --messages or --chat");
   }
   if (a.max_seq && *a.max_seq < 2) invalid_argument("--max-seq " + std::to_string(*a.max_seq) + ": must be at least 2");
-  if (!a.images.empty() && !a.prompt) invalid_argument("run: --image goes with -p (its text holds the <|image|> placeholder)");
-  if (a.images.size() > 1) {
-    invalid_argument("run: " + std::to_string(a.images.size()) +
+  if (!a.images.empty() && a.prompt_ids) {
+    invalid_argument("run: --image goes with -p or --messages (their text holds the <|image|> placeholder)");
+  }
+}
+
+// The static layout holds one image span.
+void check_image_count(const std::vector<std::string>& images) {
+  if (images.size() > 1) {
+    invalid_argument("run: " + std::to_string(images.size()) +
                      " images given, but the static profile holds one image span: give one --image");
   }
 }
@@ -141,7 +148,16 @@ void run_command(const RunArgs& a) {
     invalid_argument("--max-seq " + std::to_string(*a.max_seq) + " exceeds the model's max_position_embeddings " +
                      std::to_string(model.info().max_position_embeddings));
   }
-  if (!a.images.empty() && !model.info().has_vision) {
+  // The prompt text and its images (--messages may name image files in its parts).
+  std::vector<std::string> images = a.images;
+  std::string text;
+  if (a.messages || a.chat) {
+    text = chat_text(a, images);
+  } else if (a.prompt) {
+    text = *a.prompt;
+  }
+  check_image_count(images);
+  if (!images.empty() && !model.info().has_vision) {
     invalid_argument("run: --image needs a model with a vision tower; " + a.model + " is text-only");
   }
   api::GenerateParams params = generate_params(a.sampling);
@@ -166,11 +182,11 @@ void run_command(const RunArgs& a) {
   const std::unique_ptr<api::Session> session = model.session(so);
 
   api::Prompt prompt;
-  if (!a.images.empty()) {
-    prompt.text = a.chat ? chat_text(a) : *a.prompt;  // laid out by the runtime config's vision profile
-    prompt.images = a.images;
+  if (!images.empty()) {
+    prompt.text = text;  // laid out by the runtime config's vision profile
+    prompt.images = images;
   } else {
-    prompt.ids = prompt_ids(a, model);
+    prompt.ids = prompt_ids(a, model, text);
     if (static_cast<std::int64_t>(prompt.ids.size()) > session->max_seq() - 1) {
       invalid_argument("run: the prompt has " + std::to_string(prompt.ids.size()) + " tokens but max_seq " +
                        std::to_string(session->max_seq()) + " leaves room for " + std::to_string(session->max_seq() - 1) +
@@ -201,7 +217,7 @@ void run_command(const RunArgs& a) {
     std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(r.recorded_bytes) / (1 << 20));
     std::cerr << "recorded " << r.recorded_calls << " subgraph calls (" << mib << ") in " << *a.record << "\n";
   }
-  print_stats(r, !a.images.empty());
+  print_stats(r, !images.empty());
   if (const std::string where = session->backend_placement(); !where.empty()) std::cerr << where << "\n";
 }
 

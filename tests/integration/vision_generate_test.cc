@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <random>
 #include <vector>
 
@@ -225,6 +226,20 @@ TEST_F(VisionPrefillRun, RunWithImageInChatFormatAndErrors) {
   EXPECT_NE(two.err.find("error: run: 2 images given, but the static profile holds one image span: give one --image"),
             std::string::npos)
       << two.err;
+  // --messages whose image part names the file: the image is encoded (it was dropped once,
+  // leaving a bare <|image|> token); a part naming a missing file is refused by name.
+  const std::string messages = dir_->file("image_messages.json");
+  std::ofstream(messages) << R"([{"role": "user", "content": [{"type": "image", "path": ")" + image +
+                                 R"("}, {"type": "text", "text": "Describe the image."}]}])";
+  const std::string plain = "run -m " + dir_->file("m") + " --set image_fit=fit -n 2 --set vision_profile.visual_start_idx=5";
+  const auto from_messages = test::run_staticlm(plain + " --messages " + messages);
+  EXPECT_EQ(from_messages.exit_code, 0) << from_messages.err;
+  EXPECT_NE(from_messages.err.find("image encode: 1 image"), std::string::npos) << from_messages.err;
+  const std::string missing = dir_->file("missing_messages.json");
+  std::ofstream(missing) << R"([{"role": "user", "content": [{"type": "image", "path": "/nonexistent/zz.png"}, {"type": "text", "text": "x"}]}])";
+  const auto missing_run = test::run_staticlm(plain + " --messages " + missing);
+  EXPECT_EQ(missing_run.exit_code, 2) << missing_run.err;
+  EXPECT_NE(missing_run.err.find("/nonexistent/zz.png"), std::string::npos) << missing_run.err;
   const auto ids = test::run_staticlm(common + " --prompt-ids 2,105");
   EXPECT_EQ(ids.exit_code, 2);
   EXPECT_NE(ids.err.find("--image goes with -p"), std::string::npos) << ids.err;
