@@ -158,10 +158,26 @@ void check_weights(const ModelConfig& config, const TensorLookup& lookup, const 
         (t == DType::kI8 || t == DType::kI4 || t == DType::kU4 || t == DType::kU8) && spec.shape.rank() == 2;
     for (const char* companion : {"_scale", "_zero_point"}) {
       const bool needed = companion[1] == 's' || t == DType::kU4 || t == DType::kU8;  // zero points: npu-w4 only
-      if (quantized && needed && !lookup(spec.name + companion)) {
+      if (!quantized || !needed) continue;
+      const std::optional<TensorInfo> c = lookup(spec.name + companion);
+      if (!c) {
         problems.push_back(spec.name + " is quantized (" + dtype_name(t) + ") but " + spec.name + companion +
                            " is missing");
+        continue;
       }
+      // The layout the loader checks (quantized_weight_matrix): q4 f16 per 32 columns, the
+      // others f32 per row; npu-w4 zero points u8 per row.
+      const std::int64_t rows = spec.shape[0], cols = spec.shape[1];
+      const bool scale = companion[1] == 's';
+      const DType want_dtype = !scale ? DType::kU8 : t == DType::kI4 ? DType::kF16 : DType::kF32;
+      const Shape want = scale && t == DType::kI4 ? Shape{rows, cols / 32} : Shape{rows};
+      if (c->dtype != want_dtype || c->shape != want) {
+        problems.push_back(spec.name + companion + " is " + dtype_name(c->dtype) + " " + c->shape.to_string() + ", expected " +
+                           dtype_name(want_dtype) + " " + want.to_string());
+      }
+    }
+    if (quantized && t == DType::kI4 && spec.shape[1] % 32 != 0) {
+      problems.push_back(spec.name + " is q4 (I4) with " + std::to_string(spec.shape[1]) + " columns, not a multiple of 32");
     }
     if (!dtype_is_float(found->dtype) && !quantized)
       problems.push_back(spec.name + " has dtype " + dtype_name(found->dtype) + ", expected a float type");

@@ -193,6 +193,26 @@ TEST_F(Quantize, NpuW4LayoutAndChecks) {
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find(q + "_zero_point: row 1 holds 16, expected 0..15 for U4 values"), std::string::npos)
       << run.err;
+  // A scale of the wrong shape: `info` refuses it by name as the loader does.
+  const std::string wrong = dir_->file("w4_wrong_scale");
+  fs::create_directories(wrong);
+  fs::copy_file(dir_->file("npu-w4") + "/config.json", wrong + "/config.json");
+  const std::int64_t rows = sc.shape[0];
+  const std::vector<float> longer(static_cast<std::size_t>(rows + 1), 1.0f);
+  SafetensorsWriter writer3;
+  for (const std::string& n : f->names()) {
+    if (n == q + "_scale") {
+      writer3.add(n, DType::kF32, Shape{rows + 1}, [&longer](ByteSink& sink) { sink.write(longer.data(), longer.size() * 4); });
+    } else {
+      writer3.add(n, f->get(n));
+    }
+  }
+  writer3.write(wrong + "/model.safetensors");
+  const auto wrong_info = test::run_staticlm("info -m " + wrong);
+  EXPECT_EQ(wrong_info.exit_code, 2);
+  EXPECT_NE(wrong_info.err.find(q + "_scale is F32 [" + std::to_string(rows + 1) + "], expected F32 [" + std::to_string(rows) + "]"),
+            std::string::npos)
+      << wrong_info.err;
 }
 
 TEST_F(Quantize, DirectoryIsCompleteAndDeterministic) {
