@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "model/weight_stats.h"
 #include "model/weights.h"
 
 namespace staticlm {
@@ -23,6 +24,7 @@ std::unique_ptr<Checkpoint> Checkpoint::open(const std::string& dir, Weights wei
     c->store_ = TensorStore::open_dir(dir);
     validate_weights(c->config_, *c->store_);
   }
+  quantization_scheme(*c);  // refuses an unknown scheme or another tool's quantization by name
   return c;
 }
 

@@ -289,6 +289,13 @@ void check_text_values(const Fields& f, const TextConfig& t) {
     invalid_file(f.where("num_kv_shared_layers") + ": " + std::to_string(t.num_kv_shared_layers) +
                  " is out of range (expected 0 to num_hidden_layers - 1 = " + std::to_string(t.num_hidden_layers - 1) +
                  ")");
+  // pad fills the static input's tail and bos starts bench / quant-report prompts: both are looked up
+  // in embed_tokens, so they must be rows of it.
+  for (const auto& [key, id] : {std::pair<const char*, std::int64_t>{"pad_token_id", t.pad_token_id},
+                                {"bos_token_id", t.bos_token_id}})
+    if (id < 0 || id >= t.vocab_size)
+      invalid_file(f.where(key) + ": token id " + std::to_string(id) + " is outside the vocabulary (vocab_size = " +
+                   std::to_string(t.vocab_size) + ")");
   for (std::size_t i = 0; i < t.eos_token_id.size(); ++i)
     if (t.eos_token_id[i] < 0 || t.eos_token_id[i] >= t.vocab_size)
       invalid_file(f.where("eos_token_id") + ": token id " + std::to_string(t.eos_token_id[i]) +

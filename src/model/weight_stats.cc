@@ -53,11 +53,27 @@ std::string quantization_scheme(const Checkpoint& ck) {
   // load_model_config already parsed this file, so it is valid JSON here.
   const auto config = nlohmann::json::parse(read_file(config_path));
   const auto q = config.find("quantization_config");
-  if (q != config.end() && q->is_object() && q->contains("scheme") && q->at("scheme").is_string()) {
+  if (q != config.end() && !q->is_null()) {
+    // Another tool's quantization (GPTQ, AWQ, bitsandbytes, ...) stores tensors this loader does not read.
+    const auto method = q->is_object() ? q->find("quant_method") : q->end();
+    if (!q->is_object() || method == q->end() || *method != "staticlm") {
+      unsupported(config_path + ": quantization_config.quant_method " +
+                  (method == q->end() ? std::string("missing") : method->dump()) +
+                  ": staticlm reads only its own quantized checkpoints (\"staticlm\", from `staticlm quantize`)");
+    }
+    if (!q->contains("scheme") || !q->at("scheme").is_string()) {
+      invalid_file(config_path + ": quantization_config.scheme is missing or not a string (expected q8, q4 or npu-w4)");
+    }
     from_config = q->at("scheme").get<std::string>();
   }
   std::optional<std::string> from_weights;
   if (ck.has_weights()) from_weights = ck.weights().metadata("staticlm_quantization");
+  for (const auto& [where, scheme] : {std::pair{config_path + ": quantization_config.scheme", from_config},
+                                      std::pair{ck.dir() + ": the weights' metadata staticlm_quantization", from_weights}}) {
+    if (scheme && *scheme != "q8" && *scheme != "q4" && *scheme != "npu-w4") {
+      invalid_file(where + ": unknown scheme \"" + *scheme + "\" (expected q8, q4 or npu-w4)");
+    }
+  }
   if (from_config && from_weights && *from_config != *from_weights) {
     invalid_file(config_path + ": quantization_config.scheme \"" + *from_config + "\" but the weights' metadata " +
                  "staticlm_quantization says \"" + *from_weights + "\"");

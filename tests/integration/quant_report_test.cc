@@ -139,6 +139,31 @@ TEST_F(QuantInfo, ReportsSchemeDtypesAndBytesPerToken) {
                          "\"q8\""),
             std::string::npos)
       << bad.err;
+  // run opens the checkpoint the same way: refused before any output.
+  const auto bad_run = test::run_staticlm("run -m " + mixed + " -p hi -n 1 --max-seq 64");
+  EXPECT_EQ(bad_run.exit_code, 2);
+  EXPECT_NE(bad_run.err.find("but the weights' metadata staticlm_quantization says \"q8\""), std::string::npos)
+      << bad_run.err;
+
+  // A scheme no build of staticlm writes, in config.json or in the weights' metadata.
+  config["quantization_config"]["scheme"] = "q3";
+  write_text_atomic(mixed + "/config.json", config.dump(2));
+  const auto unknown = test::run_staticlm("run -m " + mixed + " -p hi -n 1 --max-seq 64");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find(mixed + "/config.json: quantization_config.scheme: unknown scheme \"q3\" (expected q8, "
+                             "q4 or npu-w4)"),
+            std::string::npos)
+      << unknown.err;
+
+  // Another tool's quantization: refused by its quant_method.
+  config["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}};
+  write_text_atomic(mixed + "/config.json", config.dump(2));
+  const auto other = test::run_staticlm("info -m " + mixed);
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("quantization_config.quant_method \"gptq\": staticlm reads only its own quantized "
+                           "checkpoints"),
+            std::string::npos)
+      << other.err;
 }
 
 // Rank-2 tensors of whole cache lines (a nonzero multiple of 64 bytes) in a safetensors file, and

@@ -153,6 +153,12 @@ TEST(ConfigErrors, ImpossibleValues) {
   expect_config_error(e2b_edited([](json& j) { j["text_config"]["eos_token_id"] = 262144; }), kFile,
                       "config.json: text_config.eos_token_id: token id 262144 is outside the vocabulary (vocab_size = "
                       "262144)");
+  expect_config_error(e2b_edited([](json& j) { j["text_config"]["pad_token_id"] = 999999; }), kFile,
+                      "config.json: text_config.pad_token_id: token id 999999 is outside the vocabulary (vocab_size = "
+                      "262144)");
+  expect_config_error(e2b_edited([](json& j) { j["text_config"]["bos_token_id"] = -5; }), kFile,
+                      "config.json: text_config.bos_token_id: token id -5 is outside the vocabulary (vocab_size = "
+                      "262144)");
   expect_config_error(e2b_edited([](json& j) { j["vision_config"]["head_dim"] = 66; }), kFile,
                       "config.json: vision_config.head_dim: 66 is not a multiple of 4 (2-D RoPE rotates pairs in an x "
                       "half and a y half)");

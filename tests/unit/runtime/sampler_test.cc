@@ -59,6 +59,28 @@ TEST(Sampler, TinyTemperatureIsTheGreedyLimit) {
   }
 }
 
+// NaN or +Inf logits (from non-finite weights) are refused by name, greedy or not; -Inf is a
+// masked token and samples as probability zero.
+TEST(Sampler, NonFiniteLogitsAreRefused) {
+  for (double t : {0.0, 1.0}) {
+    Sampler s(opts(t));
+    for (float bad : {NAN, INFINITY}) {
+      const std::vector<float> l = {0.5f, 2.0f, bad, bad};
+      try {
+        s.sample(l, {});
+        FAIL() << "temperature " << t;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile);
+        EXPECT_STREQ(e.what(),
+                     "the model's logits hold 2 NaN or +Inf values of 4 (first at token 2): the checkpoint's weights "
+                     "or the inputs hold non-finite values");
+      }
+    }
+    const std::vector<float> masked = {-INFINITY, 0.0f, -INFINITY};
+    expect_dist(s.distribution(masked, {}), {0, 1, 0});
+  }
+}
+
 TEST(Sampler, TopK) {
   SamplingOptions o = opts();
   o.top_k = 2;
