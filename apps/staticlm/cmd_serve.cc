@@ -133,6 +133,31 @@ void serve_command(const ServeArgs& a) {
     res.set_content(error_json(what, res.status == 413 ? "request_too_large" : "invalid_request_error"), "application/json");
   });
 
+  // Browsers may call the API from any page, as llama.cpp's server allows; not when image parts may
+  // name local files, where any web page could then read them through the user's server.
+  if (!a.allow_local_files) {
+    svr.set_default_headers({{"Access-Control-Allow-Origin", "*"}});
+    svr.Options(R"(/.*)", [](const httplib::Request& req, httplib::Response& res) {
+      res.status = 204;
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+      res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Content-Type, Authorization" : asked);
+      res.set_header("Access-Control-Max-Age", "86400");
+    });
+  }
+  // A known endpoint called with the wrong method: 405 naming the one it takes.
+  const auto wrong_method = [](const char* allowed) {
+    return [allowed](const httplib::Request& req, httplib::Response& res) {
+      res.set_header("Allow", allowed);
+      json_reply(res, 405, error_json(req.method + " " + req.path + ": method not allowed (use " + allowed + ")",
+                                      "invalid_request_error"));
+    };
+  };
+  svr.Post("/health", wrong_method("GET"));
+  svr.Post("/v1/models", wrong_method("GET"));
+  svr.Post(R"(/v1/models/.+)", wrong_method("GET"));
+  svr.Get("/v1/chat/completions", wrong_method("POST"));
+
   svr.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
     const ServeEngine::Stats s = engine.stats();
     json_reply(res, 200, dump_reply_json({{"status", "ok"}, {"slots", a.slots}, {"queue", a.queue}, {"in_flight", s.in_flight},
@@ -142,9 +167,18 @@ void serve_command(const ServeArgs& a) {
                                {"heap_in_use_bytes", heap_in_use_bytes()}}));
   });
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
+  const ojson model_json = {{"id", model_name}, {"object", "model"}, {"created", started}, {"owned_by", "staticlm"}};
   svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
-    const ojson m = {{"id", model_name}, {"object", "model"}, {"created", started}, {"owned_by", "staticlm"}};
-    json_reply(res, 200, dump_reply_json({{"object", "list"}, {"data", ojson::array({m})}}));
+    json_reply(res, 200, dump_reply_json({{"object", "list"}, {"data", ojson::array({model_json})}}));
+  });
+  svr.Get(R"(/v1/models/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    if (id != model_name) {
+      json_reply(res, 404, error_json("model '" + id + "' does not exist (this server serves '" + model_name + "')",
+                                      "invalid_request_error", "model"));
+      return;
+    }
+    json_reply(res, 200, dump_reply_json(model_json));
   });
   std::atomic<std::uint64_t> next_id{1};
   svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res,
@@ -244,8 +278,14 @@ void serve_command(const ServeArgs& a) {
             if (!send(error_json("generation failed: " + error, "server_error"))) return false;
           } else {
             ojson last = reply.chunk(ojson::object(), finish);
-            last["usage"] = usage_json(*job);
+            if (!job->usage_chunk) last["usage"] = usage_json(*job);  // as llama.cpp's server does
             if (!send(dump_reply_json(last))) return false;
+            if (job->usage_chunk) {
+              ojson usage = reply.chunk(ojson::object(), nullptr);
+              usage["choices"] = ojson::array();
+              usage["usage"] = usage_json(*job);
+              if (!send(dump_reply_json(usage))) return false;
+            }
           }
           if (!send("[DONE]")) return false;
           sink.done();

@@ -169,6 +169,20 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
     if (!doc["stream"].is_boolean()) bad("stream", "expected true or false");
     job.stream = doc["stream"].get<bool>();
   }
+  if (given("stream_options")) {
+    const ojson& so = doc["stream_options"];
+    if (!so.is_object()) bad("stream_options", "expected an object");
+    if (so.contains("include_usage") && !so["include_usage"].is_null()) {
+      if (!so["include_usage"].is_boolean()) bad("stream_options.include_usage", "expected true or false");
+      job.usage_chunk = so["include_usage"].get<bool>();
+    }
+  }
+  // vLLM's and TGI's name, and llama.cpp's.
+  for (const char* key : {"repetition_penalty", "repeat_penalty"}) {
+    if (!given(key)) continue;
+    s.repetition_penalty = number_field(doc, key);
+    if (!(s.repetition_penalty > 0)) bad(key, "must be greater than 0 (1: off)");
+  }
   if (given("temperature")) {
     s.temperature = number_field(doc, "temperature");
     if (s.temperature < 0) bad("temperature", "must be at least 0");

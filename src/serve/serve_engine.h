@@ -47,6 +47,7 @@ struct ChatJob {
   std::int64_t image_span_end = 0;
   GenerateOptions options;
   bool stream = false;
+  bool usage_chunk = false;  // stream_options.include_usage: usage in a chunk of its own, as OpenAI sends it
   std::atomic<bool> cancelled{false};  // set by the handler when the client has gone
 
   std::mutex mu;

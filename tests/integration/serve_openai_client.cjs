@@ -1,7 +1,8 @@
 // The npm `openai` client against `staticlm serve` (tests/integration/serve_test.cc):
 //   node serve_openai_client.cjs DEPS_DIR BASE_URL MODEL
 // Prints one JSON line: the non-streamed and the streamed reply to the same greedy request, the
-// usage and finish reason of the first, and the HTTP status of a request with a bad field.
+// usage and finish reason of the first, the HTTP status of a request with a bad field, the models
+// listed and the one retrieved by id.
 const path = require('path');
 const mod = require(path.join(process.argv[2], 'openai', 'node_modules', 'openai'));
 const OpenAI = mod.OpenAI || mod.default || mod;
@@ -32,6 +33,7 @@ async function main() {
     badParam = e.error ? e.error.param : null;
   }
   const models = await client.models.list();
+  const retrieved = await client.models.retrieve(process.argv[4]);
   console.log(JSON.stringify({
     text: whole.choices[0].message.content,
     finish: whole.choices[0].finish_reason,
@@ -41,6 +43,7 @@ async function main() {
     badStatus,
     badParam,
     models: models.data.map((m) => m.id),
+    retrieved: retrieved.id,
   }));
 }
 

@@ -125,6 +125,21 @@ class Serve : public ::testing::Test {
     return r;
   }
   static HttpResult get(const std::string& path) { return http(path, nullptr, false); }
+  // curl with METHOD and extra header flags; the response headers (lower-cased names) in `headers`.
+  static HttpResult request_with(const std::string& method, const std::string& path, const std::string& header_flags,
+                                 std::string* headers) {
+    const std::string n = std::to_string(counter_++);
+    const std::string resp = dir_->file("resp" + n), code = dir_->file("code" + n), hdr = dir_->file("hdr" + n);
+    const std::string cmd = "curl -s -X " + method + " " + header_flags + " -D " + hdr + " -o " + resp +
+                            " -w '%{http_code}' '" + url(path) + "' >" + code + " 2>/dev/null";
+    HttpResult r;
+    if (std::system(cmd.c_str()) != 0) return r;
+    r.status = std::stoi("0" + slurp(code));
+    r.body = slurp(resp);
+    *headers = slurp(hdr);
+    std::transform(headers->begin(), headers->end(), headers->begin(), [](unsigned char c) { return std::tolower(c); });
+    return r;
+  }
   static HttpResult chat(const json& request) {
     const std::string body = request.dump();
     return http("/v1/chat/completions", &body);
@@ -192,6 +207,35 @@ TEST_F(Serve, HealthAndModels) {
   ASSERT_EQ(j.at("data").size(), 1u);
   EXPECT_EQ(j["data"][0].at("id"), "m");
   EXPECT_EQ(get("/v1/nothing").status, 404);
+
+  // One model by id (the openai clients' models.retrieve), and an id the server does not serve.
+  const HttpResult one = get("/v1/models/m");
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(json::parse(one.body), j["data"][0]);
+  const HttpResult other = get("/v1/models/gpt-4");
+  EXPECT_EQ(other.status, 404);
+  EXPECT_EQ(json::parse(other.body)["error"]["param"], "model");
+  EXPECT_NE(other.body.find("model 'gpt-4' does not exist"), std::string::npos) << other.body;
+
+  // A known endpoint with the wrong method: 405 and the method it takes.
+  std::string headers;
+  const HttpResult wrong = request_with("GET", "/v1/chat/completions", "", &headers);
+  EXPECT_EQ(wrong.status, 405);
+  EXPECT_NE(headers.find("allow: post"), std::string::npos) << headers;
+  EXPECT_NE(wrong.body.find("GET /v1/chat/completions: method not allowed (use POST)"), std::string::npos) << wrong.body;
+  EXPECT_EQ(request_with("POST", "/v1/models", "-d '{}'", &headers).status, 405);
+
+  // A browser's CORS preflight, then the header on an ordinary answer.
+  const HttpResult pre = request_with("OPTIONS", "/v1/chat/completions",
+                                      "-H 'Origin: http://example.com' -H 'Access-Control-Request-Method: POST' "
+                                      "-H 'Access-Control-Request-Headers: content-type'",
+                                      &headers);
+  EXPECT_EQ(pre.status, 204);
+  EXPECT_NE(headers.find("access-control-allow-origin: *"), std::string::npos) << headers;
+  EXPECT_NE(headers.find("access-control-allow-methods: get, post, options"), std::string::npos) << headers;
+  EXPECT_NE(headers.find("access-control-allow-headers: content-type"), std::string::npos) << headers;
+  request_with("GET", "/v1/models", "-H 'Origin: http://example.com'", &headers);
+  EXPECT_NE(headers.find("access-control-allow-origin: *"), std::string::npos) << headers;
 }
 
 TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
@@ -219,6 +263,26 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
   EXPECT_EQ(last["choices"][0].at("finish_reason").get<std::string>(), finish);
   EXPECT_EQ(last.at("usage").at("completion_tokens"), u["completion_tokens"]);
 
+  // stream_options.include_usage: the usage comes in a chunk of its own with no choices (OpenAI's
+  // shape), after the finish chunk, which then carries none.
+  json with_usage = request(kHello, /*stream=*/true);
+  with_usage["stream_options"] = {{"include_usage", true}};
+  const HttpResult su = chat(with_usage);
+  ASSERT_EQ(su.status, 200) << su.body;
+  const std::vector<std::string> ev = events(su.body);
+  ASSERT_GE(ev.size(), 4u) << su.body;
+  EXPECT_EQ(ev.back(), "[DONE]");
+  const json usage_chunk = json::parse(ev[ev.size() - 2]), finish_chunk = json::parse(ev[ev.size() - 3]);
+  EXPECT_EQ(usage_chunk.at("choices"), json::array());
+  EXPECT_EQ(usage_chunk.at("usage").at("prompt_tokens"), u["prompt_tokens"]);
+  EXPECT_EQ(usage_chunk["usage"].at("completion_tokens"), u["completion_tokens"]);
+  EXPECT_EQ(finish_chunk["choices"][0].at("finish_reason").get<std::string>(), finish);
+  EXPECT_FALSE(finish_chunk.contains("usage"));
+  with_usage["stream_options"] = {{"include_usage", "yes"}};
+  const HttpResult bad_usage = chat(with_usage);
+  EXPECT_EQ(bad_usage.status, 400);
+  EXPECT_EQ(json::parse(bad_usage.body)["error"]["param"], "stream_options.include_usage");
+
   // A stop string ends the reply and is left out of it, streamed and not.
   ASSERT_GE(expected.size(), 6u);
   const std::string stop = expected.substr(expected.size() / 2, 3);
@@ -237,6 +301,20 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
   const HttpResult o = chat(request(kOther));
   ASSERT_EQ(o.status, 200) << o.body;
   EXPECT_EQ(json::parse(o.body)["choices"][0]["message"]["content"].get<std::string>(), run_answer(kOther));
+
+  // repetition_penalty (and llama.cpp's repeat_penalty) reach the sampler as run's flag does.
+  const std::string f = dir_->file("penalty_messages.json");
+  write(f, kOther.dump());
+  const test::CommandResult pr =
+      test::run_staticlm("run -m " + model() + " --messages " + f + " -n 8 --temp 0 --max-seq 128 --json --repetition-penalty 3");
+  ASSERT_EQ(pr.exit_code, 0) << pr.err;
+  for (const char* key : {"repetition_penalty", "repeat_penalty"}) {
+    json penalised = request(kOther);
+    penalised[key] = 3;
+    const HttpResult p = chat(penalised);
+    ASSERT_EQ(p.status, 200) << p.body;
+    EXPECT_EQ(json::parse(p.body)["choices"][0]["message"]["content"], json::parse(pr.out).at("text")) << key;
+  }
 }
 
 TEST_F(Serve, ExtendingAConversationReusesTheCachedPrefix) {
@@ -287,6 +365,9 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"stop", {{"messages", kHello}, {"stop", 5}}},
       {"stream", {{"messages", kHello}, {"stream", "yes"}}},
       {"seed", {{"messages", kHello}, {"seed", 1.5}}},
+      {"repetition_penalty", {{"messages", kHello}, {"repetition_penalty", 0}}},
+      {"repeat_penalty", {{"messages", kHello}, {"repeat_penalty", "high"}}},
+      {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
   };
   for (const auto& [field, body] : cases) {
     const HttpResult e = chat(body);
@@ -418,6 +499,7 @@ TEST_F(Serve, NpmOpenAiClientStreamedAndNot) {
   EXPECT_EQ(j.at("badStatus"), 400);
   EXPECT_EQ(j.at("badParam"), "top_p");
   EXPECT_EQ(j.at("models"), json::array({"m"}));
+  EXPECT_EQ(j.at("retrieved"), "m");
 }
 
 // Image parts on a server whose runtime config puts the vision profile's span where the chat
@@ -447,6 +529,15 @@ class ServeImage : public Serve {
     return answer(h).at("usage").at("prompt_tokens_details").at("cached_tokens").get<std::int64_t>();
   }
 };
+
+// With --allow-local-files no web page may call the server: no CORS header, no preflight.
+TEST_F(ServeImage, LocalFilesServerSendsNoCorsHeaders) {
+  std::string headers;
+  ASSERT_EQ(request_with("GET", "/v1/models", "-H 'Origin: http://example.com'", &headers).status, 200);
+  EXPECT_EQ(headers.find("access-control-allow-origin"), std::string::npos) << headers;
+  EXPECT_NE(request_with("OPTIONS", "/v1/chat/completions", "-H 'Origin: http://example.com'", &headers).status, 204);
+  EXPECT_EQ(headers.find("access-control-allow-origin"), std::string::npos) << headers;
+}
 
 TEST_F(ServeImage, DataUrlAnswersLikeRunAndReusesTheImageSlot) {
   const json first = image_turn(data_url_part(image_path()));
