@@ -3,6 +3,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "base/error.h"
 #include "commands.h"
@@ -29,6 +30,27 @@ std::string subcommand_problem(CLI::App& app, int argc, char** argv) {
   return "unknown subcommand '" + first + "'; valid subcommands: " + subcommand_names(app);
 }
 
+// An error is one line on stderr, whatever text it quotes (a template line, a tokenizer pattern,
+// a file name): newlines and other control bytes are written as escapes.
+std::string one_line(std::string_view message) {
+  while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.remove_suffix(1);
+  std::string out;
+  for (const char c : message) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += {'\\', 'x', hex[u >> 4], hex[u & 15]};
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,7 +74,7 @@ int main(int argc, char** argv) {
   staticlm::cli::add_inspect_command(app);
   staticlm::cli::add_backend_check_command(app);
   if (const std::string problem = subcommand_problem(app, argc, argv); !problem.empty()) {
-    std::cerr << "error: " << problem << "\n";
+    std::cerr << "error: " << one_line(problem) << "\n";
     return 2;
   }
   try {
@@ -69,21 +91,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Subcommand help (`staticlm info --help`) arrives as CallForHelp from the subcommand too.
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const staticlm::cli::CommandExit& e) {
     return e.code;
   } catch (const staticlm::Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return staticlm::exit_code_for(e.kind());
   } catch (const staticlm::api::Error& e) {  // from the library's public API
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return e.code() == staticlm::api::ErrorCode::kInternal ? 1 : 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "error: internal: " << e.what() << "\n";
+    std::cerr << "error: internal: " << one_line(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -47,6 +47,8 @@ const Row kRows[] = {
     {"info_config_oversized", "info -m {D}/m_cfg_huge", "text_config.hidden_size: 1000000000000"},
     {"info_config_not_utf8", "info -m {D}/m_cfg_utf8", "m_cfg_utf8/config.json"},
     {"info_truncated_safetensors", "info -m {D}/m_trunc", "m_trunc/model.safetensors"},
+    // a name with a newline and an escape byte: the error stays one line, the bytes escaped
+    {"info_dir_name_with_newline", "info -m '{D}/new\nline\x1b'", "{D}/new\\nline\\x1b"},
     // make-model
     {"make_model_bad_preset", "make-model --preset bogus --out {O}/mm", "bogus", "mm/"},
     {"make_model_bad_dtype", "make-model --preset tiny --dtype i3 --out {O}/mm", "i3", "mm/"},

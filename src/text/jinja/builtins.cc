@@ -480,6 +480,25 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   }
   if (name == "round") return do_round(v, a);
   if (name == "safe") return Value(v.str());
+  if (name == "slice") {  // jinja2's: `slices` columns, the first length % slices one longer
+    const std::int64_t slices = a.integer(0, "slices", 0);
+    if (slices <= 0) fail("slice(): slices must be positive");
+    const Value fill = a.get(1, "fill_with", Value::none());
+    const std::vector<Value> seq = v.iterate();
+    check_list_size(static_cast<std::size_t>(slices), 0, "slice");
+    const std::int64_t len = static_cast<std::int64_t>(seq.size()), per = len / slices, extra = len % slices;
+    std::vector<Value> out;
+    std::int64_t offset = 0;
+    for (std::int64_t k = 0; k < slices; ++k) {
+      const std::int64_t start = offset + k * per;
+      if (k < extra) ++offset;
+      const std::int64_t end = offset + (k + 1) * per;
+      std::vector<Value> part(seq.begin() + start, seq.begin() + end);
+      if (!fill.is_none() && k >= extra) part.push_back(fill);
+      out.emplace_back(std::move(part));
+    }
+    return Value(std::move(out));
+  }
   if (name == "sort") {
     const bool reverse = a.flag(0, "reverse", false), cs = a.flag(1, "case_sensitive", false);
     const Value attribute = a.get(2, "attribute");
@@ -556,7 +575,7 @@ const std::vector<std::string>& filter_names() {
       "abs", "attr", "batch", "capitalize", "center", "count", "length", "default", "d", "dictsort", "escape", "e",
       "forceescape", "first", "last", "float", "format", "indent", "int", "items", "join", "list", "lower", "upper",
       "map", "max", "min", "pprint", "reject", "select", "rejectattr", "selectattr", "replace", "reverse", "round",
-      "safe", "sort", "string", "sum", "title", "tojson", "trim", "truncate", "unique", "wordcount"};
+      "safe", "slice", "sort", "string", "sum", "title", "tojson", "trim", "truncate", "unique", "wordcount"};
   return k;
 }
 

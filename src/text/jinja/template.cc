@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -225,6 +227,8 @@ class Renderer {
       items = std::move(kept);
     }
     const auto n = static_cast<std::int64_t>(items.size());
+    // loop.changed(*values): true when the values differ from those of its previous call in this loop.
+    auto last_changed = std::make_shared<std::optional<Value>>();
     for (std::int64_t i = 0; i < n; ++i) {
       // A round makes a scope and the loop object: it counts as kLoopRoundSteps steps.
       budget_.step(kLoopRoundSteps);
@@ -245,6 +249,12 @@ class Renderer {
       d.set(Value("cycle"), Value::function("cycle", [i](CallArgs& c) {
         if (c.positional.empty()) fail("no items for cycling given");
         return c.positional[static_cast<std::size_t>(i) % c.positional.size()];
+      }));
+      d.set(Value("changed"), Value::function("changed", [last_changed](CallArgs& c) {
+        Value now(c.positional, true);
+        if (*last_changed && values_equal(**last_changed, now)) return Value(false);
+        *last_changed = std::move(now);
+        return Value(true);
       }));
       it->vars["loop"] = loop;
       if (exec(s.bodies[0], it, out) == Flow::kBreak) break;
