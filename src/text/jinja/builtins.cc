@@ -514,17 +514,20 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     return total;
   }
   if (name == "title") {
-    // jinja2's title: words start after runs of "-", whitespace, "(", "{", "[", "<".
+    // jinja2's title: the text split after runs of "-", whitespace, "(", "{", "[", "<"; each
+    // piece's first character upper-cased, the rest of it lower-cased (a final sigma included).
     const std::u32string u = py::decode(v.str());
-    std::u32string out;
-    bool word_start = true;
-    for (char32_t c : u) {
-      const bool sep = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || py::is_space(c);
-      const std::string one = py::encode(std::u32string(1, c));
-      out += py::decode(sep ? one : word_start ? py::upper(one) : py::lower(one));
-      word_start = sep;
+    std::string out;
+    std::size_t i = 0;
+    while (i < u.size()) {
+      auto sep = [](char32_t c) { return c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || py::is_space(c); };
+      std::size_t j = i;
+      while (j < u.size() && !sep(u[j])) ++j;
+      while (j < u.size() && sep(u[j])) ++j;
+      out += py::upper(py::encode(u.substr(i, 1))) + py::lower(py::encode(u.substr(i + 1, j - i - 1)));
+      i = j;
     }
-    return Value(py::encode(out));
+    return Value(out);
   }
   if (name == "tojson") return do_tojson(v, raw);
   if (name == "trim") {

@@ -101,6 +101,34 @@ Value string_method(const std::string& s, const std::string& m, CallArgs& c) {
   if (m == "replace") return Value(py::replace(s, arg(c, 0, m).str(), arg(c, 1, m).str(), opt_int(c, 2, -1)));
   if (m == "title") return Value(py::title(s));
   if (m == "capitalize") return Value(py::capitalize(s));
+  if (m == "swapcase") return Value(py::swapcase(s));
+  if (m == "casefold") return Value(py::casefold(s));
+  if (m == "istitle") return Value(py::istitle(s));
+  if (m == "expandtabs") {
+    std::int64_t tabsize = opt_int(c, 0, 8);
+    for (const auto& [k, v] : c.keyword) {
+      if (k == "tabsize") tabsize = v.as_int();
+    }
+    check_width(tabsize, "expandtabs");
+    // Each tab becomes at most tabsize spaces: bound the result before building it.
+    const auto tabs = static_cast<std::size_t>(std::count(s.begin(), s.end(), '\t'));
+    check_string_size(s.size() + saturated_product(tabs, static_cast<std::size_t>(std::max<std::int64_t>(tabsize, 0))),
+                      "expandtabs");
+    return Value(py::expandtabs(s, tabsize));
+  }
+  if (m == "partition" || m == "rpartition") {  // (head, sep, tail); an empty separator is an error
+    const Value& sep = arg(c, 0, m);
+    if (!sep.is_string()) fail("must be str, not " + sep.type_name());
+    if (sep.as_string().empty()) fail("empty separator");
+    const std::size_t at = m == "partition" ? s.find(sep.as_string()) : s.rfind(sep.as_string());
+    std::vector<Value> parts;
+    if (at == std::string::npos) {
+      parts = m == "partition" ? std::vector<Value>{Value(s), Value(""), Value("")} : std::vector<Value>{Value(""), Value(""), Value(s)};
+    } else {
+      parts = {Value(s.substr(0, at)), sep, Value(s.substr(at + sep.as_string().size()))};
+    }
+    return Value(std::move(parts), true);
+  }
   if (m == "find" || m == "rfind" || m == "index" || m == "rindex") {
     const std::int64_t r = py::find(s, arg(c, 0, m).str(), m[0] == 'r');
     if (r < 0 && (m == "index" || m == "rindex")) fail("substring not found");
@@ -195,7 +223,7 @@ bool is_method(const Value& obj, const std::string& name) {
       "upper", "lower", "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "startswith", "endswith",
       "replace", "title", "capitalize", "find", "rfind", "index", "rindex", "count", "join", "format", "isdigit",
       "isspace", "isalpha", "isalnum", "islower", "isupper", "removeprefix", "removesuffix", "center", "ljust",
-      "rjust", "zfill"};
+      "rjust", "zfill", "swapcase", "casefold", "istitle", "expandtabs", "partition", "rpartition"};
   static const std::vector<std::string> kDict = {"items", "keys", "values", "get"};
   static const std::vector<std::string> kList = {"index", "count"};
   const auto* names = obj.is_string() ? &kStr : obj.is_list() ? &kList : obj.is_dict() && !obj.dict_object().is_namespace ? &kDict : nullptr;

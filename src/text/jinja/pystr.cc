@@ -1,5 +1,9 @@
 #include "text/jinja/pystr.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <iterator>
+
 #include <utf8proc.h>
 
 #include "text/jinja/limits.h"
@@ -124,36 +128,161 @@ namespace {
 char32_t to_upper(char32_t c) { return static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c))); }
 char32_t to_lower(char32_t c) { return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))); }
 char32_t to_title(char32_t c) { return static_cast<char32_t>(utf8proc_totitle(static_cast<utf8proc_int32_t>(c))); }
-bool is_cased(char32_t c) { return to_upper(c) != c || to_lower(c) != c || utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_LT; }
+utf8proc_category_t category(char32_t c) { return utf8proc_category(static_cast<utf8proc_int32_t>(c)); }
+bool is_title_case(char32_t c) { return category(c) == UTF8PROC_CATEGORY_LT; }
+// Python's isupper / islower per character: the letter categories, and the other characters
+// with a case mapping (circled letters, ...), as Other_Uppercase / Other_Lowercase count them.
+bool is_upper_case(char32_t c) {
+  const auto k = category(c);
+  return k == UTF8PROC_CATEGORY_LU || (k != UTF8PROC_CATEGORY_LL && k != UTF8PROC_CATEGORY_LT && to_lower(c) != c);
+}
+bool is_lower_case(char32_t c) {
+  const auto k = category(c);
+  return k == UTF8PROC_CATEGORY_LL || (k != UTF8PROC_CATEGORY_LU && k != UTF8PROC_CATEGORY_LT && to_upper(c) != c);
+}
+bool is_cased(char32_t c) { return is_upper_case(c) || is_lower_case(c) || is_title_case(c); }
+// Unicode's Case_Ignorable (for the final sigma): marks, format characters, modifier letters and
+// symbols, and the apostrophes and dots that may sit inside a word.
+bool is_case_ignorable(char32_t c) {
+  const auto k = category(c);
+  return k == UTF8PROC_CATEGORY_MN || k == UTF8PROC_CATEGORY_ME || k == UTF8PROC_CATEGORY_CF ||
+         k == UTF8PROC_CATEGORY_LM || k == UTF8PROC_CATEGORY_SK || c == '\'' || c == '.' || c == ':' || c == '^' ||
+         c == '`' || c == 0xB7 || c == 0x387 || c == 0x5F4 || c == 0x2018 || c == 0x2019 || c == 0x2024 ||
+         c == 0x2027 || c == 0xFE13 || c == 0xFE52 || c == 0xFE55 || c == 0xFF07 || c == 0xFF0E || c == 0xFF1A;
+}
+
+struct SpecialCase {
+  char32_t c;
+  const char32_t* upper;
+  const char32_t* lower;
+  const char32_t* title;
+};
+constexpr SpecialCase kSpecialCasing[] = {
+#include "text/jinja/special_casing.inc"
+};
+const SpecialCase* special(char32_t c) {
+  const auto* end = std::end(kSpecialCasing);
+  const auto* it = std::lower_bound(std::begin(kSpecialCasing), end, c, [](const SpecialCase& e, char32_t x) { return e.c < x; });
+  return it != end && it->c == c ? it : nullptr;
+}
+
+// Full case mappings, as Python's str methods apply them ("ß".upper() == "SS").
+void append_upper(std::u32string& out, char32_t c) {
+  if (const SpecialCase* e = special(c)) out += e->upper;
+  else out += to_upper(c);
+}
+void append_title(std::u32string& out, char32_t c) {
+  if (const SpecialCase* e = special(c)) out += e->title;
+  else out += to_title(c);
+}
+// u[i] in lower case; a capital sigma ending a word (a cased letter before it, none after it,
+// case-ignorable characters skipped) is the final form, as Python's str.lower does.
+void append_lower(std::u32string& out, const std::u32string& u, std::size_t i) {
+  const char32_t c = u[i];
+  if (c == 0x3A3) {
+    std::size_t j = i;
+    while (j > 0 && is_case_ignorable(u[j - 1])) --j;
+    const bool after_cased = j > 0 && is_cased(u[j - 1]);
+    std::size_t k = i + 1;
+    while (k < u.size() && is_case_ignorable(u[k])) ++k;
+    const bool before_cased = k < u.size() && is_cased(u[k]);
+    out += after_cased && !before_cased ? char32_t{0x3C2} : char32_t{0x3C3};
+    return;
+  }
+  if (const SpecialCase* e = special(c)) out += e->lower;
+  else out += to_lower(c);
+}
 }  // namespace
 
 std::string upper(std::string_view s) {
-  std::u32string u = decode(s);
-  for (char32_t& c : u) c = to_upper(c);
-  return encode(u);
+  std::u32string out;
+  for (const char32_t c : decode(s)) append_upper(out, c);
+  return encode(out);
 }
 
 std::string lower(std::string_view s) {
-  std::u32string u = decode(s);
-  for (char32_t& c : u) c = to_lower(c);
-  return encode(u);
+  const std::u32string u = decode(s);
+  std::u32string out;
+  for (std::size_t i = 0; i < u.size(); ++i) append_lower(out, u, i);
+  return encode(out);
 }
 
 std::string capitalize(std::string_view s) {
-  std::u32string u = decode(s);
-  for (std::size_t i = 0; i < u.size(); ++i) u[i] = i == 0 ? to_title(u[i]) : to_lower(u[i]);
-  return encode(u);
+  const std::u32string u = decode(s);
+  std::u32string out;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (i == 0) append_title(out, u[i]);
+    else append_lower(out, u, i);
+  }
+  return encode(out);
 }
 
 std::string title(std::string_view s) {
-  std::u32string u = decode(s);
+  const std::u32string u = decode(s);
+  std::u32string out;
   bool prev_cased = false;
-  for (char32_t& c : u) {
-    const bool cased = is_cased(c);
-    c = prev_cased ? to_lower(c) : to_title(c);
-    prev_cased = cased;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (prev_cased) append_lower(out, u, i);
+    else append_title(out, u[i]);
+    prev_cased = is_cased(u[i]);
   }
-  return encode(u);
+  return encode(out);
+}
+
+std::string swapcase(std::string_view s) {
+  const std::u32string u = decode(s);
+  std::u32string out;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (is_upper_case(u[i])) append_lower(out, u, i);
+    else if (is_lower_case(u[i])) append_upper(out, u[i]);
+    else out += u[i];
+  }
+  return encode(out);
+}
+
+bool istitle(std::string_view s) {
+  bool prev_cased = false, any = false;
+  for (const char32_t c : decode(s)) {
+    if (is_upper_case(c) || is_title_case(c)) {
+      if (prev_cased) return false;
+      prev_cased = any = true;
+    } else if (is_lower_case(c)) {
+      if (!prev_cased) return false;
+      prev_cased = any = true;
+    } else {
+      prev_cased = false;
+    }
+  }
+  return any;
+}
+
+std::string casefold(std::string_view s) {
+  const std::string text(s);
+  utf8proc_uint8_t* out = nullptr;
+  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                                          static_cast<utf8proc_ssize_t>(text.size()), &out, UTF8PROC_CASEFOLD);
+  if (n < 0) return lower(s);
+  std::string r(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
+  std::free(out);
+  return r;
+}
+
+std::string expandtabs(std::string_view s, std::int64_t tabsize) {
+  std::u32string out;
+  std::int64_t column = 0;
+  for (const char32_t c : decode(s)) {
+    if (c == '\t') {
+      if (tabsize > 0) {
+        const std::int64_t spaces = tabsize - column % tabsize;
+        out.append(static_cast<std::size_t>(spaces), U' ');
+        column += spaces;
+      }
+    } else {
+      out += c;
+      column = (c == '\n' || c == '\r') ? 0 : column + 1;
+    }
+  }
+  return encode(out);
 }
 
 std::string replace(std::string_view s, std::string_view old, std::string_view now, std::int64_t count) {

@@ -26,6 +26,12 @@ std::string upper(std::string_view s);
 std::string lower(std::string_view s);
 std::string capitalize(std::string_view s);
 std::string title(std::string_view s);  // str.title()
+// str.swapcase(), str.istitle(), str.casefold() (full Unicode case folding: "ß" -> "ss") and
+// str.expandtabs(tabsize), as Python computes them.
+std::string swapcase(std::string_view s);
+bool istitle(std::string_view s);
+std::string casefold(std::string_view s);
+std::string expandtabs(std::string_view s, std::int64_t tabsize);
 std::string replace(std::string_view s, std::string_view old, std::string_view now, std::int64_t count = -1);
 // str.find / rfind: code point index or -1.
 std::int64_t find(std::string_view s, std::string_view sub, bool from_right = false);
