@@ -62,7 +62,7 @@ void add_backend_check_command(CLI::App& app) {
   cmd->add_option("--set", a->check.sets, "override a runtime config key: key=value (repeatable)");
   cmd->add_option("--decode-steps", a->check.decode_steps, "decode steps of a generated run (default 2)");
   cmd->add_option("--tolerance", a->check.tolerance, "tolerance class of the bounds: f32 (default), half, q8, q4, npu-w4");
-  cmd->add_option("--threads", a->threads, "CPU threads of the reference (default 0: one per core)");
+  cmd->add_option("-t,--threads", a->threads, "CPU threads of the reference (default 0: one per core)");
   cmd->callback([a] { backend_check_command(*a); });
 }
 

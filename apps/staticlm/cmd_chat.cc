@@ -185,8 +185,8 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable), e.g. context_overflow=truncate");
   cmd->add_option("--system", a->system, "system prompt");
   cmd->add_option("--image", a->image, "image file for the first turn (JPEG or PNG)");
-  cmd->add_option("--max-seq", a->max_seq, "static sequence length: the whole conversation's context + 1");
-  cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: the whole conversation's context + 1");
+  cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   add_backend_options(*cmd, a->backend);
   add_sampling_flags(*cmd, a->sampling);
   add_profile_option(*cmd, a->profile);

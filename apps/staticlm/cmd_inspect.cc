@@ -111,7 +111,7 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_option("--max-seq", a->max_seq, "static sequence length S");
   cmd->add_option("--report", a->report, "write the report as JSON");
   cmd->add_option("--record", a->record, "write the static side's subgraph calls to this directory (staticlm replay)");
-  cmd->add_option("--threads", a->threads, "CPU threads (default 0: one per core)");
+  cmd->add_option("-t,--threads", a->threads, "CPU threads (default 0: one per core)");
   cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
   add_kernel_target_option(*cmd, a->kernel_target);
   add_profile_option(*cmd, a->profile);

@@ -116,7 +116,7 @@ void add_replay_command(CLI::App& app) {
                   "replay only this graph, or the graphs it is a prefix of up to '_' (decoder_layer_prefill: all "
                   "prefill layers)");
   cmd->add_option("-m,--model", a->model, "checkpoint directory (default: the one recorded)");
-  cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   cmd->add_option("--tolerance", a->tolerance,
                   "pass an output within this PEIR (default: every output must be bit-exact)");
   add_kernel_target_option(*cmd, a->kernel_target);

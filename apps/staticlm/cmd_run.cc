@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "backend_option.h"
 #include "commands.h"
 #include "profile_option.h"
@@ -50,7 +51,7 @@ struct RunArgs {
   std::string model;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
-  std::optional<std::string> prompt, prompt_ids, messages, tools;
+  std::optional<std::string> prompt, prompt_file, prompt_ids, messages, tools;
   std::string chat_template;
   std::vector<std::string> vars;
   bool chat = false, json = false;
@@ -106,8 +107,8 @@ std::vector<std::int64_t> prompt_ids(const RunArgs& a, const api::Model& model, 
 }
 
 void check_args(const RunArgs& a) {
-  const int sources = (a.prompt ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
-  if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, --prompt-ids, --messages");
+  const int sources = (a.prompt ? 1 : 0) + (a.prompt_file ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
+  if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, -f/--file, --prompt-ids, --messages");
   check_prompt_utf8(a.prompt);
   if (!a.record && !a.record_graphs.empty()) invalid_argument("run: --record-graph goes with --record DIR");
   check_backend_choice(a.backend);  // before the (slow) checkpoint load
@@ -140,8 +141,13 @@ void print_stats(const api::GenerationResult& r, bool image) {
 }
 
 // A thin adapter over the library (include/staticlm/session.h): flags in, stream and statistics out.
-void run_command(const RunArgs& a) {
+void run_command(RunArgs& a) {
   check_args(a);
+  if (a.prompt_file) {  // -f: the file's text is the prompt, as llama.cpp's -f takes it
+    a.prompt = read_file(*a.prompt_file);
+    check_prompt_utf8(a.prompt, a.prompt_file->c_str());
+    a.prompt_file.reset();
+  }
   const int threads = resolve_threads(a.threads);
   const api::Model model = api::Model::open(a.model);
   if (a.max_seq && *a.max_seq > model.info().max_position_embeddings) {
@@ -230,6 +236,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--config", a->config_file, "runtime config (YAML)");
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");
   cmd->add_option("-p,--prompt", a->prompt, "prompt text");
+  cmd->add_option("-f,--file", a->prompt_file, "file whose text is the prompt");
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as comma-separated token ids (needs no tokenizer)");
   cmd->add_option("--messages", a->messages, "chat messages (JSON file)");
   cmd->add_flag("--chat", a->chat, "wrap the prompt in the chat format (the checkpoint's chat template)");
@@ -240,8 +247,8 @@ void add_run_command(CLI::App& app) {
                 "print {\"text\", \"tool_calls\"} as one JSON line at the end instead of streaming (Gemma 4 tool calls parsed)");
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");
   add_sampling_flags(*cmd, a->sampling);
-  cmd->add_option("--max-seq", a->max_seq, "static sequence length: prompt + generated tokens + 1");
-  cmd->add_option("--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
+  cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: prompt + generated tokens + 1");
+  cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   cmd->add_flag("--f32-activations", a->f32_activations,
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
                 "does, which lets bf16 dot-product instructions run)");

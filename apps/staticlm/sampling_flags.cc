@@ -12,8 +12,8 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--top-k", f.top_k, "keep the k most likely tokens (0: off)");
   cmd.add_option("--top-p", f.top_p, "nucleus sampling mass (1: off)");
   cmd.add_option("--min-p", f.min_p, "drop tokens below min_p times the best one (0: off)");
-  cmd.add_option("--repetition-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
-  cmd.add_option("--seed", f.seed, "random seed for sampling (default 0)");
+  cmd.add_option("--repetition-penalty,--repeat-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
+  cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0)");
   cmd.add_option("--stop", f.stops, "stop a reply when its text contains this string (repeatable)");
 }
 

@@ -5,6 +5,8 @@
 // exists) the logits match Hugging Face's.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -138,6 +140,22 @@ TEST_F(Generate, SamplingRespectsTopKAndSeed) {
   }
 }
 
+// llama.cpp's spellings: -f FILE (the prompt), -s (seed), -t (threads), -c / --ctx-size (max_seq),
+// --repeat-penalty; the same sampled tokens as the long names.
+TEST_F(Generate, LlamaCppFlagSpellingsMatchTheLongNames) {
+  std::ofstream(file("prompt.txt"), std::ios::binary) << "The capital of France";
+  const std::string sampling = " -n 6 --temp 1.2 --top-k 20";
+  const LogitsDump a = run_dump("-p 'The capital of France' --seed 5 --threads 1 --max-seq 48 --repetition-penalty 1.4" + sampling, "long");
+  const LogitsDump b = run_dump("-f " + file("prompt.txt") + " -s 5 -t 1 -c 48 --repeat-penalty 1.4" + sampling, "short");
+  const LogitsDump c = run_dump("-f " + file("prompt.txt") + " -s 5 -t 1 --ctx-size 48 --repeat-penalty 1.4" + sampling, "ctx");
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(a.tokens, c.tokens);
+  EXPECT_EQ(a.prefill_logits, b.prefill_logits);
+  // Another seed samples another reply (6 draws at temperature 1.2 from a random model).
+  const LogitsDump d = run_dump("-f " + file("prompt.txt") + " -s 6 -t 1 -c 48 --repeat-penalty 1.4" + sampling, "seed6");
+  EXPECT_NE(a.tokens, d.tokens);
+}
+
 // -p with --chat tokenizes exactly what `chat-format --ids` gives; --messages the same.
 TEST_F(Generate, TextPromptsUseTheChatFormat) {
   const auto ids = test::run_staticlm("chat-format -m " + model() + " --prompt 'Hello there' --ids");
@@ -240,7 +258,9 @@ TEST_F(Generate, BadInputGetsOneLineErrors) {
        "error: --set padding_side=left: padding_side: Unsupported padding_side 'left': only 'right' padding is "
        "supported by the Gemma 4 static runtime\n"},
       {"--prompt-ids 2 -n 0", "error: -n 0: must be at least 1\n"},
-      {"", "error: run: give exactly one of -p/--prompt, --prompt-ids, --messages\n"},
+      {"", "error: run: give exactly one of -p/--prompt, -f/--file, --prompt-ids, --messages\n"},
+      {"-p hi -f " + file("nope.txt"), "error: run: give exactly one of -p/--prompt, -f/--file, --prompt-ids, --messages\n"},
+      {"-f " + file("nope.txt"), "error: " + file("nope.txt") + ": cannot open for reading (No such file or directory)\n"},
       {"--prompt-ids 2 --chat", "error: run: --chat goes with -p, not --prompt-ids\n"},
   };
   for (const Case& c : cases) {
