@@ -263,10 +263,37 @@ class Renderer {
     return Flow::kNormal;
   }
 
+  // Whether an expression or statements read the variable `name` anywhere (nested macros included,
+  // as jinja2's scan for a macro's `varargs` and `kwargs` goes).
+  static bool reads(const Expr* e, const std::string& name) {
+    if (e == nullptr) return false;
+    if (e->kind == Expr::Kind::kName && e->name == name) return true;
+    if (reads(e->a.get(), name) || reads(e->b.get(), name) || reads(e->c.get(), name)) return true;
+    for (const auto& x : e->items) if (reads(x.get(), name)) return true;
+    for (const auto& [k, x] : e->kwargs) if (reads(x.get(), name)) return true;
+    return false;
+  }
+  static bool reads(const StmtList& body, const std::string& name) {
+    for (const auto& st : body) {
+      if (reads(st->expr.get(), name) || reads(st->cond.get(), name)) return true;
+      for (const auto& x : st->conditions) if (reads(x.get(), name)) return true;
+      for (const auto& x : st->filters) if (reads(x.get(), name)) return true;
+      for (const auto& [k, x] : st->assignments) if (reads(x.get(), name)) return true;
+      for (const auto& p : st->params) if (reads(p.default_value.get(), name)) return true;
+      for (const auto& b : st->bodies) if (reads(b, name)) return true;
+    }
+    return false;
+  }
+
   Value make_macro(const Stmt& s, const ScopePtr& scope, const Value&, const std::string& name = "") {
     const Stmt* def = &s;
     macro_scopes_.push_back(scope);
-    return Value::function(name.empty() ? s.text : name, [this, def, scope](CallArgs& c) {
+    // jinja2 takes extra positional arguments (keyword ones) only into a macro that reads varargs
+    // (kwargs); otherwise the call is a TypeError.
+    const bool takes_varargs = reads(s.bodies[0], "varargs"), takes_kwargs = reads(s.bodies[0], "kwargs"),
+               takes_caller = reads(s.bodies[0], "caller");
+    return Value::function(name.empty() ? s.text : name,
+                           [this, def, scope, takes_varargs, takes_kwargs, takes_caller](CallArgs& c) {
       if (calls_ >= kMaxCallDepth) {
         fail("macro '" + def->text + "': more than " + std::to_string(kMaxCallDepth) + " macro calls inside each other (the limit)");
       }
@@ -276,18 +303,33 @@ class Renderer {
         ~Leave() { --calls; }
       } leave{calls_};
       ScopePtr local = child(scope);
-      std::vector<Value> extra;
-      for (std::size_t i = 0; i < c.positional.size(); ++i) {
-        if (i < def->params.size()) local->vars[def->params[i].name] = c.positional[i];
-        else extra.push_back(c.positional[i]);
-      }
-      Value kwargs = Value::dict();
+      // jinja2's Macro.__call__: positional arguments, then parameters by keyword, then caller
+      // (taken when the body reads it), then the rest into kwargs or a TypeError, then varargs.
+      const std::size_t n_pos = std::min(c.positional.size(), def->params.size());
+      for (std::size_t i = 0; i < n_pos; ++i) local->vars[def->params[i].name] = c.positional[i];
+      std::vector<std::pair<std::string, Value>> rest;
       for (const auto& [k, v] : c.keyword) {
         const std::string& key = k;  // clang 14 cannot capture a structured binding
-        const bool param = std::any_of(def->params.begin(), def->params.end(), [&](const MacroParam& p) { return p.name == key; });
-        if (param || k == "caller") local->vars[k] = v;
-        else kwargs.dict_object().set(Value(k), v);
+        const auto at = std::find_if(def->params.begin(), def->params.end(), [&](const MacroParam& p) { return p.name == key; });
+        // A parameter not already filled by position; one given twice is left over.
+        const bool param = at != def->params.end() && static_cast<std::size_t>(at - def->params.begin()) >= n_pos;
+        if (param || (k == "caller" && takes_caller)) local->vars[k] = v;
+        else rest.emplace_back(k, v);
       }
+      Value kwargs = Value::dict();
+      if (takes_kwargs) {
+        for (auto& [k, v] : rest) kwargs.dict_object().set(Value(k), v);
+      } else if (!rest.empty()) {
+        const bool caller = std::any_of(rest.begin(), rest.end(), [](const auto& kv) { return kv.first == "caller"; });
+        if (caller) {
+          fail("macro '" + def->text + "' was invoked with two values for the special caller argument. This is most likely a bug.");
+        }
+        fail("macro '" + def->text + "' takes no keyword argument '" + rest.front().first + "'");
+      }
+      if (c.positional.size() > def->params.size() && !takes_varargs) {
+        fail("macro '" + def->text + "' takes not more than " + std::to_string(def->params.size()) + " argument(s)");
+      }
+      std::vector<Value> extra(c.positional.begin() + static_cast<std::ptrdiff_t>(n_pos), c.positional.end());
       for (const MacroParam& p : def->params) {
         if (local->vars.count(p.name)) continue;
         local->vars[p.name] = p.default_value ? eval(*p.default_value, local)
