@@ -49,6 +49,9 @@ void run_tokenize(const TokenizeOptions& o) {
     while (std::getline(lines, line)) {
       ++number;
       if (line.empty() && lines.peek() == std::char_traits<char>::eof()) break;  // final newline
+      if (line.find_first_not_of(" \t\r") == std::string::npos) {
+        invalid_argument(o.jsonl + ":" + std::to_string(number) + ": empty line; expected a JSON string (\"\" for empty text)");
+      }
       nlohmann::json value;
       try {
         value = nlohmann::json::parse(line);

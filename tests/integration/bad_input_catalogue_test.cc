@@ -96,6 +96,7 @@ const Row kRows[] = {
     {"tokenize_jsonl_not_utf8", "tokenize -m {M} --jsonl {D}/nonutf8.txt", "{D}/nonutf8.txt:1"},
     {"tokenize_jsonl_truncated", "tokenize -m {M} --jsonl {D}/trunc.json", "{D}/trunc.json:1"},
     {"tokenize_jsonl_wrong_type", "tokenize -m {M} --jsonl {D}/number.jsonl", "{D}/number.jsonl:1"},
+    {"tokenize_jsonl_blank_line", "tokenize -m {M} --jsonl {D}/blank_line.jsonl", "{D}/blank_line.jsonl:2: empty line"},
     // detokenize
     {"detokenize_tokenizer_missing", "detokenize --tokenizer {D}/nope --ids 1", "{D}/nope"},
     {"detokenize_tokenizer_empty", "detokenize --tokenizer {D}/empty --ids 1", "{D}/empty"},
@@ -396,6 +397,7 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     write(d + "/msgs_type.json", "{\"messages\": 5}");
     write(d + "/msgs_utf8.json", "[{\"role\": \"user\", \"content\": \"\xff\xfe\"}]");
     write(d + "/number.jsonl", "5\n");
+    write(d + "/blank_line.jsonl", "\"a\"\n\n\"b\"\n");
     write(d + "/trunc.yaml", "max_seq: [1, 2\n");
     write(d + "/type.yaml", "max_seq: lots\n");
     write(d + "/bad.jinja", "{% if %}");
