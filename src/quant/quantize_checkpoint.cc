@@ -1,5 +1,7 @@
 #include "quant/quantize_checkpoint.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -106,7 +108,7 @@ void quantize_rows(DType values, const float* f, std::int64_t n, std::int64_t co
 // Quantizes v [rows, cols] kRowChunk rows at a time (rows split over the pool), calling emit on
 // each chunk in order.
 template <typename Emit>
-void for_each_chunk(const TensorView& v, DType values, ThreadPool* pool, const Emit& emit) {
+void for_each_chunk(const std::string& name, const TensorView& v, DType values, ThreadPool* pool, const Emit& emit) {
   const std::int64_t rows = v.shape[0], cols = v.shape[1];
   const RowBytes b = row_bytes(values, cols);
   std::vector<float> f;
@@ -114,6 +116,14 @@ void for_each_chunk(const TensorView& v, DType values, ThreadPool* pool, const E
   for (std::int64_t r0 = 0; r0 < rows; r0 += kRowChunk) {
     const std::int64_t n = std::min(kRowChunk, rows - r0);
     rows_f32(v, r0, n, f);
+    // A NaN or Inf would make its row's (or group's) scale NaN: refuse it by name and place.
+    const auto bad = std::find_if(f.begin(), f.end(), [](float x) { return !std::isfinite(x); });
+    if (bad != f.end()) {
+      const std::int64_t at = bad - f.begin();
+      invalid_file("quantize: tensor " + name + " holds " + (std::isnan(*bad) ? "NaN" : "Inf") + " at row " +
+                   std::to_string(r0 + at / cols) + ", column " + std::to_string(at % cols) +
+                   "; only finite weights can be quantized");
+    }
     c.values.resize(static_cast<std::size_t>(n * b.values));
     c.scales.resize(static_cast<std::size_t>(n * b.scales));
     c.zero_points.resize(static_cast<std::size_t>(n * b.zero_points));
@@ -143,23 +153,8 @@ QuantizeReport quantize_checkpoint(const QuantizeOptions& o) {
   }
   std::unique_ptr<ThreadPool> pool;
   if (o.threads > 1) pool = std::make_unique<ThreadPool>(o.threads);
-  fs::create_directories(o.out_dir, ec);
+  const bool created = fs::create_directories(o.out_dir, ec);
   if (ec) invalid_argument("quantize: --out " + o.out_dir + ": cannot create the directory (" + ec.message() + ")");
-
-  // Every other file of the checkpoint, config.json with the scheme added.
-  for (const auto& e : fs::directory_iterator(o.model_dir)) {
-    const std::string file = e.path().filename().string();
-    if (!e.is_regular_file() || e.path().extension() == ".safetensors" || file == "model.safetensors.index.json") {
-      continue;
-    }
-    if (file == "config.json") {
-      nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_file(e.path().string()));
-      config["quantization_config"] = {{"quant_method", "staticlm"}, {"scheme", o.scheme}};
-      write_text_atomic((fs::path(o.out_dir) / file).string(), config.dump(2) + "\n");
-    } else {
-      write_text_atomic((fs::path(o.out_dir) / file).string(), read_file(e.path().string()));
-    }
-  }
 
   QuantizeReport report;
   std::uint64_t total = 0, done = 0;
@@ -205,22 +200,42 @@ QuantizeReport quantize_checkpoint(const QuantizeOptions& o) {
                         (asym ? static_cast<std::uint64_t>(rows) : 0);
     // The values, scales and zero points come from the same chunked quantization; each producer
     // redoes it and writes its part (so nothing larger than a chunk is held).
-    writer.add(name, values, v.shape, [&, v, values](ByteSink& sink) {
-      for_each_chunk(v, values, tp, [&](const QuantizedChunk& c) { sink.write(c.values.data(), c.values.size()); });
+    writer.add(name, values, v.shape, [&, name, v, values](ByteSink& sink) {
+      for_each_chunk(name, v, values, tp, [&](const QuantizedChunk& c) { sink.write(c.values.data(), c.values.size()); });
       done += v.nbytes();
       if (o.progress) o.progress(done, total);
     });
-    writer.add(name + "_scale", scale_dtype, scale_shape, [v, values, tp](ByteSink& sink) {
-      for_each_chunk(v, values, tp, [&](const QuantizedChunk& c) { sink.write(c.scales.data(), c.scales.size()); });
+    writer.add(name + "_scale", scale_dtype, scale_shape, [name, v, values, tp](ByteSink& sink) {
+      for_each_chunk(name, v, values, tp, [&](const QuantizedChunk& c) { sink.write(c.scales.data(), c.scales.size()); });
     });
     if (asym) {
-      writer.add(name + "_zero_point", DType::kU8, Shape{rows}, [v, values, tp](ByteSink& sink) {
-        for_each_chunk(v, values, tp,
+      writer.add(name + "_zero_point", DType::kU8, Shape{rows}, [name, v, values, tp](ByteSink& sink) {
+        for_each_chunk(name, v, values, tp,
                        [&](const QuantizedChunk& c) { sink.write(c.zero_points.data(), c.zero_points.size()); });
       });
     }
   }
-  writer.write((fs::path(o.out_dir) / "model.safetensors").string());
+  try {
+    writer.write((fs::path(o.out_dir) / "model.safetensors").string());
+  } catch (...) {
+    if (created) fs::remove(o.out_dir, ec);  // nothing half-made left behind (it was empty: only ours)
+    throw;
+  }
+  // Every other file of the checkpoint, config.json with the scheme added.
+  for (const auto& e : fs::directory_iterator(o.model_dir)) {
+    const std::string file = e.path().filename().string();
+    if (!e.is_regular_file() || e.path().extension() == ".safetensors" || file == "model.safetensors.index.json") {
+      continue;
+    }
+    if (file == "config.json") {
+      nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_file(e.path().string()));
+      config["quantization_config"] = {{"quant_method", "staticlm"}, {"scheme", o.scheme}};
+      write_text_atomic((fs::path(o.out_dir) / file).string(), config.dump(2) + "\n");
+    } else {
+      write_text_atomic((fs::path(o.out_dir) / file).string(), read_file(e.path().string()));
+    }
+  }
+
   return report;
 }
 

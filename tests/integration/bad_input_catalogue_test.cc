@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -285,6 +286,9 @@ const Row kRows[] = {
     {"quantize_config_wrong_type", "quantize -m {D}/m_cfg_type --scheme q8 --out {O}/q", "text_config.hidden_size", "q/"},
     {"quantize_weights_wrong_shape", "quantize -m {D}/m_cfg_shape --scheme q8 --out {O}/q", "embed_tokens.weight", "q/"},
     {"quantize_unknown_scheme", "quantize -m {M} --scheme q3 --out {O}/q", "q3", "q/"},
+    {"quantize_nan_weight", "quantize -m {D}/m_nan --scheme q4 --out {O}/q",
+     "tensor model.language_model.layers.0.mlp.down_proj.weight holds NaN at row 0, column 3", "q/"},
+    {"run_nan_weight", "run -m {D}/m_nan -p hi -n 1", "NaN or +Inf values"},
     {"quantize_already_quantized", "quantize -m {Q} --scheme q8 --out {O}/q", "{Q}", "q/"},
     {"quantize_threads_negative", "quantize -m {M} --scheme q8 --threads -1 --out {O}/q", "--threads", "q/"},
     {"quantize_out_under_a_file", "quantize -m {M} --scheme q8 --out {D}/blocker/q", "{D}/blocker/q"},
@@ -425,6 +429,17 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     variant(d, "m_cfg_utf8", "config.json", "{\"model_type\": \"\xff\xfe\"}");
     variant(d, "m_trunc", "model.safetensors", weights.substr(0, 1000000));
     variant(d, "m_tok_empty", "tokenizer.json", "");
+    {  // one bf16 NaN at row 0, column 3 of a layer's down projection
+      std::uint64_t n = 0;
+      std::memcpy(&n, weights.data(), 8);
+      const auto header = nlohmann::json::parse(weights.substr(8, n));
+      const std::string key = "model.language_model.layers.0.mlp.down_proj.weight";
+      std::string nan = weights;
+      const std::size_t at = 8 + n + header.at(key).at("data_offsets")[0].get<std::size_t>() + 2 * 3;
+      nan[at] = static_cast<char>(0xC0);
+      nan[at + 1] = static_cast<char>(0x7F);
+      variant(d, "m_nan", "model.safetensors", nan);
+    }
 
     for (const char* r : {"rec_noidx", "rec_bad", "rec_type"}) fs::create_directory(d + "/" + r);
     write(d + "/rec_bad/index.json", "{\n");
