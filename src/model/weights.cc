@@ -199,6 +199,21 @@ void validate_weights(const ModelConfig& config, const TensorStore& store) {
         return TensorInfo{view.dtype, view.shape};
       },
       store.source());
+  // U4 zero points past 15 cannot be a 4-bit zero point: refused here too, so every command (info
+  // included) says what the CPU backend's loader says.
+  for (const WeightSpec& spec : expected_weights(config)) {
+    const std::string zp = spec.name + "_zero_point";
+    if (!store.contains(spec.name) || store.get(spec.name).dtype != DType::kU4 || !store.contains(zp)) continue;
+    const TensorView z = store.get(zp);
+    if (z.dtype != DType::kU8) continue;  // check_weights named it
+    const auto* v = static_cast<const std::uint8_t*>(z.data);
+    for (std::int64_t i = 0; i < z.numel(); ++i) {
+      if (v[i] > 15) {
+        invalid_file(store.source() + ": weight " + zp + ": row " + std::to_string(i) + " holds " + std::to_string(v[i]) +
+                     ", expected 0..15 for U4 values");
+      }
+    }
+  }
 }
 
 }  // namespace staticlm

@@ -193,6 +193,10 @@ TEST_F(Quantize, NpuW4LayoutAndChecks) {
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find(q + "_zero_point: row 1 holds 16, expected 0..15 for U4 values"), std::string::npos)
       << run.err;
+  const auto info_zp = test::run_staticlm("info -m " + broken);  // info reads the values too
+  EXPECT_EQ(info_zp.exit_code, 2);
+  EXPECT_NE(info_zp.err.find(q + "_zero_point: row 1 holds 16, expected 0..15 for U4 values"), std::string::npos)
+      << info_zp.err;
   // A scale of the wrong shape: `info` refuses it by name as the loader does.
   const std::string wrong = dir_->file("w4_wrong_scale");
   fs::create_directories(wrong);
