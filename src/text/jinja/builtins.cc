@@ -444,6 +444,32 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     if (!v.is_string()) fail("format(): expected a string, got " + v.type_name());
     return Value(percent_format(v.as_string(), Value(raw.positional, true)));
   }
+  if (name == "groupby") {
+    // jinja2's: sorted by the attribute (case-folded unless case_sensitive), consecutive equal
+    // keys grouped into (grouper, list) named tuples; grouper is the first item's own value.
+    const Value attribute = a.get(0, "attribute");
+    if (attribute.is_undefined()) fail("groupby() missing 1 required positional argument: 'attribute'");
+    const Value def = a.get(1, "default", Value::none());
+    const bool cs = a.flag(2, "case_sensitive", false);
+    const std::string path = attribute.is_string() ? attribute.as_string() : attribute.str();
+    auto key = [&](const Value& x) { return attr_path(x, path, def.is_none() ? Value() : def); };
+    std::vector<Value> out;
+    std::vector<Value> group;
+    Value group_key;
+    auto close = [&] {
+      if (group.empty()) return;
+      out.push_back(Value::named_tuple({key(group.front()), Value(std::move(group))}, {"grouper", "list"}));
+      group.clear();
+    };
+    for (const Value& x : sorted(v.iterate(), [&](const Value& y) { return fold_case(key(y), cs); }, false)) {
+      const Value k = fold_case(key(x), cs);
+      if (!group.empty() && !values_equal(k, group_key)) close();
+      group_key = k;
+      group.push_back(x);
+    }
+    close();
+    return Value(std::move(out));
+  }
   if (name == "indent") return do_indent(v, a);
   if (name == "int") return do_int(v, a);
   if (name == "items") {
@@ -576,7 +602,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
 const std::vector<std::string>& filter_names() {
   static const std::vector<std::string> k = {
       "abs", "attr", "batch", "capitalize", "center", "count", "length", "default", "d", "dictsort", "escape", "e",
-      "forceescape", "first", "last", "float", "format", "indent", "int", "items", "join", "list", "lower", "upper",
+      "forceescape", "first", "last", "float", "format", "groupby", "indent", "int", "items", "join", "list", "lower", "upper",
       "map", "max", "min", "pprint", "reject", "select", "rejectattr", "selectattr", "replace", "reverse", "round",
       "safe", "slice", "sort", "string", "sum", "title", "tojson", "trim", "truncate", "unique", "wordcount"};
   return k;

@@ -268,6 +268,10 @@ Value get_attr(const Value& obj, const std::string& name) {
     if (const Value* v = obj.dict_object().find(std::string_view(name))) return *v;
     return Value::undefined(describe(obj) + " has no attribute '" + name + "'");
   }
+  const std::vector<std::string>& fields = obj.tuple_fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i] == name) return obj.list()[i];
+  }
   if (is_method(obj, name)) return bind_method(obj, name);
   return Value::undefined(describe(obj) + " has no attribute '" + name + "'");
 }

@@ -69,6 +69,17 @@ Value::Value(std::vector<Value> items, bool tuple) {
   v_ = std::move(l);
 }
 
+Value Value::named_tuple(std::vector<Value> items, std::vector<std::string> fields) {
+  Value t(std::move(items), true);
+  std::get<std::shared_ptr<ListObject>>(t.v_)->fields = std::move(fields);
+  return t;
+}
+
+const std::vector<std::string>& Value::tuple_fields() const {
+  static const std::vector<std::string> kNone;
+  return is_list() ? std::get<std::shared_ptr<ListObject>>(v_)->fields : kNone;
+}
+
 Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
   Value v;
   v.v_ = std::make_shared<CallableObject>(CallableObject{std::move(name), std::move(fn)});

@@ -23,6 +23,7 @@ class Value;
 struct ListObject {
   std::vector<Value> items;
   bool is_tuple = false;
+  std::vector<std::string> fields;  // a named tuple's field names (groupby's grouper, list); else empty
   int depth = 1;  // lists and dicts nested in this one, plus one (kMaxDataDepth bounds it)
 };
 
@@ -74,6 +75,10 @@ class Value {
   Value(std::string s) : v_(std::move(s)) {}
   Value(const char* s) : v_(std::string(s)) {}
   Value(std::vector<Value> items, bool tuple = false);
+  // A tuple whose items are also attributes, by these names (Python's NamedTuple).
+  static Value named_tuple(std::vector<Value> items, std::vector<std::string> fields);
+  // The field names of a named tuple; empty for anything else.
+  const std::vector<std::string>& tuple_fields() const;
   Value(std::shared_ptr<DictObject> d) : v_(std::move(d)) {}
   static Value function(std::string name, std::function<Value(CallArgs&)> fn);
   static Value dict();
