@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "model/layer_table.h"
+#include "quant/formats.h"
 
 namespace staticlm {
 namespace {
@@ -465,6 +466,24 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   if (c.model_type != "gemma4" && c.model_type != "gemma4_text")
     unsupported(top.where("model_type") + ": \"" + c.model_type +
                 "\" is not supported (expected \"gemma4\" or \"gemma4_text\")");
+  if (const json* q = top.find("quantization_config"); q != nullptr && !q->is_null()) {
+    // Another tool's quantization (GPTQ, AWQ, bitsandbytes, ...) stores tensors this loader does not read.
+    const auto method = q->is_object() ? q->find("quant_method") : q->end();
+    if (!q->is_object() || method == q->end() || *method != "staticlm") {
+      unsupported(top.where("quantization_config.quant_method") + " " +
+                  (method == q->end() ? std::string("missing") : method->dump()) +
+                  ": staticlm reads only its own quantized checkpoints (\"staticlm\", from `staticlm quantize`)");
+    }
+    const auto scheme = q->find("scheme");
+    if (scheme == q->end() || !scheme->is_string()) {
+      invalid_file(top.where("quantization_config.scheme") + " is missing or not a string (expected q8, q4 or npu-w4)");
+    }
+    if (!quant::known_scheme(scheme->get<std::string>())) {
+      invalid_file(top.where("quantization_config.scheme") + ": unknown scheme " + scheme->dump() +
+                   " (expected q8, q4 or npu-w4)");
+    }
+    c.quantization_scheme = scheme->get<std::string>();
+  }
   c.architecture = c.multimodal() ? "Gemma4ForConditionalGeneration" : "Gemma4ForCausalLM";
   std::vector<std::string> architectures;
   top.get_string_list("architectures", architectures);

@@ -132,6 +132,10 @@ struct ModelConfig {
   std::string model_type = "gemma4";  // "gemma4" or "gemma4_text"
   bool multimodal() const { return model_type == "gemma4"; }
 
+  // quantization_config.scheme of a `staticlm quantize` output ("q8", "q4" or "npu-w4"); absent
+  // for a float checkpoint. Another tool's quantization_config is refused when parsed.
+  std::optional<std::string> quantization_scheme;
+
   TextConfig text;
   std::optional<VisionConfig> vision;  // absent in the text-only layout (or vision_config null)
   std::optional<AudioConfig> audio;

@@ -1,12 +1,12 @@
 #include "model/weight_stats.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "base/error.h"
 #include "base/file.h"
 #include "model/checkpoint.h"
+#include "quant/formats.h"
 #include "tensor/safetensors.h"
 
 namespace staticlm {
@@ -48,35 +48,16 @@ MatrixAlignment matrix_alignment(const TensorStore& store) {
 }
 
 std::string quantization_scheme(const Checkpoint& ck) {
-  const std::string config_path = path_join(ck.dir(), "config.json");
-  std::optional<std::string> from_config;
-  // load_model_config already parsed this file, so it is valid JSON here.
-  const auto config = nlohmann::json::parse(read_file(config_path));
-  const auto q = config.find("quantization_config");
-  if (q != config.end() && !q->is_null()) {
-    // Another tool's quantization (GPTQ, AWQ, bitsandbytes, ...) stores tensors this loader does not read.
-    const auto method = q->is_object() ? q->find("quant_method") : q->end();
-    if (!q->is_object() || method == q->end() || *method != "staticlm") {
-      unsupported(config_path + ": quantization_config.quant_method " +
-                  (method == q->end() ? std::string("missing") : method->dump()) +
-                  ": staticlm reads only its own quantized checkpoints (\"staticlm\", from `staticlm quantize`)");
-    }
-    if (!q->contains("scheme") || !q->at("scheme").is_string()) {
-      invalid_file(config_path + ": quantization_config.scheme is missing or not a string (expected q8, q4 or npu-w4)");
-    }
-    from_config = q->at("scheme").get<std::string>();
-  }
+  const std::optional<std::string>& from_config = ck.config().quantization_scheme;  // checked when parsed
   std::optional<std::string> from_weights;
   if (ck.has_weights()) from_weights = ck.weights().metadata("staticlm_quantization");
-  for (const auto& [where, scheme] : {std::pair{config_path + ": quantization_config.scheme", from_config},
-                                      std::pair{ck.dir() + ": the weights' metadata staticlm_quantization", from_weights}}) {
-    if (scheme && *scheme != "q8" && *scheme != "q4" && *scheme != "npu-w4") {
-      invalid_file(where + ": unknown scheme \"" + *scheme + "\" (expected q8, q4 or npu-w4)");
-    }
+  if (from_weights && !quant::known_scheme(*from_weights)) {
+    invalid_file(ck.dir() + ": the weights' metadata staticlm_quantization: unknown scheme \"" + *from_weights +
+                 "\" (expected q8, q4 or npu-w4)");
   }
   if (from_config && from_weights && *from_config != *from_weights) {
-    invalid_file(config_path + ": quantization_config.scheme \"" + *from_config + "\" but the weights' metadata " +
-                 "staticlm_quantization says \"" + *from_weights + "\"");
+    invalid_file(path_join(ck.dir(), "config.json") + ": quantization_config.scheme \"" + *from_config +
+                 "\" but the weights' metadata staticlm_quantization says \"" + *from_weights + "\"");
   }
   if (from_config) return *from_config;
   return from_weights.value_or("none");

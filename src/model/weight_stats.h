@@ -35,9 +35,9 @@ MatrixAlignment matrix_alignment(const TensorStore& store);
 
 // The scheme `staticlm quantize` wrote: config.json "quantization_config": {"scheme": ...},
 // else the safetensors metadata "staticlm_quantization"; "none" when neither names one.
-// kInvalidFile naming both when they disagree or either names an unknown scheme; kUnsupported
-// for a quantization_config of another tool (quant_method other than "staticlm").
-// Checkpoint::open calls it, so every command refuses such a directory.
+// kInvalidFile naming both when they disagree or the metadata names an unknown scheme (config.json's
+// quantization_config is checked when it is parsed). Checkpoint::open calls it, so every command
+// refuses such a directory.
 std::string quantization_scheme(const Checkpoint& ck);
 
 }  // namespace staticlm

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "model/layer_table.h"
+#include "quant/formats.h"
 
 namespace staticlm {
 namespace {
@@ -206,13 +207,7 @@ void validate_weights(const ModelConfig& config, const TensorStore& store) {
     if (!store.contains(spec.name) || store.get(spec.name).dtype != DType::kU4 || !store.contains(zp)) continue;
     const TensorView z = store.get(zp);
     if (z.dtype != DType::kU8) continue;  // check_weights named it
-    const auto* v = static_cast<const std::uint8_t*>(z.data);
-    for (std::int64_t i = 0; i < z.numel(); ++i) {
-      if (v[i] > 15) {
-        invalid_file(store.source() + ": weight " + zp + ": row " + std::to_string(i) + " holds " + std::to_string(v[i]) +
-                     ", expected 0..15 for U4 values");
-      }
-    }
+    quant::check_u4_zero_points(static_cast<const std::uint8_t*>(z.data), z.numel(), store.source() + ": weight " + zp);
   }
 }
 

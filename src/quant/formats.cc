@@ -22,6 +22,17 @@ int quantize_value(float w, float inv_scale, int lo, int hi) {
 
 }  // namespace
 
+bool known_scheme(std::string_view scheme) { return scheme == "q8" || scheme == "q4" || scheme == "npu-w4"; }
+
+void check_u4_zero_points(const std::uint8_t* zero_points, std::int64_t rows, const std::string& what) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    if (zero_points[i] > 15) {
+      invalid_file(what + ": row " + std::to_string(i) + " holds " + std::to_string(zero_points[i]) +
+                   ", expected 0..15 for U4 values");
+    }
+  }
+}
+
 void quantize_q8(std::span<const float> w, std::int64_t rows, std::int64_t cols, std::span<std::int8_t> q,
                  std::span<float> scales) {
   if (static_cast<std::int64_t>(w.size()) != rows * cols || static_cast<std::int64_t>(q.size()) != rows * cols ||

@@ -16,12 +16,21 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "tensor/dtype.h"
 
 namespace staticlm::quant {
 
 inline constexpr std::int64_t kQ4Group = 32;
+
+// The schemes `staticlm quantize` writes: "q8", "q4", "npu-w4".
+bool known_scheme(std::string_view scheme);
+
+// U4 zero points must be 4-bit values: kInvalidFile "WHAT: row i holds v, expected 0..15 for U4
+// values" for the first that is not.
+void check_u4_zero_points(const std::uint8_t* zero_points, std::int64_t rows, const std::string& what);
 
 // w [rows, cols] f32 -> q [rows, cols], scales [rows].
 void quantize_q8(std::span<const float> w, std::int64_t rows, std::int64_t cols, std::span<std::int8_t> q,

@@ -138,7 +138,7 @@ void for_each_chunk(const std::string& name, const TensorView& v, DType values, 
 }  // namespace
 
 QuantizeReport quantize_checkpoint(const QuantizeOptions& o) {
-  if (o.scheme != "q8" && o.scheme != "q4" && o.scheme != "npu-w4") {
+  if (!known_scheme(o.scheme)) {
     invalid_argument("quantize: unknown scheme '" + o.scheme + "'; expected q8, q4 or npu-w4");
   }
   std::error_code ec;

@@ -33,9 +33,9 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   scores_.assign(logits.begin(), logits.end());
   // NaN or +Inf has no argmax or softmax that means anything (-Inf is a masked token); they come
   // from non-finite weights or activations, so say so instead of returning an arbitrary token.
-  const std::int64_t bad = std::count_if(scores_.begin(), scores_.end(), [](float x) { return std::isnan(x) || x == INFINITY; });
-  if (bad > 0) {
-    const auto first = std::find_if(scores_.begin(), scores_.end(), [](float x) { return std::isnan(x) || x == INFINITY; });
+  const auto non_finite = [](float x) { return std::isnan(x) || x == INFINITY; };
+  if (const auto first = std::find_if(scores_.begin(), scores_.end(), non_finite); first != scores_.end()) {
+    const std::int64_t bad = std::count_if(first, scores_.end(), non_finite);
     invalid_file("the model's logits hold " + std::to_string(bad) + " NaN or +Inf values of " + std::to_string(v) +
                  " (first at token " + std::to_string(first - scores_.begin()) +
                  "): the checkpoint's weights or the inputs hold non-finite values");

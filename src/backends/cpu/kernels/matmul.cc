@@ -72,14 +72,7 @@ WeightMatrix quantized_weight_matrix(const TensorView& values, const TensorView&
                    zero_points->shape.to_string() + ", expected U8 [" + std::to_string(r) + "] for npu-w4");
     }
     w.zero_points = static_cast<const std::uint8_t*>(zero_points->data);
-    if (t == DType::kU4) {
-      for (std::int64_t i = 0; i < r; ++i) {
-        if (w.zero_points[i] > 15) {
-          invalid_file("weight " + name + "_zero_point: row " + std::to_string(i) + " holds " +
-                       std::to_string(w.zero_points[i]) + ", expected 0..15 for U4 values");
-        }
-      }
-    }
+    if (t == DType::kU4) quant::check_u4_zero_points(w.zero_points, r, "weight " + name + "_zero_point");
   }
   return w;
 }
