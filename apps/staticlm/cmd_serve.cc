@@ -215,7 +215,8 @@ void serve_command(const ServeArgs& a) {
                                       "server_busy"));
       return;
     }
-    Reply reply{"chatcmpl-" + std::to_string(next_id++), model_name, static_cast<std::int64_t>(std::time(nullptr))};
+    Reply reply{"chatcmpl-" + std::to_string(next_id++), model_name, static_cast<std::int64_t>(std::time(nullptr)),
+                context.tokenizer};
     if (!job->stream) {
       // Wakes now and then to notice a client that went away: its generation is cancelled.
       const PeerWatch peer(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
@@ -235,9 +236,10 @@ void serve_command(const ServeArgs& a) {
     auto sent = std::make_shared<std::size_t>(0);
     auto sent_calls = std::make_shared<std::size_t>(0);
     auto opened = std::make_shared<bool>(false);
+    auto sent_logprobs = std::make_shared<std::size_t>(0);
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, reply, sent, sent_calls, opened](std::size_t, httplib::DataSink& sink) {
+        [job, reply, sent, sent_calls, opened, sent_logprobs](std::size_t, httplib::DataSink& sink) {
           auto send = [&](const std::string& data) {
             const std::string s = "data: " + data + "\n\n";
             if (sink.write(s.data(), s.size())) return true;
@@ -248,7 +250,7 @@ void serve_command(const ServeArgs& a) {
             *opened = true;
             return send(dump_reply_json(reply.chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
           }
-          std::string piece, error, finish;
+          std::string piece, error, finish, content_chunk;
           std::vector<ToolCall> calls;
           bool done = false;
           {
@@ -263,12 +265,19 @@ void serve_command(const ServeArgs& a) {
             // (A reply cut at a stop string the stream never showed may end before *sent.)
             if (job->released > *sent) piece = job->content.substr(*sent, job->released - *sent);
             *sent = std::max(*sent, job->released);
+            // The log-probabilities of the tokens whose text is sent (all of them at the end).
+            std::size_t to = *sent_logprobs;
+            while (to < job->logprob_entries.size() && (job->done || job->logprob_entries[to].content_end <= *sent)) ++to;
+            if (!piece.empty() || to > *sent_logprobs) {
+              content_chunk = dump_reply_json(reply.content_chunk(piece, *job, *sent_logprobs, to));
+            }
+            *sent_logprobs = to;
             done = job->done;
             error = job->error;
             finish = job->finish_reason;
             calls = job->tool_calls;
           }
-          if (!piece.empty() && !send(dump_reply_json(reply.chunk({{"content", piece}}, nullptr)))) return false;
+          if (!content_chunk.empty() && !send(content_chunk)) return false;
           if (calls.size() > *sent_calls) {
             if (!send(dump_reply_json(reply.chunk({{"tool_calls", tool_calls_json(calls, *sent_calls)}}, nullptr)))) return false;
             *sent_calls = calls.size();

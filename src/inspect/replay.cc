@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/json_depth.h"
+#include "base/json_limits.h"
 #include "base/error.h"
 #include "base/file.h"
 
@@ -85,7 +85,7 @@ Recording read_recording(const std::string& dir) {
   const std::string path = path_join(dir, kRecordIndex);
   if (!file_exists(path)) invalid_file(path + ": missing (not a recording, or one that did not finish)");
   const std::string text = read_file(path);
-  check_json_depth(text, path);
+  check_json_limits(text, path);
   json j;
   try {
     j = json::parse(text);

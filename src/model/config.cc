@@ -6,7 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "base/json_depth.h"
+#include "base/json_limits.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "model/layer_table.h"
@@ -430,7 +430,7 @@ AudioConfig parse_audio(const Fields& f) {
 }
 
 json parse_json_object(const std::string& text, const std::string& source) {
-  check_json_depth(text, source);
+  check_json_limits(text, source);
   json j;
   try {
     j = json::parse(text);

@@ -52,6 +52,7 @@ GenerationResult generate(TokenSource& source, std::span<const std::int64_t> his
     r.tokens.push_back(token);
     seen.push_back(token);
     r.stats.generated_tokens = static_cast<std::int64_t>(r.tokens.size());
+    if (options.on_logits) options.on_logits(logits, token);
     const bool keep_going = on_token ? on_token(token) : true;
 
     if (std::find(options.eos_token_ids.begin(), options.eos_token_ids.end(), token) != options.eos_token_ids.end()) {

@@ -37,6 +37,9 @@ struct GenerateOptions {
   std::function<std::string(std::int64_t)> token_text;
   // Keep every decode step's logits (for --dump-logits).
   bool record_logits = false;
+  // Called with the logits that chose each token, before the token callback (e.g. for the
+  // tokens' log-probabilities); may be empty.
+  std::function<void(std::span<const float> logits, std::int64_t token)> on_logits;
 };
 
 struct GenerationResult {

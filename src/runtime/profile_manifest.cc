@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "base/json_depth.h"
+#include "base/json_limits.h"
 #include "base/error.h"
 #include "base/file.h"
 
@@ -63,7 +63,7 @@ void save_vision_profile_manifest(const VisionProfile& profile, const std::strin
 }
 
 VisionProfile parse_vision_profile_manifest(const std::string& json_text, const std::string& source) {
-  check_json_depth(json_text, source);
+  check_json_limits(json_text, source);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(json_text);

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "base/json_depth.h"
+#include "base/json_limits.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "vision/prompt_expand.h"
@@ -17,7 +17,7 @@ namespace {
 nlohmann::json read_optional_json(const std::string& path) {
   if (!file_exists(path)) return nullptr;
   const std::string text = read_file(path);
-  check_json_depth(text, path);
+  check_json_limits(text, path);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

@@ -1,5 +1,9 @@
 #include "serve/openai_reply.h"
 
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string_view>
 #include <utility>
 
 namespace staticlm {
@@ -27,6 +31,41 @@ ojson tool_calls_json(const std::vector<ToolCall>& calls, std::size_t first) {
   return out;
 }
 
+namespace {
+
+// A token's text and its bytes: a byte-fallback token (<0xHH>) is its one byte (its text alone
+// is not UTF-8; OpenAI's `bytes` exist for this), any other the bytes of its decoded text.
+ojson token_json(std::int64_t id, double logprob, const Tokenizer& tok) {
+  const int i = static_cast<int>(id);
+  std::string text = tok.decode(std::span<const int>(&i, 1));
+  ojson bytes = ojson::array();
+  const std::optional<std::string_view> piece = tok.id_to_token(i);
+  unsigned byte = 0;
+  if (piece && piece->size() == 6 && piece->starts_with("<0x") && piece->ends_with(">") &&
+      std::sscanf(std::string(*piece).c_str(), "<0x%2x>", &byte) == 1) {
+    bytes.push_back(byte);
+  } else {
+    for (unsigned char c : text) bytes.push_back(c);
+  }
+  return {{"token", std::move(text)}, {"logprob", logprob}, {"bytes", std::move(bytes)}};
+}
+
+}  // namespace
+
+ojson logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from, std::size_t to,
+                    const Tokenizer& tok) {
+  ojson content = ojson::array();
+  for (std::size_t k = from; k < to && k < entries.size(); ++k) {
+    const TokenLogprob& lp = entries[k].lp;
+    ojson e = token_json(lp.token, lp.logprob, tok);
+    ojson top = ojson::array();
+    for (const auto& [id, logprob] : lp.top) top.push_back(token_json(id, logprob, tok));
+    e["top_logprobs"] = std::move(top);
+    content.push_back(std::move(e));
+  }
+  return {{"content", std::move(content)}, {"refusal", nullptr}};
+}
+
 ojson Reply::base(const char* object) const {
   return {{"id", id}, {"object", object}, {"created", created}, {"model", model}};
 }
@@ -37,6 +76,12 @@ ojson Reply::chunk(ojson delta, ojson finish) const {
   return j;
 }
 
+ojson Reply::content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const {
+  ojson j = chunk({{"content", piece}}, nullptr);
+  if (job.logprobs) j["choices"][0]["logprobs"] = logprobs_json(job.logprob_entries, from, to, *tokenizer);
+  return j;
+}
+
 ojson Reply::completion(const ChatJob& job) const {
   ojson j = base("chat.completion");
   ojson message = {{"role", "assistant"}, {"content", job.content}};
@@ -44,7 +89,10 @@ ojson Reply::completion(const ChatJob& job) const {
     if (job.content.empty()) message["content"] = nullptr;
     message["tool_calls"] = tool_calls_json(job.tool_calls);
   }
-  j["choices"] = ojson::array({{{"index", 0}, {"message", message}, {"finish_reason", job.finish_reason}}});
+  const ojson logprobs =
+      job.logprobs ? logprobs_json(job.logprob_entries, 0, job.logprob_entries.size(), *tokenizer) : ojson(nullptr);
+  j["choices"] = ojson::array(
+      {{{"index", 0}, {"message", message}, {"logprobs", logprobs}, {"finish_reason", job.finish_reason}}});
   j["usage"] = usage_json(job);
   j["timings"] = {{"prompt_ms", job.prompt_ms}, {"predicted_ms", job.predicted_ms}};
   return j;

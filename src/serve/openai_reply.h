@@ -24,13 +24,21 @@ nlohmann::ordered_json usage_json(const ChatJob& job);
 // OpenAI's tool_calls from calls[first..]: arguments as a JSON string; ids unique within the reply.
 nlohmann::ordered_json tool_calls_json(const std::vector<ToolCall>& calls, std::size_t first = 0);
 
+// OpenAI's choice.logprobs of entries [from, to) of a job that asked for logprobs:
+// {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}], "refusal": null}.
+nlohmann::ordered_json logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from,
+                                     std::size_t to, const Tokenizer& tokenizer);
+
 // The fields every object of one reply shares.
 struct Reply {
   std::string id, model;
   std::int64_t created = 0;
+  const Tokenizer* tokenizer = nullptr;  // for the tokens' text in logprobs
   nlohmann::ordered_json base(const char* object) const;
   // A "chat.completion.chunk" with one choice carrying `delta` and `finish` (null until the last).
   nlohmann::ordered_json chunk(nlohmann::ordered_json delta, nlohmann::ordered_json finish) const;
+  // A content chunk carrying `piece` and, for a job with logprobs, entries [from, to).
+  nlohmann::ordered_json content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const;
   // The "chat.completion" of a finished, successful job: message, finish reason, usage, timings.
   nlohmann::ordered_json completion(const ChatJob& job) const;
 };

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <span>
 
-#include "base/json_depth.h"
+#include "base/json_limits.h"
 #include "base/base64.h"
 #include "base/error.h"
 #include "base/file.h"
@@ -149,7 +149,7 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   const std::int64_t max_seq = context.max_seq;
   ojson doc;
   try {
-    check_json_depth(body, "body");
+    check_json_limits(body, "body", JsonIntegers::kInt64);
     doc = ojson::parse(body);
   } catch (const ojson::exception& e) {
     throw RequestError{std::string("body: not valid JSON (") + e.what() + ")", ""};
@@ -216,6 +216,18 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
     for (const std::string& x : g.stop_strings) {
       if (x.empty()) bad("stop", "a stop string must not be empty");
     }
+  }
+  // OpenAI's logprobs: each content token's log-probability; top_logprobs (only with logprobs)
+  // that many likeliest alternatives as well.
+  if (given("logprobs")) {
+    if (!doc["logprobs"].is_boolean()) bad("logprobs", "expected true or false");
+    job.logprobs = doc["logprobs"].get<bool>();
+  }
+  if (given("top_logprobs")) {
+    const std::int64_t top = integer_field(doc, "top_logprobs", 0);
+    if (top > kMaxTopLogprobs) bad("top_logprobs", "must be at most " + std::to_string(kMaxTopLogprobs));
+    if (!job.logprobs) bad("top_logprobs", "needs \"logprobs\": true");
+    job.top_logprobs = static_cast<int>(top);
   }
   try {
     validate_sampling_options(s);
@@ -377,11 +389,20 @@ void ServeEngine::run(ChatJob& job) {
     for (const std::string& s : g.stop_strings) hold = std::max(hold, s.size() - 1);
   }
   ToolCallStream out(tok_);  // the text a client shows, and the tool calls
+  // With logprobs, each token's log-probability, computed from the logits that chose it; kept
+  // for content tokens (not special tokens, not inside a tool call).
+  TokenLogprob chosen;
+  if (job.logprobs) {
+    g.on_logits = [&](std::span<const float> logits, std::int64_t t) { chosen = token_logprob(logits, t, job.top_logprobs); };
+  }
   const TokenCallback on_token = [&](std::int64_t t) {
+    const bool was_in_call = out.in_call();
     const std::string piece = out.push(static_cast<int>(t));
+    const bool content_token = job.logprobs && !was_in_call && !out.in_call() && !tok_.is_special(static_cast<int>(t));
     {
       std::lock_guard l(job.mu);
       job.content += piece;
+      if (content_token) job.logprob_entries.push_back({std::move(chosen), job.content.size()});
       if (out.calls().size() > job.tool_calls.size()) job.tool_calls = out.calls();
       job.released = std::max(job.released, releasable(job.content, hold, g.stop_strings));
     }
@@ -409,6 +430,8 @@ void ServeEngine::run(ChatJob& job) {
       std::size_t cut = job.content.size();
       for (const std::string& s : g.stop_strings) cut = std::min(cut, job.content.find(s));
       job.content.resize(cut);
+      // The tokens whose text reached into the stop string are not content.
+      std::erase_if(job.logprob_entries, [&](const ChatJob::LogprobEntry& e) { return e.content_end > cut; });
     }
     const bool ended = r.reason == StopReason::kEos || r.reason == StopReason::kStopString;
     job.finish_reason = ended && !job.tool_calls.empty()                                   ? "tool_calls"

@@ -21,6 +21,7 @@
 
 #include "model/checkpoint.h"
 #include "runtime/generation.h"
+#include "runtime/logprobs.h"
 #include "runtime/runtime.h"
 #include "runtime/static_input_builder.h"
 #include "runtime/static_inputs.h"
@@ -31,6 +32,9 @@
 namespace staticlm {
 
 // A client error (HTTP 400): the message names the field.
+// OpenAI's limit on top_logprobs.
+inline constexpr int kMaxTopLogprobs = 20;
+
 struct RequestError {
   std::string message;
   std::string param;  // the field, "" for the body as a whole
@@ -48,6 +52,8 @@ struct ChatJob {
   GenerateOptions options;
   bool stream = false;
   bool usage_chunk = false;  // stream_options.include_usage: usage in a chunk of its own, as OpenAI sends it
+  bool logprobs = false;  // report each content token's log-probability
+  int top_logprobs = 0;   // and this many likeliest alternatives
   std::atomic<bool> cancelled{false};  // set by the handler when the client has gone
 
   std::mutex mu;
@@ -55,6 +61,13 @@ struct ChatJob {
   std::string content;        // the reply so far (special tokens and tool calls left out)
   std::vector<ToolCall> tool_calls;  // the reply's Gemma 4 tool calls so far
   std::size_t released = 0;   // bytes of content safe to show (no partial stop string)
+  // With logprobs: one entry per content token, with the size of content once its text was in
+  // (a stream sends an entry with the content that covers it).
+  struct LogprobEntry {
+    TokenLogprob lp;
+    std::size_t content_end = 0;
+  };
+  std::vector<LogprobEntry> logprob_entries;
   bool done = false;
   std::string finish_reason;  // "stop", "length" or "tool_calls" when done
   std::string error;          // set when generation failed

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/json_depth.h"
+#include "base/json_limits.h"
 #include "base/error.h"
 #include "text/regex.h"
 #include "text/utf8.h"
@@ -172,7 +172,7 @@ ChatPart read_part(const json& part, const std::string& at) {
 }  // namespace
 
 std::vector<ChatMessage> parse_chat_messages_json(std::string_view text, const std::string& name) {
-  check_json_depth(text, name);
+  check_json_limits(text, name, JsonIntegers::kInt64);
   json doc;
   try {
     doc = json::parse(text);

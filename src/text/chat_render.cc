@@ -1,6 +1,6 @@
 #include "text/chat_render.h"
 
-#include "base/json_depth.h"
+#include "base/json_limits.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "text/chat_format.h"
@@ -12,7 +12,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 ojson parse_json(const std::string& text, const std::string& name) {
-  check_json_depth(text, name);
+  check_json_limits(text, name, JsonIntegers::kInt64);
   try {
     return ojson::parse(text);
   } catch (const ojson::exception& e) {
@@ -26,7 +26,7 @@ ojson read_tokenizer_config(const std::string& model_dir) {
   if (!file_exists(path)) return ojson();
   try {
     const std::string text = read_file(path);
-    check_json_depth(text, path);
+    check_json_limits(text, path, JsonIntegers::kInt64);
     ojson j = ojson::parse(text);
     if (!j.is_object()) invalid_file(path + ": expected a JSON object");
     return j;
@@ -51,7 +51,7 @@ void apply_var(ojson& vars, const std::string& assignment) {
   const std::size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) invalid_argument("--var " + assignment + ": expected KEY=JSON");
   const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
-  check_json_depth(value, "--var " + key);
+  check_json_limits(value, "--var " + key, JsonIntegers::kInt64);
   try {
     vars[key] = ojson::parse(value);
   } catch (const ojson::exception&) {

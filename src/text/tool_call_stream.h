@@ -23,6 +23,8 @@ class ToolCallStream {
   // The text still held back, an unclosed call's included (as text); then the stream is done.
   std::string finish();
   const std::vector<ToolCall>& calls() const { return calls_; }
+  // Whether the ids pushed so far end inside an open call (its opening marker included).
+  bool in_call() const { return in_call_; }
 
  private:
   const Tokenizer& tokenizer_;

@@ -162,6 +162,9 @@ const Row kRows[] = {
     {"run_messages_wrong_type", "run -m {M} --messages {D}/msgs_type.json -n 1", "{D}/msgs_type.json"},
     {"run_messages_not_utf8", "run -m {M} --messages {D}/msgs_utf8.json -n 1", "{D}/msgs_utf8.json"},
     {"run_messages_too_deep", "run -m {M} --messages {D}/deep.json -n 1", "{D}/deep.json: JSON nested deeper than"},
+    // nlohmann would read it as a double; jinja2 would print the integer.
+    {"chat_format_messages_integer_past_64_bits", "chat-format -m {M} --messages {D}/big_int.json",
+     "{D}/big_int.json: integer 18446744073709551616 at byte 39 does not fit in 64 bits"},
     {"run_runtime_config_missing", "run -m {M} -p hi -n 1 --config {D}/nope", "{D}/nope"},
     {"run_runtime_config_truncated", "run -m {M} -p hi -n 1 --config {D}/trunc.yaml", "{D}/trunc.yaml"},
     {"run_runtime_config_wrong_type", "run -m {M} -p hi -n 1 --config {D}/type.yaml", "max_seq"},
@@ -399,6 +402,7 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     write(d + "/blocker", "a regular file, so nothing can be created under it\n");
     write(d + "/trunc.json", "[{\"role\": \"user\", \"content\": \"hi\"");
     write(d + "/msgs_type.json", "{\"messages\": 5}");
+    write(d + "/big_int.json", "[{\"role\": \"user\", \"content\": \"x\", \"n\": 18446744073709551616}]");
     write(d + "/msgs_utf8.json", "[{\"role\": \"user\", \"content\": \"\xff\xfe\"}]");
     write(d + "/number.jsonl", "5\n");
     write(d + "/blank_line.jsonl", "\"a\"\n\n\"b\"\n");

@@ -16,9 +16,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -26,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/logits_dump.h"
 #include "test_util.h"
 
 namespace staticlm {
@@ -315,6 +318,95 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
     ASSERT_EQ(p.status, 200) << p.body;
     EXPECT_EQ(json::parse(p.body)["choices"][0]["message"]["content"], json::parse(pr.out).at("text")) << key;
   }
+}
+
+// logprobs / top_logprobs: each content token's log-probability is the log-softmax of the
+// logits `run --dump-logits` records for the same greedy answer (computed here in double); the
+// top alternatives are sorted, the greedy token is the first of them, the entries' bytes are the
+// content, and a stream carries the same entries as the whole reply.
+TEST_F(Serve, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
+  const std::string f = dir_->file("logprob_messages.json"), dump = dir_->file("logprob_dump.safetensors");
+  write(f, kOther.dump());
+  const test::CommandResult pr =
+      test::run_staticlm("run -m " + model() + " --messages " + f + " -n 8 --temp 0 --max-seq 128 --dump-logits " + dump);
+  ASSERT_EQ(pr.exit_code, 0) << pr.err;
+  const LogitsDump d = read_logits_dump(dump);
+  const std::size_t vocab = d.prefill_logits.size();
+  ASSERT_GT(vocab, 0u);
+  const auto logits_row = [&](std::size_t j) {
+    return j == 0 ? std::span<const float>(d.prefill_logits)
+                  : std::span<const float>(d.decode_logits).subspan((j - 1) * vocab, vocab);
+  };
+  const auto log_softmax = [](std::span<const float> row, std::int64_t id) {
+    double max = row[0];
+    for (float x : row) max = std::max(max, static_cast<double>(x));
+    double sum = 0;
+    for (float x : row) sum += std::exp(static_cast<double>(x) - max);
+    return static_cast<double>(row[static_cast<std::size_t>(id)]) - max - std::log(sum);
+  };
+
+  json req = request(kOther);
+  req["logprobs"] = true;
+  req["top_logprobs"] = 3;
+  const HttpResult r = chat(req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  const std::string content = j["choices"][0]["message"]["content"];
+  const json& entries = j["choices"][0].at("logprobs").at("content");
+  ASSERT_FALSE(entries.empty()) << r.body;
+  ASSERT_LE(entries.size(), d.tokens.size());
+  std::string bytes;
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const json& e = entries[k];
+    // The reply's k-th token is the dump's k-th (content tokens come first; an end-of-turn
+    // token, if any, is last and not content).
+    const double expected = log_softmax(logits_row(k), d.tokens[k]);
+    // The server reuses the cached chat prefix and prefills the rest as fewer rows: its bf16
+    // logits differ from a whole prefill in the last digits.
+    EXPECT_NEAR(e.at("logprob").get<double>(), expected, 0.05) << k;
+    EXPECT_LT(e["logprob"].get<double>(), 0.0);
+    const json& top = e.at("top_logprobs");
+    ASSERT_EQ(top.size(), 3u);
+    EXPECT_EQ(top[0]["token"], e["token"]) << k;  // greedy: the likeliest token was chosen
+    EXPECT_DOUBLE_EQ(top[0]["logprob"].get<double>(), e["logprob"].get<double>());
+    EXPECT_GE(top[0]["logprob"].get<double>(), top[1]["logprob"].get<double>());
+    EXPECT_GE(top[1]["logprob"].get<double>(), top[2]["logprob"].get<double>());
+    EXPECT_LE(std::exp(top[0]["logprob"].get<double>()) + std::exp(top[1]["logprob"].get<double>()) +
+                  std::exp(top[2]["logprob"].get<double>()),
+              1.0 + 1e-9);
+    for (const json& b : e.at("bytes")) bytes.push_back(static_cast<char>(b.get<int>()));
+  }
+  EXPECT_EQ(bytes, content);
+
+  // Streamed: the same tokens in the content chunks, each with its chunk's text.
+  req["stream"] = true;
+  const HttpResult s = chat(req);
+  ASSERT_EQ(s.status, 200) << s.body;
+  std::vector<std::string> streamed_tokens;
+  for (const std::string& ev : events(s.body)) {
+    if (ev == "[DONE]") break;
+    const json c = json::parse(ev)["choices"][0];
+    if (!c.contains("logprobs")) continue;
+    for (const json& e : c["logprobs"]["content"]) streamed_tokens.push_back(e["token"]);
+  }
+  std::vector<std::string> whole_tokens;
+  for (const json& e : entries) whole_tokens.push_back(e["token"]);
+  EXPECT_EQ(streamed_tokens, whole_tokens) << s.body;
+
+  // Without logprobs the field is null; top_logprobs alone or past 20 is refused by name.
+  const HttpResult plain = chat(request(kOther));
+  EXPECT_TRUE(json::parse(plain.body)["choices"][0].at("logprobs").is_null()) << plain.body;
+  json alone = request(kOther);
+  alone["top_logprobs"] = 2;
+  const HttpResult a = chat(alone);
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(json::parse(a.body)["error"]["param"], "top_logprobs");
+  json many = req;
+  many["top_logprobs"] = 21;
+  EXPECT_EQ(json::parse(chat(many).body)["error"]["param"], "top_logprobs");
+  json wrong = req;
+  wrong["logprobs"] = "yes";
+  EXPECT_EQ(json::parse(chat(wrong).body)["error"]["param"], "logprobs");
 }
 
 TEST_F(Serve, ExtendingAConversationReusesTheCachedPrefix) {

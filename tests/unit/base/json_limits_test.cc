@@ -1,0 +1,69 @@
+// check_json_limits: documents nested up to kMaxJsonDepth pass; one level more is refused naming
+// the file and the byte; brackets inside strings (escaped quotes included) do not count.
+// Integers of int64's range pass, one past either end is refused; floats of any size and digits
+// inside strings are left to the parser.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/error.h"
+#include "base/json_limits.h"
+
+namespace staticlm {
+namespace {
+
+std::string nested(int depth, const std::string& inner = "1") {
+  std::string s;
+  for (int i = 0; i < depth; ++i) s += i % 2 ? "{\"k\": " : "[";
+  s += inner;
+  for (int i = depth - 1; i >= 0; --i) s += i % 2 ? "}" : "]";
+  return s;
+}
+
+TEST(JsonDepth, LimitIsExactAndNamedInTheError) {
+  EXPECT_NO_THROW(check_json_limits(nested(kMaxJsonDepth), "a.json"));
+  try {
+    check_json_limits(nested(kMaxJsonDepth + 1), "a.json");
+    FAIL() << "one level past the limit passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile);
+    // The 129th opening bracket: 64 "[" (1 byte) and 64 "{\"k\": " (6 bytes) come before it.
+    EXPECT_EQ(std::string(e.what()), "a.json: JSON nested deeper than 128 levels (the limit), at byte " + std::to_string(64 + 64 * 6));
+  }
+}
+
+TEST(JsonDepth, BracketsInStringsDoNotCount) {
+  const std::string brackets(1000, '[');
+  EXPECT_NO_THROW(check_json_limits("{\"a\": \"" + brackets + "\"}", "s.json"));
+  // An escaped quote does not end the string; an escaped backslash before a quote does.
+  EXPECT_NO_THROW(check_json_limits("[\"\\\"" + brackets + "\"]", "s.json"));
+  EXPECT_THROW(check_json_limits("[\"\\\\\"" + brackets + "\"]", "s.json"), Error);
+  // Siblings do not add up: a long flat array is one level.
+  std::string flat = "[";
+  for (int i = 0; i < 10000; ++i) flat += (i ? "," : "") + std::string("[1]");
+  EXPECT_NO_THROW(check_json_limits(flat + "]", "flat.json"));
+}
+
+TEST(JsonIntegers, Int64RangeIsExactAndNamedInTheError) {
+  EXPECT_NO_THROW(check_json_limits("[9223372036854775807, -9223372036854775808, 0, -0, 12]", "i.json", JsonIntegers::kInt64));
+  EXPECT_NO_THROW(check_json_limits("{\"a\": [00000000000000000000001]}", "i.json", JsonIntegers::kInt64));  // leading zeros do not count
+  for (const std::string big : {"9223372036854775808", "18446744073709551616", "-9223372036854775809",
+                                "100000000000000000000000000000"}) {
+    try {
+      EXPECT_NO_THROW(check_json_limits("{\"n\": " + big + "}", "i.json"));  // kAny: left to the reader
+      check_json_limits("{\"n\": " + big + "}", "i.json", JsonIntegers::kInt64);
+      FAIL() << big << " passed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile);
+      EXPECT_EQ(std::string(e.what()), "i.json: integer " + big + " at byte 6 does not fit in 64 bits (the limit)");
+    }
+  }
+}
+
+TEST(JsonIntegers, FloatsAndStringsAreNotIntegers) {
+  EXPECT_NO_THROW(check_json_limits("[1e400, 18446744073709551616.0, 1E2, -99999999999999999999.5e-3]", "f.json", JsonIntegers::kInt64));
+  EXPECT_NO_THROW(check_json_limits("[\"18446744073709551616\", \"\\\"99999999999999999999\"]", "s.json", JsonIntegers::kInt64));
+}
+
+}  // namespace
+}  // namespace staticlm
