@@ -1,5 +1,5 @@
-// `staticlm serve` request bodies (OpenAI chat completions): JSON, messages with text and image
-// parts (base64 data: URLs decoded and laid out in a small inline vision profile), tools,
+// `staticlm serve` request bodies (OpenAI chat and text completions): JSON, messages with text
+// and image parts (base64 data: URLs decoded and laid out in a small inline vision profile), tools,
 // sampling fields, rendered with the tiny model's chat template and tokenized. A bad body may
 // only be refused as a RequestError (HTTP 400 naming the field); any other exception is a finding.
 #include <memory>
@@ -45,9 +45,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const Fixture& f = fixture();
-  staticlm::ChatJob job;
+  const std::string body = staticlm::fuzz::text(data, size);
+  // The same bytes as a chat request and as a text completion request.
+  staticlm::ChatJob chat, text;
   try {
-    staticlm::parse_chat_request(staticlm::fuzz::text(data, size), f.context, job);
+    staticlm::parse_chat_request(body, f.context, chat);
+  } catch (const staticlm::RequestError&) {
+  }
+  try {
+    staticlm::parse_completion_request(body, f.context, text);
   } catch (const staticlm::RequestError&) {
   }
   return 0;

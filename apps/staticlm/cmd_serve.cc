@@ -157,6 +157,7 @@ void serve_command(const ServeArgs& a) {
   svr.Post("/v1/models", wrong_method("GET"));
   svr.Post(R"(/v1/models/.+)", wrong_method("GET"));
   svr.Get("/v1/chat/completions", wrong_method("POST"));
+  svr.Get("/v1/completions", wrong_method("POST"));
 
   svr.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
     const ServeEngine::Stats s = engine.stats();
@@ -181,8 +182,12 @@ void serve_command(const ServeArgs& a) {
     json_reply(res, 200, dump_reply_json(model_json));
   });
   std::atomic<std::uint64_t> next_id{1};
-  svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res,
-                                        const httplib::ContentReader& read_body) {
+  // Chat completions and text completions differ in how a request is parsed and how a reply is
+  // shaped; the queue, the waiting and the streaming are the same.
+  using Parser = void (*)(const std::string&, const RequestContext&, ChatJob&);
+  const auto completions = [&](Parser parse, bool text_completion) {
+    return [&, parse, text_completion](const httplib::Request& req, httplib::Response& res,
+                                       const httplib::ContentReader& read_body) {
     // The body read here, not by httplib: its limit covers only bodies with a Content-Length
     // (a chunked one was read whole, however large).
     std::string body;
@@ -205,7 +210,7 @@ void serve_command(const ServeArgs& a) {
     }
     auto job = std::make_shared<ChatJob>();
     try {
-      parse_chat_request(body, context, *job);
+      parse(body, context, *job);
     } catch (const RequestError& e) {
       json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
       return;
@@ -215,8 +220,8 @@ void serve_command(const ServeArgs& a) {
                                       "server_busy"));
       return;
     }
-    Reply reply{"chatcmpl-" + std::to_string(next_id++), model_name, static_cast<std::int64_t>(std::time(nullptr)),
-                context.tokenizer};
+    Reply reply{(text_completion ? "cmpl-" : "chatcmpl-") + std::to_string(next_id++), model_name,
+                static_cast<std::int64_t>(std::time(nullptr)), context.tokenizer, text_completion};
     if (!job->stream) {
       // Wakes now and then to notice a client that went away: its generation is cancelled.
       const PeerWatch peer(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
@@ -246,7 +251,7 @@ void serve_command(const ServeArgs& a) {
             job->cancelled = true;
             return false;
           };
-          if (!*opened) {
+          if (!*opened && !reply.text_completion) {  // a chat stream opens with the role
             *opened = true;
             return send(dump_reply_json(reply.chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
           }
@@ -303,7 +308,10 @@ void serve_command(const ServeArgs& a) {
         [job](bool success) {
           if (!success) job->cancelled = true;
         });
-  });
+    };
+  };
+  svr.Post("/v1/chat/completions", completions(parse_chat_request, false));
+  svr.Post("/v1/completions", completions(parse_completion_request, true));
 
   const int port = a.port == 0 ? svr.bind_to_any_port(a.host) : (svr.bind_to_port(a.host, a.port) ? a.port : -1);
   if (port < 0) invalid_argument("serve: cannot listen on " + a.host + ":" + std::to_string(a.port));

@@ -1,5 +1,6 @@
 #include "serve/openai_reply.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <span>
@@ -66,11 +67,41 @@ ojson logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size
   return {{"content", std::move(content)}, {"refusal", nullptr}};
 }
 
+ojson legacy_logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from, std::size_t to,
+                           const std::string& content, const Tokenizer& tok) {
+  ojson tokens = ojson::array(), logprobs = ojson::array(), tops = ojson::array(), offsets = ojson::array();
+  std::size_t byte = 0, code_points = 0;  // where the counting stands in `content`
+  for (std::size_t k = from; k < to && k < entries.size(); ++k) {
+    const TokenLogprob& lp = entries[k].lp;
+    // A token's text starts where the previous token's ended.
+    const std::size_t start = std::min(k == 0 ? 0 : entries[k - 1].content_end, content.size());
+    for (; byte < start; ++byte) code_points += (static_cast<unsigned char>(content[byte]) & 0xC0) != 0x80;
+    const ojson t = token_json(lp.token, lp.logprob, tok);
+    tokens.push_back(t["token"]);
+    logprobs.push_back(lp.logprob);
+    ojson top = ojson::object();
+    for (const auto& [id, logprob] : lp.top) {
+      const std::string text = token_json(id, logprob, tok)["token"];
+      if (!top.contains(text)) top[text] = logprob;  // two ids with one text: the likelier one
+    }
+    tops.push_back(std::move(top));
+    offsets.push_back(code_points);
+  }
+  return {{"tokens", std::move(tokens)}, {"token_logprobs", std::move(logprobs)}, {"top_logprobs", std::move(tops)},
+          {"text_offset", std::move(offsets)}};
+}
+
 ojson Reply::base(const char* object) const {
   return {{"id", id}, {"object", object}, {"created", created}, {"model", model}};
 }
 
 ojson Reply::chunk(ojson delta, ojson finish) const {
+  if (text_completion) {
+    ojson j = base("text_completion");
+    const std::string text = delta.contains("content") ? delta["content"].get<std::string>() : "";
+    j["choices"] = ojson::array({{{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", std::move(finish)}}});
+    return j;
+  }
   ojson j = base("chat.completion.chunk");
   j["choices"] = ojson::array({{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}}});
   return j;
@@ -78,21 +109,31 @@ ojson Reply::chunk(ojson delta, ojson finish) const {
 
 ojson Reply::content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const {
   ojson j = chunk({{"content", piece}}, nullptr);
-  if (job.logprobs) j["choices"][0]["logprobs"] = logprobs_json(job.logprob_entries, from, to, *tokenizer);
+  if (!job.logprobs) return j;
+  j["choices"][0]["logprobs"] = text_completion
+                                    ? legacy_logprobs_json(job.logprob_entries, from, to, job.content, *tokenizer)
+                                    : logprobs_json(job.logprob_entries, from, to, *tokenizer);
   return j;
 }
 
 ojson Reply::completion(const ChatJob& job) const {
-  ojson j = base("chat.completion");
-  ojson message = {{"role", "assistant"}, {"content", job.content}};
-  if (!job.tool_calls.empty()) {
-    if (job.content.empty()) message["content"] = nullptr;
-    message["tool_calls"] = tool_calls_json(job.tool_calls);
+  const std::size_t n = job.logprob_entries.size();
+  ojson j = base(text_completion ? "text_completion" : "chat.completion");
+  ojson choice = {{"index", 0}};
+  if (text_completion) {
+    choice["text"] = job.content;
+    choice["logprobs"] = job.logprobs ? legacy_logprobs_json(job.logprob_entries, 0, n, job.content, *tokenizer) : ojson(nullptr);
+  } else {
+    ojson message = {{"role", "assistant"}, {"content", job.content}};
+    if (!job.tool_calls.empty()) {
+      if (job.content.empty()) message["content"] = nullptr;
+      message["tool_calls"] = tool_calls_json(job.tool_calls);
+    }
+    choice["message"] = std::move(message);
+    choice["logprobs"] = job.logprobs ? logprobs_json(job.logprob_entries, 0, n, *tokenizer) : ojson(nullptr);
   }
-  const ojson logprobs =
-      job.logprobs ? logprobs_json(job.logprob_entries, 0, job.logprob_entries.size(), *tokenizer) : ojson(nullptr);
-  j["choices"] = ojson::array(
-      {{{"index", 0}, {"message", message}, {"logprobs", logprobs}, {"finish_reason", job.finish_reason}}});
+  choice["finish_reason"] = job.finish_reason;
+  j["choices"] = ojson::array({std::move(choice)});
   j["usage"] = usage_json(job);
   j["timings"] = {{"prompt_ms", job.prompt_ms}, {"predicted_ms", job.predicted_ms}};
   return j;

@@ -29,17 +29,26 @@ nlohmann::ordered_json tool_calls_json(const std::vector<ToolCall>& calls, std::
 nlohmann::ordered_json logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from,
                                      std::size_t to, const Tokenizer& tokenizer);
 
+// The legacy logprobs of a text completion, entries [from, to): {"tokens", "token_logprobs",
+// "top_logprobs": [{token: logprob}], "text_offset": code points into `content` where each
+// token's text starts}.
+nlohmann::ordered_json legacy_logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from,
+                                            std::size_t to, const std::string& content, const Tokenizer& tokenizer);
+
 // The fields every object of one reply shares.
 struct Reply {
   std::string id, model;
   std::int64_t created = 0;
   const Tokenizer* tokenizer = nullptr;  // for the tokens' text in logprobs
+  bool text_completion = false;          // /v1/completions: "text_completion" objects with "text"
   nlohmann::ordered_json base(const char* object) const;
-  // A "chat.completion.chunk" with one choice carrying `delta` and `finish` (null until the last).
+  // A "chat.completion.chunk" with one choice carrying `delta` and `finish` (null until the last);
+  // for a text completion a "text_completion" whose choice's "text" is the delta's content.
   nlohmann::ordered_json chunk(nlohmann::ordered_json delta, nlohmann::ordered_json finish) const;
   // A content chunk carrying `piece` and, for a job with logprobs, entries [from, to).
   nlohmann::ordered_json content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const;
-  // The "chat.completion" of a finished, successful job: message, finish reason, usage, timings.
+  // The "chat.completion" (or "text_completion") of a finished, successful job: message (text),
+  // finish reason, usage, timings.
   nlohmann::ordered_json completion(const ChatJob& job) const;
 };
 

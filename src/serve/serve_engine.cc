@@ -143,10 +143,10 @@ std::string error_json(const std::string& message, const std::string& type, cons
   return ojson{{"error", e}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
-void parse_chat_request(const std::string& body, const RequestContext& context, ChatJob& job) {
-  const Tokenizer& tok = *context.tokenizer;
-  const ImageIntake& intake = context.images;
-  const std::int64_t max_seq = context.max_seq;
+namespace {
+
+// The body as a JSON object (limits checked first).
+ojson parse_body(const std::string& body) {
   ojson doc;
   try {
     check_json_limits(body, "body", JsonIntegers::kInt64);
@@ -157,8 +157,11 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
     throw RequestError{e.what(), ""};
   }
   if (!doc.is_object()) throw RequestError{"body: expected a JSON object", ""};
-  if (!doc.contains("messages")) bad("messages", "required");
-  check_messages(doc["messages"]);
+  return doc;
+}
+
+// The fields chat and text completions share: model, n, streaming, sampling, max_tokens, stop.
+GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& context, ChatJob& job) {
   if (doc.contains("model") && !doc["model"].is_string()) bad("model", "expected a string");
   if (doc.contains("n") && !doc["n"].is_null() && integer_field(doc, "n", 1) != 1) bad("n", "only 1 choice is supported");
 
@@ -217,6 +220,33 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
       if (x.empty()) bad("stop", "a stop string must not be empty");
     }
   }
+  try {
+    validate_sampling_options(s);
+  } catch (const Error& e) {
+    throw RequestError{std::string("sampling: ") + e.what(), "sampling"};
+  }
+
+  return g;
+}
+
+void check_prompt_length(std::size_t tokens, std::int64_t max_seq, const char* param) {
+  if (tokens == 0) bad(param, "the prompt is empty");
+  if (static_cast<std::int64_t>(tokens) > max_seq - 1) {
+    bad(param, "the prompt has " + std::to_string(tokens) + " tokens but max_seq " + std::to_string(max_seq) +
+                   " leaves room for " + std::to_string(max_seq - 1));
+  }
+}
+
+}  // namespace
+
+void parse_chat_request(const std::string& body, const RequestContext& context, ChatJob& job) {
+  const Tokenizer& tok = *context.tokenizer;
+  const ImageIntake& intake = context.images;
+  const ojson doc = parse_body(body);
+  if (!doc.contains("messages")) bad("messages", "required");
+  check_messages(doc["messages"]);
+  GenerateOptions g = parse_generation_fields(doc, context, job);
+  auto given = [&](const char* key) { return doc.contains(key) && !doc[key].is_null(); };
   // OpenAI's logprobs: each content token's log-probability; top_logprobs (only with logprobs)
   // that many likeliest alternatives as well.
   if (given("logprobs")) {
@@ -228,11 +258,6 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
     if (top > kMaxTopLogprobs) bad("top_logprobs", "must be at most " + std::to_string(kMaxTopLogprobs));
     if (!job.logprobs) bad("top_logprobs", "needs \"logprobs\": true");
     job.top_logprobs = static_cast<int>(top);
-  }
-  try {
-    validate_sampling_options(s);
-  } catch (const Error& e) {
-    throw RequestError{std::string("sampling: ") + e.what(), "sampling"};
   }
 
   // Tool schemas go to the chat template as `tools`; tool_choice is accepted and left to the
@@ -279,12 +304,59 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
     return;
   }
   const std::vector<int> ids = tok.encode(text);
-  if (ids.empty()) bad("messages", "the rendered prompt is empty");
-  if (static_cast<std::int64_t>(ids.size()) > max_seq - 1) {
-    bad("messages", "the prompt has " + std::to_string(ids.size()) + " tokens but max_seq " + std::to_string(max_seq) +
-                        " leaves room for " + std::to_string(max_seq - 1));
-  }
+  check_prompt_length(ids.size(), context.max_seq, "messages");
   job.prompt.assign(ids.begin(), ids.end());
+}
+
+void parse_completion_request(const std::string& body, const RequestContext& context, ChatJob& job) {
+  const Tokenizer& tok = *context.tokenizer;
+  const ojson doc = parse_body(body);
+  if (!doc.contains("prompt") || doc["prompt"].is_null()) bad("prompt", "required");
+  // One prompt: a string, or token ids; OpenAI's lists of several prompts only with one entry.
+  ojson prompt = doc["prompt"];
+  if (prompt.is_array() && prompt.size() == 1 && (prompt[0].is_string() || prompt[0].is_array())) prompt = ojson(prompt[0]);
+  if (prompt.is_string()) {
+    // As given, as `run -p` reads it: special tokens written in it (<bos>, <|turn>) are read as
+    // such and nothing is added (Gemma 4's tokenizer_config.json: add_bos_token false).
+    try {
+      const std::vector<int> ids = tok.encode(prompt.get<std::string>());
+      job.prompt.assign(ids.begin(), ids.end());
+    } catch (const Error& e) {
+      bad("prompt", e.what());
+    }
+  } else if (prompt.is_array()) {
+    for (std::size_t i = 0; i < prompt.size(); ++i) {
+      const ojson& x = prompt[i];
+      const std::string at = "prompt[" + std::to_string(i) + "]";
+      if (!x.is_number_integer()) bad(at, "expected a token id (an integer) or one string prompt");
+      const std::int64_t id = x.get<std::int64_t>();
+      if (id < 0 || id >= tok.id_limit()) {
+        bad(at, "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(tok.id_limit()) + ")");
+      }
+      job.prompt.push_back(id);
+    }
+  } else {
+    bad("prompt", "expected a string, an array of token ids, or an array of one of them");
+  }
+  check_prompt_length(job.prompt.size(), context.max_seq, "prompt");
+  GenerateOptions g = parse_generation_fields(doc, context, job);
+  auto given = [&](const char* key) { return doc.contains(key) && !doc[key].is_null(); };
+  // The legacy logprobs: an integer, that many alternatives per token (0: the chosen one only).
+  if (given("logprobs")) {
+    const std::int64_t top = integer_field(doc, "logprobs", 0);
+    if (top > kMaxTopLogprobs) bad("logprobs", "must be at most " + std::to_string(kMaxTopLogprobs));
+    job.logprobs = true;
+    job.top_logprobs = static_cast<int>(top);
+  }
+  if (given("echo") && !(doc["echo"].is_boolean() && !doc["echo"].get<bool>())) {
+    bad("echo", "not supported (the prompt is not repeated in the reply)");
+  }
+  if (given("suffix") && !(doc["suffix"].is_string() && doc["suffix"].get<std::string>().empty())) {
+    bad("suffix", "not supported (no insertion; Gemma 4 has no fill-in-the-middle format)");
+  }
+  if (given("best_of") && integer_field(doc, "best_of", 1) != 1) bad("best_of", "only 1 is supported");
+  job.text_completion = true;
+  job.options = std::move(g);
 }
 
 ServeEngine::ServeEngine(Backend& backend, const Checkpoint& ck, const Tokenizer& tok, const ServeOptions& options)
@@ -388,7 +460,7 @@ void ServeEngine::run(ChatJob& job) {
     g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
     for (const std::string& s : g.stop_strings) hold = std::max(hold, s.size() - 1);
   }
-  ToolCallStream out(tok_);  // the text a client shows, and the tool calls
+  ToolCallStream out(tok_, /*take_calls=*/!job.text_completion);  // the text a client shows, and the tool calls
   // With logprobs, each token's log-probability, computed from the logits that chose it; kept
   // for content tokens (not special tokens, not inside a tool call).
   TokenLogprob chosen;

@@ -52,6 +52,7 @@ struct ChatJob {
   GenerateOptions options;
   bool stream = false;
   bool usage_chunk = false;  // stream_options.include_usage: usage in a chunk of its own, as OpenAI sends it
+  bool text_completion = false;  // /v1/completions: a raw prompt, the reply's text as generated
   bool logprobs = false;  // report each content token's log-probability
   int top_logprobs = 0;   // and this many likeliest alternatives
   std::atomic<bool> cancelled{false};  // set by the handler when the client has gone
@@ -101,6 +102,11 @@ struct RequestContext {
 // conversation) are decoded and laid out in the profile's image span. Throws RequestError
 // naming the field.
 void parse_chat_request(const std::string& body, const RequestContext& context, ChatJob& job);
+
+// Parses an OpenAI text completion request (/v1/completions): `prompt` a string (tokenized as
+// given, as `run -p` does) or token ids, no chat template; the same sampling
+// fields; `logprobs` an integer (the legacy form). Throws RequestError naming the field.
+void parse_completion_request(const std::string& body, const RequestContext& context, ChatJob& job);
 
 struct ServeOptions {
   int slots = 1;

@@ -2,10 +2,10 @@
 
 namespace staticlm {
 
-ToolCallStream::ToolCallStream(const Tokenizer& tokenizer)
+ToolCallStream::ToolCallStream(const Tokenizer& tokenizer, bool take_calls)
     : tokenizer_(tokenizer),
-      open_(tokenizer.token_to_id("<|tool_call>")),
-      close_(tokenizer.token_to_id("<tool_call|>")),
+      open_(take_calls ? tokenizer.token_to_id("<|tool_call>") : -1),
+      close_(take_calls ? tokenizer.token_to_id("<tool_call|>") : -1),
       text_(tokenizer, /*skip_special_tokens=*/true) {}
 
 std::string ToolCallStream::push(int id) {

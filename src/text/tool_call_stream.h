@@ -17,7 +17,8 @@ namespace staticlm {
 
 class ToolCallStream {
  public:
-  explicit ToolCallStream(const Tokenizer& tokenizer);
+  // take_calls false: the calls stay in the text (a plain detokenizer, special tokens skipped).
+  explicit ToolCallStream(const Tokenizer& tokenizer, bool take_calls = true);
   // Adds one generated id; returns the text it completes (often empty).
   std::string push(int id);
   // The text still held back, an unclosed call's included (as text); then the stream is done.

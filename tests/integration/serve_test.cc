@@ -324,11 +324,19 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
 // logits `run --dump-logits` records for the same greedy answer (computed here in double); the
 // top alternatives are sorted, the greedy token is the first of them, the entries' bytes are the
 // content, and a stream carries the same entries as the whole reply.
-TEST_F(Serve, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
+// Its own server, f32 activations as `run --f32-activations`: a prefix reused from a slot then
+// gives the logits of a whole prefill up to summation order (docs/server.md), so the answers
+// and log-probabilities compare closely, and these requests leave the other suite's slots alone.
+class ServeF32 : public Serve {
+ protected:
+  static void SetUpTestSuite() { start({"--slots", "1", "--max-seq", "128", "--threads", "1", "--f32-activations"}); }
+};
+
+TEST_F(ServeF32, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
   const std::string f = dir_->file("logprob_messages.json"), dump = dir_->file("logprob_dump.safetensors");
   write(f, kOther.dump());
   const test::CommandResult pr =
-      test::run_staticlm("run -m " + model() + " --messages " + f + " -n 8 --temp 0 --max-seq 128 --dump-logits " + dump);
+      test::run_staticlm("run -m " + model() + " --messages " + f + " -n 8 --temp 0 --max-seq 128 --f32-activations --dump-logits " + dump);
   ASSERT_EQ(pr.exit_code, 0) << pr.err;
   const LogitsDump d = read_logits_dump(dump);
   const std::size_t vocab = d.prefill_logits.size();
@@ -361,9 +369,9 @@ TEST_F(Serve, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
     // The reply's k-th token is the dump's k-th (content tokens come first; an end-of-turn
     // token, if any, is last and not content).
     const double expected = log_softmax(logits_row(k), d.tokens[k]);
-    // The server reuses the cached chat prefix and prefills the rest as fewer rows: its bf16
-    // logits differ from a whole prefill in the last digits.
-    EXPECT_NEAR(e.at("logprob").get<double>(), expected, 0.05) << k;
+    // The server may reuse a cached prefix and prefill the rest as fewer rows: the sums run in
+    // another order.
+    EXPECT_NEAR(e.at("logprob").get<double>(), expected, 1e-3) << k;
     EXPECT_LT(e["logprob"].get<double>(), 0.0);
     const json& top = e.at("top_logprobs");
     ASSERT_EQ(top.size(), 3u);
@@ -407,6 +415,88 @@ TEST_F(Serve, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
   json wrong = req;
   wrong["logprobs"] = "yes";
   EXPECT_EQ(json::parse(chat(wrong).body)["error"]["param"], "logprobs");
+}
+
+// /v1/completions: a raw prompt (no chat template) continues as `run -p` continues it; the
+// prompt given as the tokenizer's ids (<bos> included) answers the same; streamed text equals
+// the whole reply; the legacy logprobs have one token, log-probability, alternatives and offset
+// per token; unsupported fields are 400 by name.
+TEST_F(ServeF32, TextCompletionsContinueARawPromptAsRunDoes) {
+  const std::string prompt = "<bos>The capital of France is";  // special tokens are read as such
+  const test::CommandResult rr =
+      test::run_staticlm("run -m " + model() + " -p '" + prompt + "' -n 8 --temp 0 --max-seq 128 --f32-activations --json");
+  ASSERT_EQ(rr.exit_code, 0) << rr.err;
+  const std::string expected = json::parse(rr.out).at("text");
+  const auto complete = [&](const json& body) {
+    const std::string b = body.dump();
+    return http("/v1/completions", &b);
+  };
+  const json base = {{"model", "m"}, {"prompt", prompt}, {"temperature", 0}, {"max_tokens", 8}};
+  const HttpResult r = complete(base);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j.at("object"), "text_completion");
+  EXPECT_EQ(j["choices"][0].at("text").get<std::string>(), expected);
+  EXPECT_TRUE(j["choices"][0].at("logprobs").is_null());
+  EXPECT_EQ(j.at("usage").at("completion_tokens").get<int>() + j["usage"]["prompt_tokens"].get<int>(),
+            j["usage"]["total_tokens"].get<int>());
+
+  const test::CommandResult ids = test::run_staticlm("tokenize -m " + model() + " --json --text '" + prompt + "'");
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  json by_ids = base;
+  by_ids["prompt"] = json::parse(ids.out);
+  ASSERT_EQ(by_ids["prompt"][0], 2);  // <bos>
+  EXPECT_EQ(json::parse(complete(by_ids).body)["choices"][0]["text"].get<std::string>(), expected);
+  by_ids["prompt"] = json::array({json::parse(ids.out)});  // a list of one prompt
+  EXPECT_EQ(json::parse(complete(by_ids).body)["choices"][0]["text"].get<std::string>(), expected);
+
+  json streamed = base;
+  streamed["stream"] = true;
+  const HttpResult s = complete(streamed);
+  ASSERT_EQ(s.status, 200) << s.body;
+  const std::vector<std::string> ev = events(s.body);
+  ASSERT_GE(ev.size(), 2u) << s.body;
+  EXPECT_EQ(ev.back(), "[DONE]");
+  std::string text;
+  for (std::size_t i = 0; i + 1 < ev.size(); ++i) {
+    const json c = json::parse(ev[i]);
+    EXPECT_EQ(c.at("object"), "text_completion");
+    text += c["choices"][0].at("text").get<std::string>();
+  }
+  EXPECT_EQ(text, expected);
+  EXPECT_EQ(json::parse(ev[ev.size() - 2])["choices"][0]["finish_reason"], j["choices"][0]["finish_reason"]);
+
+  json with_logprobs = base;
+  with_logprobs["logprobs"] = 2;
+  const json lj = json::parse(complete(with_logprobs).body);
+  const json& lp = lj["choices"][0].at("logprobs");
+  const std::size_t n = lp.at("tokens").size();
+  ASSERT_GE(n, 1u) << lj;
+  ASSERT_EQ(lp.at("token_logprobs").size(), n);
+  ASSERT_EQ(lp.at("top_logprobs").size(), n);
+  ASSERT_EQ(lp.at("text_offset").size(), n);
+  EXPECT_EQ(lp["text_offset"][0], 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string token = lp["tokens"][k];
+    const json& top = lp["top_logprobs"][k];
+    EXPECT_GE(top.size(), 1u);
+    EXPECT_LE(top.size(), 2u);
+    ASSERT_TRUE(top.contains(token)) << k;  // greedy: the chosen token is the likeliest
+    EXPECT_DOUBLE_EQ(top[token].get<double>(), lp["token_logprobs"][k].get<double>());
+    for (const auto& [alt, value] : top.items()) EXPECT_LE(value.get<double>(), top[token].get<double>()) << alt;
+    if (k > 0) EXPECT_GE(lp["text_offset"][k].get<int>(), lp["text_offset"][k - 1].get<int>());
+  }
+
+  for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
+           {"echo", true}, {"suffix", "x"}, {"best_of", 2}, {"logprobs", 21}, {"prompt", json::object()},
+           {"prompt", json::array({1, 99999999})}, {"prompt", json::array({"a", "b"})}}) {
+    json bad = base;
+    bad[key] = value;
+    const HttpResult b = complete(bad);
+    EXPECT_EQ(b.status, 400) << key << " " << value << ": " << b.body;
+    const std::string param = json::parse(b.body)["error"]["param"];
+    EXPECT_EQ(param.substr(0, key.size()), key) << b.body;
+  }
 }
 
 TEST_F(Serve, ExtendingAConversationReusesTheCachedPrefix) {
