@@ -30,23 +30,50 @@ std::string subcommand_problem(CLI::App& app, int argc, char** argv) {
   return "unknown subcommand '" + first + "'; valid subcommands: " + subcommand_names(app);
 }
 
+// Bytes of a structurally valid UTF-8 sequence starting at s[i] (0: not one).
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto u = static_cast<unsigned char>(s[i]);
+  const std::size_t n = u < 0x80 ? 1 : u >= 0xC2 && u <= 0xDF ? 2 : u >= 0xE0 && u <= 0xEF ? 3 : u >= 0xF0 && u <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
 // An error is one line on stderr, whatever text it quotes (a template line, a tokenizer pattern,
-// a file name): newlines and other control bytes are written as escapes.
+// a file name): newlines, other control bytes and bytes that are not UTF-8 are written as
+// escapes, and a message quoting megabytes (a token, a shape) is cut in its middle.
 std::string one_line(std::string_view message) {
   while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.remove_suffix(1);
+  constexpr std::size_t kHead = 3000, kTail = 1000;
   std::string out;
-  for (const char c : message) {
+  static const char* hex = "0123456789abcdef";
+  bool cut = message.size() <= kHead + kTail + 100;  // true once nothing is left to cut
+  for (std::size_t i = 0; i < message.size();) {
+    if (!cut && i >= kHead) {
+      cut = true;
+      const std::size_t tail = message.size() - kTail;
+      out += " [... " + std::to_string(tail - i) + " bytes left out ...] ";
+      i = tail;
+      while (i < message.size() && (static_cast<unsigned char>(message[i]) & 0xC0) == 0x80) ++i;  // a whole character
+      continue;
+    }
+    const char c = message[i];
     const unsigned char u = static_cast<unsigned char>(c);
+    const std::size_t n = utf8_sequence(message, i);
     if (c == '\n') {
       out += "\\n";
     } else if (c == '\r') {
       out += "\\r";
-    } else if ((u < 0x20 && c != '\t') || u == 0x7f) {
-      static const char* hex = "0123456789abcdef";
+    } else if (n == 0 || (u < 0x20 && c != '\t') || u == 0x7f) {
       out += {'\\', 'x', hex[u >> 4], hex[u & 15]};
     } else {
-      out += c;
+      out.append(message.substr(i, n));
+      i += n;
+      continue;
     }
+    ++i;
   }
   return out;
 }

@@ -1,7 +1,10 @@
 #include "sampling_flags.h"
 
+#include <random>
+
 #include "api/generate_params.h"
 #include "base/error.h"
+#include "commands.h"
 
 namespace staticlm::cli {
 
@@ -13,7 +16,7 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--top-p", f.top_p, "nucleus sampling mass (1: off)");
   cmd.add_option("--min-p", f.min_p, "drop tokens below min_p times the best one (0: off)");
   cmd.add_option("--repetition-penalty,--repeat-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
-  cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0)");
+  cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0; -1: a random one, printed, as llama.cpp)");
   cmd.add_option("--stop", f.stops, "stop a reply when its text contains this string (repeatable)");
 }
 
@@ -28,7 +31,13 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   p.top_p = f.top_p;
   p.min_p = f.min_p;
   p.repetition_penalty = f.repetition_penalty;
-  p.seed = f.seed;
+  if (f.seed < -1) invalid_argument("--seed " + std::to_string(f.seed) + ": must be at least 0 (-1: a random seed)");
+  if (f.seed == -1) {
+    p.seed = std::random_device{}();
+    log_to_stderr("seed: " + std::to_string(p.seed) + " (--seed -1)");
+  } else {
+    p.seed = static_cast<std::uint64_t>(f.seed);
+  }
   p.stop = f.stops;
   return p;
 }

@@ -17,4 +17,14 @@ int exit_code_for(ErrorKind kind) { return kind == ErrorKind::kInternal ? 1 : 2;
 
 void throw_error(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
 
+std::string Error::without_nul(const std::string& message) {
+  if (message.find('\0') == std::string::npos) return message;
+  std::string out;
+  for (const char c : message) {
+    if (c == '\0') out += "\\x00";
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace staticlm

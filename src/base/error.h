@@ -19,10 +19,12 @@ const char* error_kind_name(ErrorKind kind);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  // A NUL byte in the message is kept as the text "\x00": what() is read up to the first NUL.
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(without_nul(message)), kind_(kind) {}
   ErrorKind kind() const { return kind_; }
 
  private:
+  static std::string without_nul(const std::string& message);
   ErrorKind kind_;
 };
 

@@ -38,7 +38,27 @@ bool file_exists(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // A symbolic link is followed: the file it names is replaced and the link stays.
+  std::string target = path;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    const fs::path resolved = fs::weakly_canonical(path, ec);
+    if (!ec) target = resolved.string();
+  }
+  const fs::file_status st = fs::status(target, ec);
+  if (fs::is_directory(st)) invalid_argument(path + ": is a directory, expected a file to write");
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    // A device or a pipe (/dev/null, a FIFO) is written to in place: renaming over it would
+    // replace the node itself.
+    std::ofstream out(target, std::ios::binary);
+    if (!out) invalid_argument(path + ": cannot open for writing (" + std::strerror(errno) + ")");
+    write(out);
+    out.flush();
+    if (!out) invalid_file(path + ": write failed");
+    return;
+  }
+  const std::string tmp = target + ".tmp." + std::to_string(::getpid());
   try {
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -47,8 +67,7 @@ void write_file_atomic(const std::string& path, const std::function<void(std::os
       out.flush();
       if (!out) invalid_file(path + ": write failed (disk full?)");
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
+    fs::rename(tmp, target, ec);
     if (ec) invalid_file(path + ": cannot rename temporary file (" + ec.message() + ")");
   } catch (...) {
     std::remove(tmp.c_str());

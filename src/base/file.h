@@ -19,7 +19,9 @@ std::string read_file(const std::string& path);
 bool file_exists(const std::string& path);
 
 // Calls write(out) on a stream to "<path>.tmp.<pid>", then renames it to path. If write
-// throws or the stream fails, the temporary file is removed and the error propagates.
+// throws or the stream fails, the temporary file is removed and the error propagates. A path
+// that is a symbolic link replaces the file the link names; one that is a device or a pipe
+// (/dev/null, a FIFO) is written in place; a directory is refused (kInvalidArgument).
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // Same, for a string.

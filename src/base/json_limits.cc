@@ -18,8 +18,11 @@ bool fits_int64(std::string_view digits, bool negative) {
 
 }  // namespace
 
-void check_json_limits(std::string_view text, const std::string& name, JsonIntegers integers) {
+void check_json_limits(std::string_view text, const std::string& name, JsonLimits limits) {
   int depth = 0;
+  // Per open bracket: whether it is an object, and its members so far (one ':' each).
+  bool object[kMaxJsonDepth + 1] = {};
+  std::size_t members[kMaxJsonDepth + 1] = {};
   bool in_string = false, escaped = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -36,8 +39,14 @@ void check_json_limits(std::string_view text, const std::string& name, JsonInteg
         invalid_file(name + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (the limit), at byte " +
                      std::to_string(i));
       }
+      object[depth] = c == '{';
+      members[depth] = 0;
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
+    } else if (c == ':' && depth > 0 && object[depth] && limits.max_object_members > 0 &&
+               ++members[depth] > limits.max_object_members) {
+      invalid_file(name + ": a JSON object of more than " + std::to_string(limits.max_object_members) +
+                   " members (the limit), at byte " + std::to_string(i));
     } else if (c == '-' || is_digit(c)) {
       // A number: its digits, then whether a fraction or exponent makes it a float.
       const std::size_t start = i;
@@ -48,7 +57,7 @@ void check_json_limits(std::string_view text, const std::string& name, JsonInteg
       while (j < text.size() && is_digit(text[j])) ++j;
       const std::string_view digits = text.substr(digits_from, j - digits_from);
       const bool is_float = j < text.size() && (text[j] == '.' || text[j] == 'e' || text[j] == 'E');
-      if (integers == JsonIntegers::kInt64 && !is_float && !digits.empty() && !fits_int64(digits, negative)) {
+      if (limits.int64_integers && !is_float && !digits.empty() && !fits_int64(digits, negative)) {
         invalid_file(name + ": integer " + std::string(text.substr(start, j - start)) + " at byte " + std::to_string(start) +
                      " does not fit in 64 bits (the limit)");
       }

@@ -124,9 +124,18 @@ Recorder::Recorder(const std::string& dir, RecordSetup setup) : dir_(dir), setup
     }
   } else if (!fs::create_directories(dir, ec) || ec) {
     invalid_argument("--record " + dir + ": cannot create the directory (" + ec.message() + ")");
+  } else {
+    created_dir_ = true;
   }
   if (!setup_.model_dir.empty()) setup_.model_dir = fs::absolute(setup_.model_dir, ec).lexically_normal().string();
   if (setup_.kernel_target.empty()) setup_.kernel_target = cpu::kernel_target();
+}
+
+Recorder::~Recorder() {
+  if (finished_) return;
+  std::error_code ec;
+  for (const RecordedCallEntry& c : calls_) std::filesystem::remove(path_join(dir_, c.file), ec);
+  if (created_dir_) std::filesystem::remove(dir_, ec);  // only when empty: nothing else is lost
 }
 
 ObservedBackend::Observer Recorder::observer() {
@@ -182,6 +191,7 @@ void Recorder::finish() const {
   }
   text += calls_.empty() ? "]\n}\n" : "\n ]\n}\n";
   write_text_atomic(path_join(dir_, kRecordIndex), text);
+  finished_ = true;
 }
 
 }  // namespace staticlm::inspect

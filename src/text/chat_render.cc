@@ -12,7 +12,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 ojson parse_json(const std::string& text, const std::string& name) {
-  check_json_limits(text, name, JsonIntegers::kInt64);
+  check_json_limits(text, name, kTemplateValueLimits);
   try {
     return ojson::parse(text);
   } catch (const ojson::exception& e) {
@@ -25,12 +25,19 @@ ojson read_tokenizer_config(const std::string& model_dir) {
   const std::string path = path_join(model_dir, "tokenizer_config.json");
   if (!file_exists(path)) return ojson();
   try {
+    // Parsed into sorted objects (a real file may hold thousands of added tokens and integers
+    // such as model_max_length 1e30); only what the chat template reads is kept, in order.
     const std::string text = read_file(path);
-    check_json_limits(text, path, JsonIntegers::kInt64);
-    ojson j = ojson::parse(text);
+    check_json_limits(text, path);
+    const nlohmann::json j = nlohmann::json::parse(text);
     if (!j.is_object()) invalid_file(path + ": expected a JSON object");
-    return j;
-  } catch (const ojson::exception& e) {
+    ojson kept = ojson::object();
+    for (const char* key : {"chat_template", "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
+                            "mask_token"}) {
+      if (j.contains(key)) kept[key] = ojson::parse(j[key].dump());
+    }
+    return kept;
+  } catch (const nlohmann::json::exception& e) {
     invalid_file(path + ": not valid JSON: " + e.what());
   }
 }
@@ -51,7 +58,7 @@ void apply_var(ojson& vars, const std::string& assignment) {
   const std::size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) invalid_argument("--var " + assignment + ": expected KEY=JSON");
   const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
-  check_json_limits(value, "--var " + key, JsonIntegers::kInt64);
+  check_json_limits(value, "--var " + key, kTemplateValueLimits);
   try {
     vars[key] = ojson::parse(value);
   } catch (const ojson::exception&) {
@@ -113,7 +120,10 @@ std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir,
   if (t.is_string()) return ChatTemplateFile{t.get<std::string>(), name};
   if (t.is_array()) {
     for (const ojson& entry : t) {
-      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") && entry["template"].is_string()) {
+      // As transformers reads the list: the entry whose name is "default" (any other name, of any
+      // type, is another template).
+      const auto named = [&](const char* key) { return entry.contains(key) && entry[key].is_string(); };
+      if (entry.is_object() && named("name") && entry["name"] == "default" && named("template")) {
         return ChatTemplateFile{entry["template"].get<std::string>(), name + " (default)"};
       }
     }
@@ -157,8 +167,11 @@ std::vector<std::string> conversation_images(const ojson& messages) {
     if (content == m.end() || !content->is_array()) continue;
     for (const ojson& part : *content) {
       if (!part.is_object()) continue;
-      const std::string type = part.value("type", "");
-      if (type == "image" || type == "image_url") images.push_back(media_source(part));
+      // A part whose type is not a string is not an image; the template sees it as it is.
+      const auto type = part.find("type");
+      if (type != part.end() && type->is_string() && (*type == "image" || *type == "image_url")) {
+        images.push_back(media_source(part));
+      }
     }
   }
   return images;

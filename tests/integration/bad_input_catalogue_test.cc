@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 
 // One catalogue row. In args, {M} is a good tiny checkpoint, {Q} its q8 copy, {D} the directory
 // of crafted bad inputs, {O} an output directory that must stay as it was; {BAD} expands to a
-// non-UTF-8 argument (two bytes 0xff 0xfe).
+// non-UTF-8 argument (two bytes 0xff 0xfe), {LONG} to 6000 letters.
 struct Row {
   const char* name;    // test name suffix
   const char* args;    // the command line after `staticlm`
@@ -50,6 +50,9 @@ const Row kRows[] = {
     {"info_truncated_safetensors", "info -m {D}/m_trunc", "m_trunc/model.safetensors"},
     // a name with a newline and an escape byte: the error stays one line, the bytes escaped
     {"info_dir_name_with_newline", "info -m '{D}/new\nline\x1b'", "{D}/new\\nline\\x1b"},
+    // Bytes that are not UTF-8 are escaped too; a message quoting kilobytes is cut in its middle.
+    {"info_dir_name_not_utf8", "info -m '{D}/bad\xff\xfename'", "{D}/bad\\xff\\xfename"},
+    {"info_dir_name_very_long", "info -m {D}/{LONG}", "bytes left out ...] "},
     // make-model
     {"make_model_bad_preset", "make-model --preset bogus --out {O}/mm", "bogus", "mm/"},
     {"make_model_bad_dtype", "make-model --preset tiny --dtype i3 --out {O}/mm", "i3", "mm/"},
@@ -163,6 +166,8 @@ const Row kRows[] = {
     {"run_messages_not_utf8", "run -m {M} --messages {D}/msgs_utf8.json -n 1", "{D}/msgs_utf8.json"},
     {"run_messages_too_deep", "run -m {M} --messages {D}/deep.json -n 1", "{D}/deep.json: JSON nested deeper than"},
     // nlohmann would read it as a double; jinja2 would print the integer.
+    {"chat_format_messages_object_too_wide", "chat-format -m {M} --messages {D}/wide.json",
+     "{D}/wide.json: a JSON object of more than 10000 members (the limit)"},
     {"chat_format_messages_integer_past_64_bits", "chat-format -m {M} --messages {D}/big_int.json",
      "{D}/big_int.json: integer 18446744073709551616 at byte 39 does not fit in 64 bits"},
     {"run_runtime_config_missing", "run -m {M} -p hi -n 1 --config {D}/nope", "{D}/nope"},
@@ -291,7 +296,11 @@ const Row kRows[] = {
     {"quantize_unknown_scheme", "quantize -m {M} --scheme q3 --out {O}/q", "q3", "q/"},
     {"quantize_nan_weight", "quantize -m {D}/m_nan --scheme q4 --out {O}/q",
      "tensor model.language_model.layers.0.mlp.down_proj.weight holds NaN at row 0, column 3", "q/"},
+    {"run_seed_below_minus_one", "run -m {M} -p hi -n 1 --seed -2", "--seed -2"},
     {"run_nan_weight", "run -m {D}/m_nan -p hi -n 1", "NaN or +Inf values"},
+    // The calls recorded before the failure are removed with the directory run made.
+    {"run_record_nan_weight", "run -m {D}/m_nan -p hi -n 1 --record {O}/rec", "NaN or +Inf values"},
+    {"inspect_record_nan_weight", "inspect -m {D}/m_nan -p hi --record {O}/rec", "NaN or +Inf values"},
     {"quantize_already_quantized", "quantize -m {Q} --scheme q8 --out {O}/q", "{Q}", "q/"},
     {"quantize_threads_negative", "quantize -m {M} --scheme q8 --threads -1 --out {O}/q", "--threads", "q/"},
     {"quantize_out_under_a_file", "quantize -m {M} --scheme q8 --out {D}/blocker/q", "{D}/blocker/q"},
@@ -402,6 +411,9 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     write(d + "/blocker", "a regular file, so nothing can be created under it\n");
     write(d + "/trunc.json", "[{\"role\": \"user\", \"content\": \"hi\"");
     write(d + "/msgs_type.json", "{\"messages\": 5}");
+    std::string wide = "[{\"role\": \"user\", \"content\": \"x\"";
+    for (int i = 0; i < 10001; ++i) wide += ", \"k" + std::to_string(i) + "\": 0";
+    write(d + "/wide.json", wide + "}]");
     write(d + "/big_int.json", "[{\"role\": \"user\", \"content\": \"x\", \"n\": 18446744073709551616}]");
     write(d + "/msgs_utf8.json", "[{\"role\": \"user\", \"content\": \"\xff\xfe\"}]");
     write(d + "/number.jsonl", "5\n");
@@ -473,6 +485,7 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     r = replace_all(r, "{D}", d);
     r = replace_all(r, "{O}", out_dir);
     r = replace_all(r, "{F}", test::fixture(""));
+    r = replace_all(r, "{LONG}", std::string(6000, 'a'));
     return replace_all(r, "{BAD}", "\"$(cat " + d + "/bad_arg)\"");
   }
 

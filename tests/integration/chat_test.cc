@@ -145,6 +145,35 @@ TEST_F(Chat, SaveLoadRoundTripsAndRefusesAnotherProfile) {
   EXPECT_EQ(rt[0].reused, wt[2].reused);
   EXPECT_EQ(rt[0].prefilled, wt[2].prefilled);
 
+  // A file whose turn starts or tokens lie outside what it saved is refused at /load (a turn
+  // start indexes the tokens when a later turn truncates).
+  const auto corrupt = [&](const std::string& tensor, std::int64_t at, std::int64_t value, const std::string& name) {
+    const auto f = SafetensorsFile::open(saved);
+    SafetensorsWriter w;
+    for (const auto& [k, v] : f->metadata()) w.add_metadata(k, v);
+    std::vector<std::int64_t> changed;
+    for (const std::string& n : f->names()) {
+      const TensorView t = f->get(n);
+      if (n != tensor) {
+        w.add(n, t);
+        continue;
+      }
+      const auto* p = static_cast<const std::int64_t*>(t.data);
+      changed.assign(p, p + t.shape.numel());
+      changed.at(static_cast<std::size_t>(at)) = value;
+      w.add(n, TensorView{DType::kI64, t.shape, changed.data()});
+    }
+    const std::string path = dir_->file(name);
+    w.write(path);
+    return chat("/load " + path + "\nThird one\n", "--max-seq 256 -n 4 --temp 0 --set context_overflow=truncate");
+  };
+  const auto bad_start = corrupt("turn_starts", 1, 1000, "bad_start.safetensors");
+  EXPECT_EQ(bad_start.exit_code, 2);
+  EXPECT_NE(bad_start.err.find("turn_starts[1] = 1000 is outside ["), std::string::npos) << bad_start.err;
+  const auto bad_token = corrupt("tokens", 3, 1000000000000, "bad_token.safetensors");
+  EXPECT_EQ(bad_token.exit_code, 2);
+  EXPECT_NE(bad_token.err.find("tokens[3] = 1000000000000 is outside the vocabulary"), std::string::npos) << bad_token.err;
+
   const auto other = chat("/load " + saved + "\n", "--max-seq 128 -n 4 --temp 0");
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.err.find("saved for checkpoint 'm'"), std::string::npos) << other.err;

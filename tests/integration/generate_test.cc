@@ -154,6 +154,16 @@ TEST_F(Generate, LlamaCppFlagSpellingsMatchTheLongNames) {
   // Another seed samples another reply (6 draws at temperature 1.2 from a random model).
   const LogitsDump d = run_dump("-f " + file("prompt.txt") + " -s 6 -t 1 -c 48 --repeat-penalty 1.4" + sampling, "seed6");
   EXPECT_NE(a.tokens, d.tokens);
+  // -s -1, llama.cpp's "a random seed": the seed drawn is printed, and giving it back repeats
+  // the reply.
+  test::CommandResult r;
+  const LogitsDump e = run_dump("-f " + file("prompt.txt") + " -s -1 -c 48" + sampling, "random", &r);
+  const std::string said = "seed: ";
+  const auto at = r.err.find(said);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string seed = r.err.substr(at + said.size(), r.err.find(' ', at + said.size()) - at - said.size());
+  const LogitsDump f = run_dump("-f " + file("prompt.txt") + " -s " + seed + " -c 48" + sampling, "again");
+  EXPECT_EQ(e.tokens, f.tokens) << seed;
 }
 
 // -p with --chat tokenizes exactly what `chat-format --ids` gives; --messages the same.

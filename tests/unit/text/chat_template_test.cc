@@ -79,6 +79,20 @@ TEST(ChatTemplate, TokenizerConfigTemplateStringAndNamedList) {
   write(dir.file("tokenizer_config.json"),
         R"({"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D:{{ messages | length }}"}]})");
   EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "D:1");
+  // Entries whose name is not the string "default" are other templates, whatever their type.
+  write(dir.file("tokenizer_config.json"), R"({"chat_template": [{"name": 5, "template": "x"}, {"name": "default", "template": "D"}]})");
+  EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "D");
+  write(dir.file("tokenizer_config.json"), R"({"chat_template": [{"name": 5, "template": "x"}]})");
+  const auto none = run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json")));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("a list of templates without one named \"default\""), std::string::npos) << none.err;
+  // What real files hold beside the template: integers past 64 bits (transformers' "no limit",
+  // int(1e30)) and thousands of added tokens.
+  std::string added = "{";
+  for (int i = 0; i < 20000; ++i) added += (i ? ", \"" : "\"") + std::to_string(i) + "\": {\"content\": \"<t" + std::to_string(i) + ">\"}";
+  write(dir.file("tokenizer_config.json"), R"({"model_max_length": 1000000000000000019884624838656, "bos_token": "<s>", )"
+                                           R"("added_tokens_decoder": )" + added + R"(}, "chat_template": "{{ bos_token }}R"})");
+  EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "<s>R");
 }
 
 TEST(ChatTemplate, TemplateErrorsExit2NamingFileAndLine) {

@@ -169,6 +169,43 @@ TEST(Decode, ChunkLongerThanTheFileIsRefusedAtOnce) {
   }
 }
 
+// The progressive fixture with its last scan repeated: 80 more scans still decode (within the
+// limit of 100), 200 more are refused by the scan limit.
+std::vector<std::uint8_t> with_last_scan_repeated(const std::vector<std::uint8_t>& jpeg, int times) {
+  // Segments: marker FF xx, then a 2-byte big-endian length; an SOS segment is followed by its
+  // entropy-coded data up to the next marker that is not a stuffed FF00 or a restart FFD0-D7.
+  std::size_t i = 2, last_scan = 0, last_scan_end = 0;
+  while (i + 4 <= jpeg.size() && jpeg[i] == 0xFF && jpeg[i + 1] != 0xD9) {
+    const std::size_t length = (std::size_t{jpeg[i + 2]} << 8) | jpeg[i + 3];
+    std::size_t j = i + 2 + length;
+    if (jpeg[i + 1] == 0xDA) {
+      while (j + 1 < jpeg.size() && !(jpeg[j] == 0xFF && jpeg[j + 1] != 0 && (jpeg[j + 1] < 0xD0 || jpeg[j + 1] > 0xD7))) ++j;
+      last_scan = i, last_scan_end = j;
+    }
+    i = j;
+  }
+  EXPECT_GT(last_scan_end, last_scan);
+  std::vector<std::uint8_t> out(jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(last_scan_end));
+  for (int k = 0; k < times; ++k) out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(last_scan), jpeg.begin() + static_cast<std::ptrdiff_t>(last_scan_end));
+  out.insert(out.end(), jpeg.begin() + static_cast<std::ptrdiff_t>(last_scan_end), jpeg.end());
+  return out;
+}
+
+TEST(Decode, ProgressiveJpegScansAreLimited) {
+  const auto good = test::read_bytes(image_fixture("jpg_progressive.jpg"));
+  const RgbImage base = decode_image(good, "p.jpg");
+  const RgbImage more = decode_image(with_last_scan_repeated(good, 80), "p.jpg");
+  EXPECT_EQ(more.width, base.width);
+  EXPECT_EQ(more.height, base.height);
+  try {
+    decode_image(with_last_scan_repeated(good, 200), "bomb.jpg");
+    ADD_FAILURE() << "200 extra scans decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidFile);
+    EXPECT_EQ(std::string(e.what()), "bomb.jpg: a progressive JPEG of more than 100 scans (the limit; encoders write about 10)");
+  }
+}
+
 TEST(Decode, CorruptedBytesNeverCrash) {
   // Flipped bytes must give either an image or an Error; the decoders must never crash or hang.
   std::mt19937 rng(7);
