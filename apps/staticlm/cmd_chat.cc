@@ -112,11 +112,15 @@ void chat_command(const ChatArgs& a) {
   };
   std::int64_t turn_no = 0, prefilled_total = 0, reused_total = 0;
   std::string line;
+  std::int64_t line_no = 0;
   for (;;) {
     if (interactive) std::cerr << "> " << std::flush;
     if (!std::getline(std::cin, line)) break;
+    ++line_no;
     if (line.empty()) continue;
     try {
+      // The line is named: from a script, "offset 14" alone does not say which one.
+      check_prompt_utf8(line, ("stdin line " + std::to_string(line_no)).c_str());
       if (line[0] == '/') {
         const std::size_t sp = line.find(' ');
         const std::string cmd = line.substr(0, sp), arg = sp == std::string::npos ? "" : line.substr(sp + 1);

@@ -34,7 +34,7 @@ std::string read_file(const std::string& path) {
 
 bool file_exists(const std::string& path) {
   std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec);
+  return std::filesystem::exists(path, ec);
 }
 
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {

@@ -16,6 +16,8 @@ inline constexpr std::size_t kMaxReadFileBytes = std::size_t{256} << 20;
 // kMaxReadFileBytes.
 std::string read_file(const std::string& path);
 
+// Whether anything is at path (a link is followed): a file, but also a directory, a pipe or a
+// device, which the reader then refuses by name instead of the caller saying "no such file".
 bool file_exists(const std::string& path);
 
 // Calls write(out) on a stream to "<path>.tmp.<pid>", then renames it to path. If write

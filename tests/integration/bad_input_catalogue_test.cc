@@ -119,6 +119,11 @@ const Row kRows[] = {
     {"chat_format_prompt_not_utf8", "chat-format -m {M} --prompt {BAD}", "--prompt"},
     {"chat_format_system_not_utf8", "chat-format -m {M} --prompt hi --system {BAD}", "--system"},
     {"chat_format_template_missing", "chat-format -m {M} --prompt hi --chat-template {D}/nope", "{D}/nope"},
+    // Something that exists but is not a file is named as such, not as missing.
+    {"chat_format_template_is_a_directory", "chat-format -m {M} --prompt hi --chat-template {D}/a_dir",
+     "{D}/a_dir: is a directory"},
+    {"info_weights_are_a_directory", "info -m {D}/m_st_dir", "m_st_dir/model.safetensors: not a regular file"},
+    {"run_weights_are_a_directory", "run -m {D}/m_st_dir -p hi -n 1", "m_st_dir/model.safetensors: not a regular file"},
     {"chat_format_template_broken", "chat-format -m {M} --prompt hi --chat-template {D}/bad.jinja", "{D}/bad.jinja:1"},
     {"chat_format_template_not_utf8", "chat-format -m {M} --prompt hi --chat-template {D}/nonutf8.txt",
      "{D}/nonutf8.txt:1: not valid UTF-8 (byte 0)"},
@@ -368,12 +373,14 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 class Catalogue : public ::testing::TestWithParam<Row> {
  protected:
   // ctest runs every row in its own process, so the inputs are made once per build of the
-  // staticlm binary (a directory next to it, named after the binary's size and mtime), under a
-  // file lock; a process that finds them complete only reads them.
+  // staticlm and test binaries (a directory next to staticlm, named after its size and the two
+  // mtimes), under a file lock; a process that finds them complete only reads them.
   static void SetUpTestSuite() {
     if (test::gemma3_tokenizer_path().empty()) return;
     const fs::path bin(STATICLM_BIN);
-    const auto stamp = fs::last_write_time(bin).time_since_epoch().count();
+    // Stamped by both binaries: a new staticlm, or a test binary that makes other inputs.
+    const auto stamp = fs::last_write_time(bin).time_since_epoch().count() +
+                       fs::last_write_time("/proc/self/exe").time_since_epoch().count();
     const std::string shared = (bin.parent_path() / ("catalogue-inputs-" + std::to_string(fs::file_size(bin)) + "-" +
                                                      std::to_string(stamp))).string();
     const int lock = open((shared + ".lock").c_str(), O_CREAT | O_RDWR, 0644);
@@ -438,6 +445,10 @@ class Catalogue : public ::testing::TestWithParam<Row> {
       c["text_config"][field] = value;
       return c.dump();
     };
+    variant(d, "m_st_dir", "model.safetensors", "");
+    fs::remove(d + "/m_st_dir/model.safetensors");
+    fs::create_directory(d + "/m_st_dir/model.safetensors");  // a directory where the weights belong
+    fs::create_directory(d + "/a_dir");
     variant(d, "m_cfg_empty", "config.json", "");
     variant(d, "m_cfg_type", "config.json", with("hidden_size", "64"));
     variant(d, "m_cfg_huge", "config.json", with("hidden_size", 1000000000000LL));

@@ -188,6 +188,9 @@ TEST_F(Chat, BadCommandsAndFlags) {
   const auto img = chat("/image nowhere.png\n", "-n 2");
   EXPECT_EQ(img.exit_code, 2);
   EXPECT_NE(img.err.find("start the chat with --image"), std::string::npos) << img.err;
+  const auto utf8 = chat("hello\nab\xff\xfe\n", "-n 2");
+  EXPECT_EQ(utf8.exit_code, 2);
+  EXPECT_NE(utf8.err.find("error: stdin line 2: not valid UTF-8 (bad byte at offset 2)"), std::string::npos) << utf8.err;
   const auto pol = chat("hi\n", "-n 2 --set context_overflow=drop");
   EXPECT_EQ(pol.exit_code, 2);
   EXPECT_NE(pol.err.find("context_overflow: 'drop' is not one of: error, truncate"), std::string::npos) << pol.err;
