@@ -2,7 +2,8 @@
 //   node serve_openai_client.cjs DEPS_DIR BASE_URL MODEL
 // Prints one JSON line: the non-streamed and the streamed reply to the same greedy request, the
 // usage and finish reason of the first, the HTTP status of a request with a bad field, the models
-// listed and the one retrieved by id.
+// listed and the one retrieved by id, the chat logprobs' tokens of the greedy reply, and a text
+// completion (whole and streamed) of the raw prompt "<bos>Hello there".
 const path = require('path');
 const mod = require(path.join(process.argv[2], 'openai', 'node_modules', 'openai'));
 const OpenAI = mod.OpenAI || mod.default || mod;
@@ -32,6 +33,18 @@ async function main() {
     badStatus = e.status;
     badParam = e.error ? e.error.param : null;
   }
+  const withLogprobs = await client.chat.completions.create({ ...request, logprobs: true, top_logprobs: 2 });
+  const logprobTokens = withLogprobs.choices[0].logprobs.content.map((e) => e.token);
+  const completion = await client.completions.create({
+    model: process.argv[4], prompt: '<bos>Hello there', temperature: 0, max_tokens: 6,
+  });
+  let completionStreamed = '';
+  const cstream = await client.completions.create({
+    model: process.argv[4], prompt: '<bos>Hello there', temperature: 0, max_tokens: 6, stream: true,
+  });
+  for await (const chunk of cstream) {
+    if (chunk.choices.length > 0 && typeof chunk.choices[0].text === 'string') completionStreamed += chunk.choices[0].text;
+  }
   const models = await client.models.list();
   const retrieved = await client.models.retrieve(process.argv[4]);
   console.log(JSON.stringify({
@@ -44,6 +57,11 @@ async function main() {
     badParam,
     models: models.data.map((m) => m.id),
     retrieved: retrieved.id,
+    logprobTokens,
+    logprobText: withLogprobs.choices[0].message.content,
+    completion: completion.choices[0].text,
+    completionObject: completion.object,
+    completionStreamed,
   }));
 }
 

@@ -682,6 +682,12 @@ TEST_F(Serve, NpmOpenAiClientStreamedAndNot) {
   EXPECT_EQ(j.at("badParam"), "top_p");
   EXPECT_EQ(j.at("models"), json::array({"m"}));
   EXPECT_EQ(j.at("retrieved"), "m");
+  // The client reads chat logprobs and text completions (their values: ServeF32 below).
+  EXPECT_GE(j.at("logprobTokens").size(), 1u);
+  EXPECT_LE(j.at("logprobTokens").size(), 8u);
+  EXPECT_EQ(j.at("completionObject"), "text_completion");
+  EXPECT_FALSE(j.at("completion").get<std::string>().empty());
+  EXPECT_FALSE(j.at("completionStreamed").get<std::string>().empty());
 }
 
 // Image parts on a server whose runtime config puts the vision profile's span where the chat
