@@ -86,6 +86,28 @@ void json_reply(httplib::Response& res, int status, const std::string& body) {
   res.set_content(body, "application/json");
 }
 
+// The body, read here and not by httplib: its limit covers only bodies with a Content-Length
+// (a chunked one was read whole, however large). False, with 413 in `res`, past `max_body`.
+bool read_limited_body(const httplib::Request& req, const httplib::ContentReader& read_body, std::int64_t max_body,
+                       httplib::Response& res, std::string& body) {
+  bool too_large = false;
+  const bool whole = read_body([&](const char* data, std::size_t n) {
+    too_large = body.size() + n > static_cast<std::size_t>(max_body);
+    if (!too_large) body.append(data, n);
+    return !too_large;
+  });
+  // httplib itself refuses (and hands over nothing of) a body whose Content-Length is too large.
+  const std::string declared = req.get_header_value("Content-Length");
+  if (!whole && !declared.empty() && std::strtoull(declared.c_str(), nullptr, 10) > static_cast<std::uint64_t>(max_body)) {
+    too_large = true;
+  }
+  if (!too_large) return true;
+  res.set_header("Connection", "close");
+  json_reply(res, 413, error_json("request body larger than --max-body " + std::to_string(max_body) + " bytes",
+                                  "request_too_large"));
+  return false;
+}
+
 // A thin adapter over the library's serve host (api/serve_host.h): flags in, HTTP out.
 void serve_command(const ServeArgs& a) {
   if (a.slots < 1 || a.slots > 64) invalid_argument("--slots " + std::to_string(a.slots) + ": must be in [1, 64]");
@@ -188,26 +210,8 @@ void serve_command(const ServeArgs& a) {
   const auto completions = [&](Parser parse, bool text_completion) {
     return [&, parse, text_completion](const httplib::Request& req, httplib::Response& res,
                                        const httplib::ContentReader& read_body) {
-    // The body read here, not by httplib: its limit covers only bodies with a Content-Length
-    // (a chunked one was read whole, however large).
     std::string body;
-    bool too_large = false;
-    const bool whole = read_body([&](const char* data, std::size_t n) {
-      too_large = body.size() + n > static_cast<std::size_t>(a.max_body);
-      if (!too_large) body.append(data, n);
-      return !too_large;
-    });
-    // httplib itself refuses (and hands over nothing of) a body whose Content-Length is too large.
-    const std::string declared = req.get_header_value("Content-Length");
-    if (!whole && !declared.empty() && std::strtoull(declared.c_str(), nullptr, 10) > static_cast<std::uint64_t>(a.max_body)) {
-      too_large = true;
-    }
-    if (too_large) {
-      res.set_header("Connection", "close");
-      json_reply(res, 413, error_json("request body larger than --max-body " + std::to_string(a.max_body) + " bytes",
-                                      "request_too_large"));
-      return;
-    }
+    if (!read_limited_body(req, read_body, a.max_body, res, body)) return;
     auto job = std::make_shared<ChatJob>();
     try {
       parse(body, context, *job);
@@ -310,6 +314,22 @@ void serve_command(const ServeArgs& a) {
         });
     };
   };
+  // llama.cpp's tokenizer endpoints, with the checkpoint's tokenizer.
+  const auto tokenizer_endpoint = [&](std::string (*answer)(const std::string&, const Tokenizer&)) {
+    return [&, answer](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read_body) {
+      std::string body;
+      if (!read_limited_body(req, read_body, a.max_body, res, body)) return;
+      try {
+        json_reply(res, 200, answer(body, *context.tokenizer));
+      } catch (const RequestError& e) {
+        json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
+      }
+    };
+  };
+  svr.Post("/tokenize", tokenizer_endpoint(tokenize_reply));
+  svr.Post("/detokenize", tokenizer_endpoint(detokenize_reply));
+  svr.Get("/tokenize", wrong_method("POST"));
+  svr.Get("/detokenize", wrong_method("POST"));
   svr.Post("/v1/chat/completions", completions(parse_chat_request, false));
   svr.Post("/v1/completions", completions(parse_completion_request, true));
 

@@ -359,6 +359,49 @@ void parse_completion_request(const std::string& body, const RequestContext& con
   job.options = std::move(g);
 }
 
+std::string tokenize_reply(const std::string& body, const Tokenizer& tok) {
+  const ojson doc = parse_body(body);
+  if (!doc.contains("content") || !doc["content"].is_string()) bad("content", "expected a string");
+  const auto flag = [&](const char* key) {
+    if (!doc.contains(key) || doc[key].is_null()) return false;
+    if (!doc[key].is_boolean()) bad(key, "expected true or false");
+    return doc[key].get<bool>();
+  };
+  const bool add_special = flag("add_special"), with_pieces = flag("with_pieces");
+  std::vector<int> ids;
+  try {
+    ids = tok.encode(doc["content"].get<std::string>(), add_special);
+  } catch (const Error& e) {
+    bad("content", e.what());
+  }
+  ojson tokens = ojson::array();
+  for (const int id : ids) {
+    if (!with_pieces) {
+      tokens.push_back(id);
+      continue;
+    }
+    tokens.push_back({{"id", id}, {"piece", tok.decode(std::span<const int>(&id, 1))}});
+  }
+  return ojson{{"tokens", std::move(tokens)}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+std::string detokenize_reply(const std::string& body, const Tokenizer& tok) {
+  const ojson doc = parse_body(body);
+  if (!doc.contains("tokens") || !doc["tokens"].is_array()) bad("tokens", "expected an array of token ids");
+  std::vector<int> ids;
+  for (std::size_t i = 0; i < doc["tokens"].size(); ++i) {
+    const ojson& x = doc["tokens"][i];
+    const std::string at = "tokens[" + std::to_string(i) + "]";
+    if (!x.is_number_integer()) bad(at, "expected a token id (an integer)");
+    const std::int64_t id = x.get<std::int64_t>();
+    if (id < 0 || id >= tok.id_limit()) {
+      bad(at, "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(tok.id_limit()) + ")");
+    }
+    ids.push_back(static_cast<int>(id));
+  }
+  return ojson{{"content", tok.decode(ids)}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
 ServeEngine::ServeEngine(Backend& backend, const Checkpoint& ck, const Tokenizer& tok, const ServeOptions& options)
     : tok_(tok), options_(options), slots_(static_cast<std::size_t>(options.slots)) {
   for (Slot& s : slots_) s.runtime = Runtime::create(backend, ck.config(), ck.layers());

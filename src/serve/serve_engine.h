@@ -108,6 +108,12 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
 // fields; `logprobs` an integer (the legacy form). Throws RequestError naming the field.
 void parse_completion_request(const std::string& body, const RequestContext& context, ChatJob& job);
 
+// llama.cpp's POST /tokenize: {"content": TEXT, "add_special": false, "with_pieces": false} ->
+// {"tokens": [ids]} (with_pieces: [{"id", "piece"}]). POST /detokenize: {"tokens": [ids]} ->
+// {"content": TEXT}. Both throw RequestError naming the field.
+std::string tokenize_reply(const std::string& body, const Tokenizer& tokenizer);
+std::string detokenize_reply(const std::string& body, const Tokenizer& tokenizer);
+
 struct ServeOptions {
   int slots = 1;
   int queue = 8;  // requests that may wait while one runs

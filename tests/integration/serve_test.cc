@@ -24,6 +24,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -317,6 +318,43 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
     const HttpResult p = chat(penalised);
     ASSERT_EQ(p.status, 200) << p.body;
     EXPECT_EQ(json::parse(p.body)["choices"][0]["message"]["content"], json::parse(pr.out).at("text")) << key;
+  }
+}
+
+// llama.cpp's /tokenize and /detokenize answer as `staticlm tokenize` and `detokenize` do.
+TEST_F(Serve, TokenizeAndDetokenizeAnswerAsTheCli) {
+  const std::string text = "Hello there, <b>wörld</b> 42";
+  const test::CommandResult cli = test::run_staticlm("tokenize -m " + model() + " --json --text '" + text + "'");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const json ids = json::parse(cli.out);
+  const auto post = [&](const std::string& path, const json& body) {
+    const std::string b = body.dump();
+    return http(path, &b);
+  };
+  const HttpResult t = post("/tokenize", {{"content", text}});
+  ASSERT_EQ(t.status, 200) << t.body;
+  EXPECT_EQ(json::parse(t.body).at("tokens"), ids);
+  const json with_bos = json::parse(post("/tokenize", {{"content", text}, {"add_special", true}}).body).at("tokens");
+  ASSERT_EQ(with_bos.size(), ids.size() + 1);
+  EXPECT_EQ(with_bos[0], 2);
+  const json pieces = json::parse(post("/tokenize", {{"content", text}, {"with_pieces", true}}).body).at("tokens");
+  std::string joined;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    EXPECT_EQ(pieces[i].at("id"), ids[i]);
+    joined += pieces[i].at("piece").get<std::string>();
+  }
+  EXPECT_EQ(joined, text);
+  const HttpResult d = post("/detokenize", {{"tokens", ids}});
+  ASSERT_EQ(d.status, 200) << d.body;
+  EXPECT_EQ(json::parse(d.body).at("content"), text);
+  for (const auto& [path, body, param] : std::vector<std::tuple<std::string, json, std::string>>{
+           {"/tokenize", json{{"content", 5}}, "content"},
+           {"/tokenize", json{{"content", "x"}, {"add_special", "yes"}}, "add_special"},
+           {"/detokenize", json{{"tokens", "1,2"}}, "tokens"},
+           {"/detokenize", json{{"tokens", {1, 262144}}}, "tokens[1]"}}) {
+    const HttpResult b = post(path, body);
+    EXPECT_EQ(b.status, 400) << path << " " << body;
+    EXPECT_EQ(json::parse(b.body)["error"]["param"], param) << b.body;
   }
 }
 
