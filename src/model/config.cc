@@ -2,6 +2,7 @@
 // and the two layouts follow configuration_gemma4.py (spec/gemma4.md section 1).
 #include "model/config.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -183,7 +184,12 @@ void check_rope(const Fields& f, const std::string& key, const RopeParameters& r
   if (r.factor != 1.0)
     unsupported(f.where(key + ".factor") + ": rope scaling factor " + describe(json(r.factor)) +
                 " is not supported (the runtime computes unscaled RoPE, factor 1)");
-  if (!(r.rope_theta > 0)) invalid_file(f.where(key + ".rope_theta") + ": expected a positive number");
+  // A base of 1 or less makes every frequency 1 or more and an extreme one (1e-300) makes them
+  // infinite: the logits came out NaN many steps later.
+  if (!(r.rope_theta > 1) || !std::isfinite(r.rope_theta)) {
+    invalid_file(f.where(key + ".rope_theta") + ": expected a finite number greater than 1 (the RoPE base), got " +
+                 describe(json(r.rope_theta)));
+  }
 }
 
 // rope_parameters is either one dict (rope_type/rope_theta at its top, applied to every layer

@@ -197,6 +197,12 @@ TEST(ConfigErrors, LayerTable) {
                       kFile,
                       "config.json: text_config.num_kv_shared_layers: layer 15 (sliding_attention) shares K/V but no "
                       "layer before 15 has that type");
+  for (const double theta : {1.0, 1e-300, -5.0}) {
+    expect_config_error(
+        e2b_edited([&](json& j) { j["text_config"]["rope_parameters"]["sliding_attention"]["rope_theta"] = theta; }), kFile,
+        "config.json: text_config.rope_parameters.sliding_attention.rope_theta: expected a finite number greater than 1 "
+        "(the RoPE base), got " + json(theta).dump());
+  }
   expect_config_error(
       e2b_edited([](json& j) { j["text_config"]["rope_parameters"]["full_attention"]["partial_rotary_factor"] = 0.0; }),
       kFile,
