@@ -13,6 +13,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,15 @@ struct InspectArgs {
 void inspect_command(const InspectArgs& a) {
   const int prompt_sources = (a.prompt ? 1 : 0) + (a.messages ? 1 : 0) + (a.prompt_ids ? 1 : 0);
   if (prompt_sources > 1) invalid_argument("inspect: give at most one of -p/--prompt, --messages, --prompt-ids");
+  if (a.report && a.record) {
+    // The report inside the recording would replace a file of it (index.json) or add one.
+    namespace fs = std::filesystem;
+    const fs::path report = fs::weakly_canonical(*a.report).parent_path(), record = fs::weakly_canonical(*a.record);
+    if (report == record) {
+      invalid_argument("inspect: --report " + *a.report + " is inside the --record directory " + *a.record +
+                       "; write it elsewhere");
+    }
+  }
   api::InspectOptions o;
   o.model_dir = a.model;
   o.config_file = a.config.value_or("");

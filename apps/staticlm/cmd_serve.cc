@@ -114,6 +114,7 @@ void serve_command(const ServeArgs& a) {
   if (a.queue < 0 || a.queue > 4096) invalid_argument("--queue " + std::to_string(a.queue) + ": must be in [0, 4096]");
   if (a.port < 0 || a.port > 65535) invalid_argument("--port " + std::to_string(a.port) + ": must be in [0, 65535] (0: any free port)");
   if (a.max_body < 1) invalid_argument("--max-body " + std::to_string(a.max_body) + ": must be at least 1");
+  if (a.host.empty()) invalid_argument("--host: empty (an address to listen on, e.g. 127.0.0.1 or 0.0.0.0)");
   api::ServeHostOptions o;
   o.model = a.model;
   o.threads = resolve_threads(a.threads);
@@ -175,11 +176,19 @@ void serve_command(const ServeArgs& a) {
                                       "invalid_request_error"));
     };
   };
-  svr.Post("/health", wrong_method("GET"));
-  svr.Post("/v1/models", wrong_method("GET"));
-  svr.Post(R"(/v1/models/.+)", wrong_method("GET"));
-  svr.Get("/v1/chat/completions", wrong_method("POST"));
-  svr.Get("/v1/completions", wrong_method("POST"));
+  // Every other method on a known path (PUT, DELETE, PATCH too) is 405 naming the one it takes.
+  for (const char* path : {"/health", "/v1/models", R"(/v1/models/.+)"}) {
+    svr.Post(path, wrong_method("GET"));
+    svr.Put(path, wrong_method("GET"));
+    svr.Delete(path, wrong_method("GET"));
+    svr.Patch(path, wrong_method("GET"));
+  }
+  for (const char* path : {"/v1/chat/completions", "/v1/completions", "/tokenize", "/detokenize"}) {
+    svr.Get(path, wrong_method("POST"));
+    svr.Put(path, wrong_method("POST"));
+    svr.Delete(path, wrong_method("POST"));
+    svr.Patch(path, wrong_method("POST"));
+  }
 
   svr.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
     const ServeEngine::Stats s = engine.stats();
@@ -328,13 +337,17 @@ void serve_command(const ServeArgs& a) {
   };
   svr.Post("/tokenize", tokenizer_endpoint(tokenize_reply));
   svr.Post("/detokenize", tokenizer_endpoint(detokenize_reply));
-  svr.Get("/tokenize", wrong_method("POST"));
-  svr.Get("/detokenize", wrong_method("POST"));
   svr.Post("/v1/chat/completions", completions(parse_chat_request, false));
   svr.Post("/v1/completions", completions(parse_completion_request, true));
 
+  // SO_REUSEADDR only: httplib's default SO_REUSEPORT let a second server bind a port in use
+  // and take half its connections.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   const int port = a.port == 0 ? svr.bind_to_any_port(a.host) : (svr.bind_to_port(a.host, a.port) ? a.port : -1);
-  if (port < 0) invalid_argument("serve: cannot listen on " + a.host + ":" + std::to_string(a.port));
+  if (port < 0) invalid_argument("serve: cannot listen on " + a.host + ":" + std::to_string(a.port) + " (" + std::strerror(errno) + ")");
   std::thread([&svr, stop_signals] {
     int sig = 0;
     sigwait(&stop_signals, &sig);

@@ -30,6 +30,25 @@ std::string subcommand_problem(CLI::App& app, int argc, char** argv) {
   return "unknown subcommand '" + first + "'; valid subcommands: " + subcommand_names(app);
 }
 
+// A path flag given an empty value ("--out ''"), refused before any work: files were written
+// nowhere ("--dump-logits ''" silently skipped) or failed after minutes of work with ": cannot
+// rename temporary file".
+std::string empty_path_problem(int argc, char** argv) {
+  static const char* const kPathFlags[] = {"--out", "--report", "--record", "--dump-logits", "-m", "--model", "--config",
+                                           "--image", "--messages", "--tools", "--chat-template", "--tokenizer", "-f",
+                                           "--file", "--jsonl", "--tokenizer-from", "--reference"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    for (const char* flag : kPathFlags) {
+      const std::string_view f = flag;
+      const bool separate = arg == f && i + 1 < argc && argv[i + 1][0] == '\0';
+      const bool joined = arg.size() == f.size() + 1 && arg.starts_with(f) && arg.back() == '=';
+      if (separate || joined) return std::string(flag) + ": the path is empty";
+    }
+  }
+  return "";
+}
+
 // Bytes of a structurally valid UTF-8 sequence starting at s[i] (0: not one).
 std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   const auto u = static_cast<unsigned char>(s[i]);
@@ -100,6 +119,10 @@ int main(int argc, char** argv) {
   staticlm::cli::add_replay_command(app);
   staticlm::cli::add_inspect_command(app);
   staticlm::cli::add_backend_check_command(app);
+  if (const std::string problem = empty_path_problem(argc, argv); !problem.empty()) {
+    std::cerr << "error: " << problem << "\n";
+    return 2;
+  }
   if (const std::string problem = subcommand_problem(app, argc, argv); !problem.empty()) {
     std::cerr << "error: " << one_line(problem) << "\n";
     return 2;
@@ -129,8 +152,11 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << one_line(e.what()) << "\n";
     return e.code() == staticlm::api::ErrorCode::kInternal ? 1 : 2;
   } catch (const std::bad_alloc&) {
-    std::cerr << "error: out of memory\n";
-    return 1;
+    // What the input asked for (a max_seq, an image, a file) needs more memory than there is:
+    // a limit of this machine, not a bug.
+    std::cerr << "error: out of memory: the input needs more memory than this machine gives "
+                 "(a smaller --max-seq, image or file may fit)\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "error: internal: " << one_line(e.what()) << "\n";
     return 1;

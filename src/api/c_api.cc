@@ -5,6 +5,7 @@
 #include "staticlm/staticlm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -327,6 +328,14 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
     if (prompt->image != nullptr) p.images.emplace_back(prompt->image);
     staticlm::api::GenerateParams g;
     if (params != nullptr) {
+      // Negative means "the default"; NaN means nothing and is refused by name (it compared as
+      // neither, so a NaN temperature used to pick the checkpoint's default silently).
+      for (const auto& [name, value] : {std::pair<const char*, double>{"temperature", params->temperature},
+                                        {"top_p", params->top_p},
+                                        {"min_p", params->min_p},
+                                        {"repetition_penalty", params->repetition_penalty}}) {
+        if (std::isnan(value)) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string("params->") + name + " is NaN"};
+      }
       if (params->max_new_tokens > 0) g.max_new_tokens = params->max_new_tokens;
       if (params->temperature >= 0) g.temperature = params->temperature;
       if (params->top_k >= 0) g.top_k = params->top_k;

@@ -39,6 +39,7 @@ bool file_exists(const std::string& path) {
 
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
   namespace fs = std::filesystem;
+  if (path.empty()) invalid_argument("an output path is empty");
   std::error_code ec;
   // A symbolic link is followed: the file it names is replaced and the link stays.
   std::string target = path;

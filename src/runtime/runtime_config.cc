@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "base/error.h"
@@ -121,9 +122,40 @@ YAML::Node config_block(const YAML::Node& root, const std::string& source) {
   return YAML::Clone(root);
 }
 
+// A mapping may not name a key twice: yaml-cpp keeps the first value, PyYAML (which the
+// reference reads these files with) the last; refused rather than silently read either way.
+void check_unique_keys(const YAML::Node& node, const std::string& source) {
+  if (node.IsSequence()) {
+    for (const YAML::Node& x : node) check_unique_keys(x, source);
+  } else if (node.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second) {
+        invalid_file(source + ": key '" + kv.first.Scalar() + "' given twice (line " +
+                     std::to_string(kv.first.Mark().line + 1) + ")");
+      }
+      check_unique_keys(kv.second, source);
+    }
+  }
+}
+
+// Runtime configs are a few KB; yaml-cpp holds ~500 bytes per byte of a flow list, so a 4 MB
+// file took 2 GB.
+constexpr std::size_t kMaxRuntimeConfigBytes = std::size_t{1} << 20;
+
 YAML::Node parse_yaml(const std::string& text, const std::string& source) {
+  if (text.size() > kMaxRuntimeConfigBytes) {
+    invalid_file(source + ": " + std::to_string(text.size()) + " bytes; a runtime config may have at most " +
+                 std::to_string(kMaxRuntimeConfigBytes) + " (the limit)");
+  }
   try {
-    return YAML::Load(text);
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      invalid_file(source + ": " + std::to_string(docs.size()) + " YAML documents; a runtime config is one");
+    }
+    YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
+    check_unique_keys(root, source);
+    return root;
   } catch (const YAML::Exception& e) {
     invalid_file(source + ": not valid YAML (" + e.msg + ", line " + std::to_string(e.mark.line + 1) + ")");
   }

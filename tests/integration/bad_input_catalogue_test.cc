@@ -178,6 +178,10 @@ const Row kRows[] = {
     {"run_runtime_config_missing", "run -m {M} -p hi -n 1 --config {D}/nope", "{D}/nope"},
     {"run_runtime_config_truncated", "run -m {M} -p hi -n 1 --config {D}/trunc.yaml", "{D}/trunc.yaml"},
     {"run_runtime_config_wrong_type", "run -m {M} -p hi -n 1 --config {D}/type.yaml", "max_seq"},
+    // PyYAML keeps a repeated key's last value, yaml-cpp its first: refused either way.
+    {"run_runtime_config_duplicate_key", "run -m {M} -p hi -n 1 --config {D}/dup.yaml", "key 'max_seq' given twice (line 2)"},
+    {"run_runtime_config_two_documents", "run -m {M} -p hi -n 1 --config {D}/two_docs.yaml", "2 YAML documents"},
+    {"run_runtime_config_too_large", "run -m {M} -p hi -n 1 --config {D}/huge.yaml", "(the limit)"},
     {"run_runtime_config_not_utf8", "run -m {M} -p hi -n 1 --config {D}/nonutf8.txt", "{D}/nonutf8.txt"},
     {"run_set_wrong_type", "run -m {M} -p hi -n 1 --set max_seq=lots", "max_seq=lots"},
     {"run_set_no_value", "run -m {M} -p hi -n 1 --set nokey", "nokey"},
@@ -301,6 +305,13 @@ const Row kRows[] = {
     {"quantize_unknown_scheme", "quantize -m {M} --scheme q3 --out {O}/q", "q3", "q/"},
     {"quantize_nan_weight", "quantize -m {D}/m_nan --scheme q4 --out {O}/q",
      "tensor model.language_model.layers.0.mlp.down_proj.weight holds NaN at row 0, column 3", "q/"},
+    {"run_dump_logits_empty_path", "run -m {M} -p hi -n 1 --dump-logits ''", "--dump-logits: the path is empty"},
+    {"run_record_empty_path", "run -m {M} -p hi -n 1 --record=", "--record: the path is empty"},
+    {"preprocess_out_empty_path", "preprocess --image {F}/images/tiny3x7.png --out ''", "--out: the path is empty"},
+    {"inspect_report_inside_record", "inspect -m {M} --record {O}/rec --report {O}/rec/index.json",
+     "inside the --record directory"},
+    // A plug-in cut short: dlopen would map past its end (SIGBUS); refused before.
+    {"run_plugin_cut_short", "run -m {M} -p hi -n 1 --backend plugin:{D}/cut.so", "{D}/cut.so: the file is cut short"},
     {"run_seed_below_minus_one", "run -m {M} -p hi -n 1 --seed -2", "--seed -2"},
     {"run_nan_weight", "run -m {D}/m_nan -p hi -n 1", "NaN or +Inf values"},
     // The calls recorded before the failure are removed with the directory run made.
@@ -421,12 +432,19 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     std::string wide = "[{\"role\": \"user\", \"content\": \"x\"";
     for (int i = 0; i < 10001; ++i) wide += ", \"k" + std::to_string(i) + "\": 0";
     write(d + "/wide.json", wide + "}]");
+    {
+      const std::string plugin = read_file(std::string(STATICLM_PLUGIN_DIR) + "/libstaticlm_cpu_plugin.so");
+      write(d + "/cut.so", plugin.substr(0, 4096));
+    }
     write(d + "/big_int.json", "[{\"role\": \"user\", \"content\": \"x\", \"n\": 18446744073709551616}]");
     write(d + "/msgs_utf8.json", "[{\"role\": \"user\", \"content\": \"\xff\xfe\"}]");
     write(d + "/number.jsonl", "5\n");
     write(d + "/blank_line.jsonl", "\"a\"\n\n\"b\"\n");
     write(d + "/trunc.yaml", "max_seq: [1, 2\n");
     write(d + "/type.yaml", "max_seq: lots\n");
+    write(d + "/dup.yaml", "max_seq: 64\nmax_seq: 128\n");
+    write(d + "/two_docs.yaml", "max_seq: 64\n---\nmax_seq: 128\n");
+    write(d + "/huge.yaml", "x: [" + std::string(1 << 20, '0') + "]\n");
     write(d + "/bad.jinja", "{% if %}");
     write(d + "/recursive.jinja", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
     std::string sum = "1";

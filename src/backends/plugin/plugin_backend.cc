@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "backends/plugin/elf_extent.h"
 #include "backends/plugin/plugin_abi.h"
 #include "backends/subgraph_contract.h"
 #include "base/error.h"
@@ -75,6 +76,7 @@ std::unique_ptr<PluginBackend> PluginBackend::load(const std::string& path, cons
                                                    const SubgraphProfile& profile) {
   const std::string where = "plugin " + path;
   if (!std::filesystem::is_regular_file(path)) invalid_argument(where + ": no such file");
+  check_elf_extent(path, where);
   std::unique_ptr<PluginBackend> b(new PluginBackend());
   b->path_ = path;
   b->name_ = "plugin:" + std::filesystem::path(path).filename().string();

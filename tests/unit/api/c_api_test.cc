@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,14 @@ TEST_F(CApi, BadArgumentsAndSmallBuffers) {
   ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, all, 4, &n), STATICLM_OK) << last_error();
   EXPECT_EQ(out[0], all[0]);
   EXPECT_EQ(out[1], all[1]);
+  // NaN sampling values are refused by name (negative ones mean "the default").
+  staticlm_generate_params nan_temp = g, nan_top_p = g;
+  nan_temp.temperature = std::numeric_limits<float>::quiet_NaN();
+  nan_top_p.top_p = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(staticlm_generate(s, &p, &nan_temp, nullptr, nullptr, all, 4, &n), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("params->temperature is NaN"), std::string::npos) << last_error();
+  EXPECT_EQ(staticlm_generate(s, &p, &nan_top_p, nullptr, nullptr, all, 4, &n), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("params->top_p is NaN"), std::string::npos) << last_error();
   // A prompt that leaves no decode slot.
   std::vector<int64_t> long_ids(16, 2);
   staticlm_prompt full = {nullptr, long_ids.data(), long_ids.size(), nullptr};
