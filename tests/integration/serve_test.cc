@@ -228,6 +228,20 @@ TEST_F(Serve, HealthAndModels) {
   EXPECT_NE(headers.find("allow: post"), std::string::npos) << headers;
   EXPECT_NE(wrong.body.find("GET /v1/chat/completions: method not allowed (use POST)"), std::string::npos) << wrong.body;
   EXPECT_EQ(request_with("POST", "/v1/models", "-d '{}'", &headers).status, 405);
+  for (const char* method : {"PUT", "DELETE", "PATCH"}) {
+    EXPECT_EQ(request_with(method, "/v1/completions", "-d '{}'", &headers).status, 405) << method;
+    EXPECT_NE(headers.find("allow: post"), std::string::npos) << method << headers;
+    EXPECT_EQ(request_with(method, "/health", "-d '{}'", &headers).status, 405) << method;
+    EXPECT_NE(headers.find("allow: get"), std::string::npos) << method << headers;
+  }
+
+  // A second server on this one's port is refused (it used to share the port, SO_REUSEPORT).
+  const test::CommandResult second =
+      test::run_staticlm("serve -m " + model() + " --max-seq 64 --port " + std::to_string(port_));
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(port_) + " (Address already in use)"),
+            std::string::npos)
+      << second.err;
 
   // A browser's CORS preflight, then the header on an ordinary answer.
   const HttpResult pre = request_with("OPTIONS", "/v1/chat/completions",
