@@ -57,7 +57,7 @@ void add_backend_check_command(CLI::App& app) {
   cmd->add_option("-p,--prompt", a->check.prompt, "prompt text for a generated run (\"<|image|>\" marks the image)");
   cmd->add_option("--prompt-ids", a->check.prompt_ids, "prompt as comma-separated token ids for a generated run");
   cmd->add_option("--image", a->check.images, "image file (JPEG or PNG) for a generated run");
-  cmd->add_option("--max-seq", a->check.max_seq, "static sequence length of a generated run");
+  cmd->add_option("--max-seq", a->check.max_seq, "static sequence length of a generated run")->check(max_seq_range());
   cmd->add_option("--config", a->check.config_file, "runtime config (YAML) of a generated run");
   cmd->add_option("--set", a->check.sets, "override a runtime config key: key=value (repeatable)");
   cmd->add_option("--decode-steps", a->check.decode_steps, "decode steps of a generated run (default 2)");

@@ -174,7 +174,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-m,--model", a->model, "checkpoint directory")->required();
   cmd->add_option("-p,--prompt-len", a->prompt_len, "prompt tokens to prefill")->capture_default_str();
   cmd->add_option("-n,--decode-tokens", a->decode_tokens, "tokens to decode")->capture_default_str();
-  cmd->add_option("--max-seq", a->max_seq, "static sequence length")->capture_default_str();
+  cmd->add_option("--max-seq", a->max_seq, "static sequence length")->capture_default_str()->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "threads (default: one per hardware thread)");
   cmd->add_flag("--image-encode", a->image_encode,
                 "also time one vision_prefill over a full synthetic patch grid (models with a vision tower)");

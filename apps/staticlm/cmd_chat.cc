@@ -149,6 +149,8 @@ void chat_command(const ChatArgs& a) {
           std::cerr << "turns " << chat->turns() << ", context " << chat->context_tokens() << " tokens, cache "
                     << chat->past_len() << "/" << chat->max_seq() - 1 << ", prefilled " << prefilled_total
                     << " tokens in all, reused " << reused_total << " from the cache\n";
+        } else if ((cmd == "/save" || cmd == "/load" || cmd == "/image") && arg.empty()) {
+          invalid_argument("chat: " + cmd + " needs a file: " + cmd + " F");
         } else {
           invalid_argument("chat: unknown command '" + line + "'; commands: /reset, /save F, /load F, /image F, "
                            "/stats, /quit");
@@ -189,7 +191,8 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable), e.g. context_overflow=truncate");
   cmd->add_option("--system", a->system, "system prompt");
   cmd->add_option("--image", a->image, "image file for the first turn (JPEG or PNG)");
-  cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: the whole conversation's context + 1");
+  cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: the whole conversation's context + 1")
+      ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   add_backend_options(*cmd, a->backend);
   add_sampling_flags(*cmd, a->sampling);

@@ -78,7 +78,7 @@ void add_inputs_command(CLI::App& app) {
   cmd->add_option("-m,--model", a->model, "checkpoint directory (config.json, tokenizer.json)")->required();
   cmd->add_option("--config", a->config, "runtime config YAML (TICO's static_gemma4_runtime.yaml keys)");
   cmd->add_option("--set", a->sets, "override a config key: KEY=VALUE (value parsed as YAML); repeatable");
-  cmd->add_option("--max-seq", a->max_seq, "static sequence length S");
+  cmd->add_option("--max-seq", a->max_seq, "static sequence length S")->check(max_seq_range());
   cmd->add_option("--prompt", a->prompt, "prompt text, used as given (\"<|image|>\" marks the image)");
   cmd->add_option("--messages", a->messages, "JSON file of chat messages (rendered with the chat format)");
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); at most one for a static profile");

@@ -118,7 +118,7 @@ void add_inspect_command(CLI::App& app) {
   cmd->add_option("--steps", a->steps, "steps to run, e.g. 1-8 (default), 6, 1,2,6-8");
   cmd->add_option("--decode-steps", a->decode_steps, "decode steps compared in step 7 (default: config verify_steps, 4)");
   cmd->add_option("--gen-steps", a->gen_steps, "greedy tokens compared in step 8 (default: config gen_steps, 16)");
-  cmd->add_option("--max-seq", a->max_seq, "static sequence length S");
+  cmd->add_option("--max-seq", a->max_seq, "static sequence length S")->check(max_seq_range());
   cmd->add_option("--report", a->report, "write the report as JSON");
   cmd->add_option("--record", a->record, "write the static side's subgraph calls to this directory (staticlm replay)");
   cmd->add_option("-t,--threads", a->threads, "CPU threads (default 0: one per core)");

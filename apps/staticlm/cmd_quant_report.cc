@@ -236,7 +236,8 @@ void add_quant_report_command(CLI::App& app) {
   cmd->add_option("-m,--model", a->base, "base checkpoint directory")->required();
   cmd->add_option("-q,--quantized", a->quant, "quantized checkpoint directory (staticlm quantize)")->required();
   cmd->add_option("--prompts", a->prompts_file, "prompts, one per line (default: 8 built-in English prompts)");
-  cmd->add_option("--max-seq", a->max_seq, "static sequence length (default: the longest prompt plus one)");
+  cmd->add_option("--max-seq", a->max_seq, "static sequence length (default: the longest prompt plus one)")
+      ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "threads (default: one per hardware thread)");
   cmd->add_flag("--json", a->json, "print one JSON object");
   cmd->add_option("--out", a->out, "also write the report as markdown to this file");

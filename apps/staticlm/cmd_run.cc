@@ -247,7 +247,8 @@ void add_run_command(CLI::App& app) {
                 "print {\"text\", \"tool_calls\"} as one JSON line at the end instead of streaming (Gemma 4 tool calls parsed)");
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");
   add_sampling_flags(*cmd, a->sampling);
-  cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: prompt + generated tokens + 1");
+  cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: prompt + generated tokens + 1")
+      ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   cmd->add_flag("--f32-activations", a->f32_activations,
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "

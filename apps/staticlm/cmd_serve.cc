@@ -373,7 +373,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--allow-local-files", a->allow_local_files, "let image parts name local files (default: data: URLs only)");
   cmd->add_option("--config", a->config_file, "runtime config (YAML)");
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");
-  cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length of each slot: prompt + reply + 1");
+  cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length of each slot: prompt + reply + 1")
+      ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   cmd->add_option("--chat-template", a->chat_template, "chat template file (default: the checkpoint's own)");
   cmd->add_flag("--f32-activations", a->f32_activations,

@@ -88,8 +88,11 @@ TurnStats Conversation::say(const std::string& user, const GenerateOptions& opti
                              " for the reply after " + n_tokens(static_cast<std::int64_t>(tokens_.size())) +
                              " of context, but max_seq " + std::to_string(rt_.max_seq()) + " holds " +
                              n_tokens(cap);
-    if (options_.overflow == OverflowPolicy::kError || turn_starts_.empty()) {
+    if (options_.overflow == OverflowPolicy::kError) {
       out_of_range("chat: " + need + " (context_overflow=error; /reset, or set context_overflow=truncate)");
+    }
+    if (turn_starts_.empty()) {
+      out_of_range("chat: " + need + " (no earlier turn to drop: a shorter turn, a smaller -n or a larger max_seq)");
     }
     // Drop the oldest whole turns until it fits; with every turn gone the closing goes too.
     const std::int64_t n_turns = static_cast<std::int64_t>(starts.size());
@@ -207,9 +210,13 @@ void Conversation::load(const std::string& path, const std::string& identity) {
   };
   const std::int64_t past = number("past_len"), n = number("tokens"), turns = number("turns");
   const std::int64_t prefix_end = number("prefix_end");
-  if (past < 0 || past > rt_.max_seq() - 1 || n < past || n > rt_.max_seq() || prefix_end < 0 || prefix_end > n) {
+  if (past < 0 || past > rt_.max_seq() - 1 || n < past || n > rt_.max_seq()) {
     invalid_file(path + ": past_len " + std::to_string(past) + " / tokens " + std::to_string(n) + " do not fit max_seq " +
                  std::to_string(rt_.max_seq()));
+  }
+  if (prefix_end < 0 || prefix_end > n) {
+    invalid_file(path + ": prefix_end " + std::to_string(prefix_end) + " is outside [0, " + std::to_string(n) +
+                 "] (the saved tokens)");
   }
   if (meta("system") != options_.system) {
     invalid_argument(path + ": saved with system prompt \"" + meta("system") + "\", this chat has \"" +
@@ -251,8 +258,8 @@ void Conversation::load(const std::string& path, const std::string& identity) {
     const TensorView k = f->get("k." + std::to_string(layer)), v = f->get("v." + std::to_string(layer));
     for (const TensorView* t : {&k, &v}) {
       if (t->dtype != DType::kF32 || t->shape != want) {
-        invalid_file(path + ": layer " + std::to_string(layer) + " K/V is " + t->shape.to_string() + ", expected F32 " +
-                     want.to_string());
+        invalid_file(path + ": layer " + std::to_string(layer) + " K/V is " + dtype_name(t->dtype) + " " +
+                     t->shape.to_string() + ", expected F32 " + want.to_string());
       }
     }
     rows.push_back({layer, {k, v}});
