@@ -97,6 +97,30 @@ void print_turn(std::int64_t turn_no, const api::TurnResult& t, const api::Chat&
             << "\n";
 }
 
+// A line of stdin is one turn. Read with a limit: a 300 MB line without a newline was read and
+// tokenized whole (5 GB) before max_seq refused it.
+constexpr std::size_t kMaxTurnLineBytes = std::size_t{8} << 20;
+
+// The next line without its newline; false at the end of input with nothing read. A line past
+// the limit is skipped to its end and `too_long` set.
+bool read_turn_line(std::istream& in, std::string& line, bool& too_long) {
+  line.clear();
+  too_long = false;
+  bool any = false;
+  for (int c = in.get(); c != std::char_traits<char>::eof(); c = in.get()) {
+    any = true;
+    if (c == '\n') return true;
+    if (too_long) continue;
+    if (line.size() < kMaxTurnLineBytes) {
+      line.push_back(static_cast<char>(c));
+    } else {
+      too_long = true;
+      std::string().swap(line);
+    }
+  }
+  return any;
+}
+
 void chat_command(const ChatArgs& a) {
   const api::GenerateParams params = generate_params(a.sampling);
   const std::unique_ptr<api::Chat> chat = open_chat(a, params);
@@ -115,10 +139,15 @@ void chat_command(const ChatArgs& a) {
   std::int64_t line_no = 0;
   for (;;) {
     if (interactive) std::cerr << "> " << std::flush;
-    if (!std::getline(std::cin, line)) break;
+    bool too_long = false;
+    if (!read_turn_line(std::cin, line, too_long)) break;
     ++line_no;
-    if (line.empty()) continue;
+    if (line.empty() && !too_long) continue;
     try {
+      if (too_long) {
+        invalid_argument("stdin line " + std::to_string(line_no) + ": longer than " + std::to_string(kMaxTurnLineBytes) +
+                         " bytes (the limit)");
+      }
       // The line is named: from a script, "offset 14" alone does not say which one.
       check_prompt_utf8(line, ("stdin line " + std::to_string(line_no)).c_str());
       if (line[0] == '/') {

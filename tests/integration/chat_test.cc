@@ -191,6 +191,12 @@ TEST_F(Chat, BadCommandsAndFlags) {
   const auto utf8 = chat("hello\nab\xff\xfe\n", "-n 2");
   EXPECT_EQ(utf8.exit_code, 2);
   EXPECT_NE(utf8.err.find("error: stdin line 2: not valid UTF-8 (bad byte at offset 2)"), std::string::npos) << utf8.err;
+  const auto huge = chat(std::string(9 << 20, 'a') + "\n", "-n 2");
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_NE(huge.err.find("error: stdin line 1: longer than 8388608 bytes (the limit)"), std::string::npos) << huge.err;
+  const auto bare = chat("/save\n", "-n 2");
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("error: chat: /save needs a file: /save F"), std::string::npos) << bare.err;
   const auto pol = chat("hi\n", "-n 2 --set context_overflow=drop");
   EXPECT_EQ(pol.exit_code, 2);
   EXPECT_NE(pol.err.find("context_overflow: 'drop' is not one of: error, truncate"), std::string::npos) << pol.err;
