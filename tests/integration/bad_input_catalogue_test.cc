@@ -395,10 +395,10 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     if (test::gemma3_tokenizer_path().empty()) return;
     const fs::path bin(STATICLM_BIN);
     // Stamped by both binaries: a new staticlm, or a test binary that makes other inputs.
-    const auto stamp = fs::last_write_time(bin).time_since_epoch().count() +
-                       fs::last_write_time("/proc/self/exe").time_since_epoch().count();
+    const std::string stamp = std::to_string(fs::last_write_time(bin).time_since_epoch().count()) + "-" +
+                              std::to_string(fs::last_write_time("/proc/self/exe").time_since_epoch().count());
     const std::string shared = (bin.parent_path() / ("catalogue-inputs-" + std::to_string(fs::file_size(bin)) + "-" +
-                                                     std::to_string(stamp))).string();
+                                                     stamp)).string();
     const int lock = open((shared + ".lock").c_str(), O_CREAT | O_RDWR, 0644);
     if (lock < 0 || flock(lock, LOCK_EX) != 0) {
       made_.exit_code = 1;
