@@ -124,9 +124,17 @@ YAML::Node config_block(const YAML::Node& root, const std::string& source) {
 
 // A mapping may not name a key twice: yaml-cpp keeps the first value, PyYAML (which the
 // reference reads these files with) the last; refused rather than silently read either way.
-void check_unique_keys(const YAML::Node& node, const std::string& source) {
+// Aliases make the tree a graph walked once per path: the visits are counted and bounded, so a
+// "billion laughs" file is refused instead of walked for ever.
+constexpr std::int64_t kMaxYamlNodeVisits = 100000;
+
+void check_unique_keys(const YAML::Node& node, const std::string& source, std::int64_t& visits) {
+  if (++visits > kMaxYamlNodeVisits) {
+    invalid_file(source + ": more than " + std::to_string(kMaxYamlNodeVisits) +
+                 " YAML nodes (aliases counted each time they are used)");
+  }
   if (node.IsSequence()) {
-    for (const YAML::Node& x : node) check_unique_keys(x, source);
+    for (const YAML::Node& x : node) check_unique_keys(x, source, visits);
   } else if (node.IsMap()) {
     std::set<std::string> seen;
     for (const auto& kv : node) {
@@ -134,7 +142,7 @@ void check_unique_keys(const YAML::Node& node, const std::string& source) {
         invalid_file(source + ": key '" + kv.first.Scalar() + "' given twice (line " +
                      std::to_string(kv.first.Mark().line + 1) + ")");
       }
-      check_unique_keys(kv.second, source);
+      check_unique_keys(kv.second, source, visits);
     }
   }
 }
@@ -154,7 +162,8 @@ YAML::Node parse_yaml(const std::string& text, const std::string& source) {
       invalid_file(source + ": " + std::to_string(docs.size()) + " YAML documents; a runtime config is one");
     }
     YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
-    check_unique_keys(root, source);
+    std::int64_t visits = 0;
+    check_unique_keys(root, source, visits);
     return root;
   } catch (const YAML::Exception& e) {
     invalid_file(source + ": not valid YAML (" + e.msg + ", line " + std::to_string(e.mark.line + 1) + ")");
