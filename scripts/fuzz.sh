@@ -33,7 +33,8 @@ for name in "${targets[@]}"; do
   status=0
   dict=()
   if [ -f "fuzz/dicts/$name.dict" ]; then dict=(-dict="fuzz/dicts/$name.dict"); fi
-  build-asan/fuzz_"$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 "${dict[@]}" \
+  # The outer kill: libFuzzer can deadlock while reporting out-of-memory.
+  timeout -s KILL $((seconds + 120)) build-asan/fuzz_"$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 "${dict[@]}" \
     -artifact_prefix="build-asan/artifacts/$name-" "build-asan/corpus/$name" "fuzz/corpus/$name" >"$log" 2>&1 || status=$?
   grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|INFO: seed corpus)" "$log" || true
   if [ "$status" -ne 0 ]; then

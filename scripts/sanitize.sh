@@ -57,7 +57,7 @@ fuzz_one() {
   local name=$1 fuzzer="$asan_tree/fuzz_$1" corpus="$asan_tree/corpus/$1" status=0 runs
   mkdir -p "$corpus"
   if [ -d "fuzz/regressions/$name" ]; then
-    "$fuzzer" fuzz/regressions/"$name"/* >"$asan_tree/$name.regressions.log" 2>&1 || status=$?
+    timeout -s KILL 300 "$fuzzer" fuzz/regressions/"$name"/* >"$asan_tree/$name.regressions.log" 2>&1 || status=$?
     echo "sanitize: fuzz $name regressions: exit $status" >&2
     if [ "$status" -ne 0 ]; then
       grep -E "ERROR|SUMMARY|what\(\)" "$asan_tree/$name.regressions.log" >&2 || true
@@ -66,12 +66,15 @@ fuzz_one() {
   fi
   local dict=()
   if [ -f "fuzz/dicts/$name.dict" ]; then dict=(-dict="fuzz/dicts/$name.dict"); fi
-  "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 "${dict[@]}" \
+  # The outer kill: libFuzzer's out-of-memory report can itself hang (it did on a yaml-cpp
+  # loop in a fuzz target, and the CI run waited for an hour).
+  timeout -s KILL $((seconds + 120)) "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 "${dict[@]}" \
     -artifact_prefix="$asan_tree/artifacts/$name-" "$corpus" "fuzz/corpus/$name" >"$asan_tree/$name.log" 2>&1 || status=$?
   runs=$(grep -E "^stat::number_of_executed_units" "$asan_tree/$name.log" | awk '{print $2}' || true)
   echo "sanitize: fuzz $name ${seconds} s: ${runs:-0} runs, exit $status" >&2
   if [ "$status" -ne 0 ]; then
     grep -E "ERROR|SUMMARY|what\(\)|Test unit written" "$asan_tree/$name.log" >&2 || true
+    if [ "$status" -eq 137 ]; then echo "sanitize: fuzz $name killed after $((seconds + 120)) s (hung; see $asan_tree/$name.log)" >&2; fi
     return 1
   fi
 }

@@ -1,7 +1,9 @@
 #include "runtime/runtime_config.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -147,6 +149,41 @@ void check_unique_keys(const YAML::Node& node, const std::string& source, std::i
   }
 }
 
+// Records where each document starts; the nodes themselves are built by YAML::Load.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<std::size_t> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(static_cast<std::size_t>(mark.pos)); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// A runtime config is one document. yaml-cpp's LoadAll never returns on a stray ',' at the
+// top ("," alone): each call yields an empty document without moving on, until memory runs
+// out. So documents are walked one at a time, and one starting where the last one did is that
+// stray character.
+void check_one_document(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts h;
+  while (h.starts.size() < 3 && parser.HandleNextDocument(h)) {
+    const std::size_t n = h.starts.size();
+    if (n >= 2 && h.starts[n - 1] == h.starts[n - 2]) {
+      const std::size_t pos = h.starts[n - 1];
+      const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(pos, text.size())), '\n'));
+      invalid_file(source + ": not valid YAML (no document can start with '" +
+                   (pos < text.size() ? std::string(1, text[pos]) : std::string()) + "', line " + std::to_string(line) + ")");
+    }
+  }
+  if (h.starts.size() > 1) invalid_file(source + ": more than one YAML document; a runtime config is one");
+}
+
 // Runtime configs are a few KB; yaml-cpp holds ~500 bytes per byte of a flow list, so a 4 MB
 // file took 2 GB.
 constexpr std::size_t kMaxRuntimeConfigBytes = std::size_t{1} << 20;
@@ -157,11 +194,8 @@ YAML::Node parse_yaml(const std::string& text, const std::string& source) {
                  std::to_string(kMaxRuntimeConfigBytes) + " (the limit)");
   }
   try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1) {
-      invalid_file(source + ": " + std::to_string(docs.size()) + " YAML documents; a runtime config is one");
-    }
-    YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
+    check_one_document(text, source);
+    YAML::Node root = YAML::Load(text);
     std::int64_t visits = 0;
     check_unique_keys(root, source, visits);
     return root;

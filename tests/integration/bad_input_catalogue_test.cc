@@ -185,7 +185,10 @@ const Row kRows[] = {
     {"run_runtime_config_wrong_type", "run -m {M} -p hi -n 1 --config {D}/type.yaml", "max_seq"},
     // PyYAML keeps a repeated key's last value, yaml-cpp its first: refused either way.
     {"run_runtime_config_duplicate_key", "run -m {M} -p hi -n 1 --config {D}/dup.yaml", "key 'max_seq' given twice (line 2)"},
-    {"run_runtime_config_two_documents", "run -m {M} -p hi -n 1 --config {D}/two_docs.yaml", "2 YAML documents"},
+    {"run_runtime_config_two_documents", "run -m {M} -p hi -n 1 --config {D}/two_docs.yaml", "more than one YAML document"},
+    // yaml-cpp's LoadAll looped for ever on a stray top-level ',' (the runtime_config fuzzer hung in CI).
+    {"run_runtime_config_stray_comma", "run -m {M} -p hi -n 1 --config {D}/comma.yaml", "no document can start with ','"},
+    {"run_runtime_config_alias_bomb", "run -m {M} -p hi -n 1 --config {D}/alias_bomb.yaml", "more than 100000 YAML nodes"},
     {"run_runtime_config_too_large", "run -m {M} -p hi -n 1 --config {D}/huge.yaml", "(the limit)"},
     {"run_runtime_config_not_utf8", "run -m {M} -p hi -n 1 --config {D}/nonutf8.txt", "{D}/nonutf8.txt"},
     {"run_set_wrong_type", "run -m {M} -p hi -n 1 --set max_seq=lots", "max_seq=lots"},
@@ -449,6 +452,16 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     write(d + "/type.yaml", "max_seq: lots\n");
     write(d + "/dup.yaml", "max_seq: 64\nmax_seq: 128\n");
     write(d + "/two_docs.yaml", "max_seq: 64\n---\nmax_seq: 128\n");
+    write(d + "/comma.yaml", ",\n");
+    // Six levels of ten aliases each: 10^6 paths through a 60-node file.
+    std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i <= 6; ++i) {
+      const std::string prev = "*a" + std::to_string(i - 1);
+      bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+      for (int j = 0; j < 10; ++j) bomb += (j ? ", " : "") + prev;
+      bomb += "]\n";
+    }
+    write(d + "/alias_bomb.yaml", bomb);
     write(d + "/huge.yaml", "x: [" + std::string(1 << 20, '0') + "]\n");
     write(d + "/bad.jinja", "{% if %}");
     write(d + "/recursive.jinja", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
