@@ -379,6 +379,97 @@ Value do_truncate(const Value& v, Args& a) {
   return Value(py::encode(r) + end);
 }
 
+// jinja2's filesizeformat: float(value) in bytes, decimal (kB, MB, ...) or binary (KiB, ...)
+// prefixes, one decimal.
+Value do_filesizeformat(const Value& v, Args& a) {
+  require_defined(v);
+  double bytes = 0;
+  if (v.is_number() || v.is_bool()) {
+    bytes = v.as_double();
+  } else if (!v.is_string() || !parse_python_float(v.as_string(), bytes)) {
+    fail(v.is_string() ? "could not convert string to float: " + v.repr()
+                       : "float() argument must be a string or a real number, not '" + v.type_name() + "'");
+  }
+  const bool binary = a.flag(0, "binary", false);
+  const double base = binary ? 1024 : 1000;
+  static constexpr const char* kDecimal[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+  static constexpr const char* kBinary[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+  // base ** (i + 2) as Python converts those integers to floats (correctly rounded).
+  static constexpr double kDecimalUnits[] = {1e6, 1e9, 1e12, 1e15, 1e18, 1e21, 1e24, 1e27};
+  char buf[400];
+  if (bytes == 1) return Value("1 Byte");
+  if (bytes < base) {
+    if (std::isinf(bytes)) fail("cannot convert float infinity to integer");
+    std::snprintf(buf, sizeof buf, "%.0f Bytes", std::trunc(bytes));  // int(bytes), every digit
+    return Value(std::string(buf));
+  }
+  for (int i = 0; i < 8; ++i) {
+    const double unit = binary ? std::ldexp(1.0, 10 * (i + 2)) : kDecimalUnits[i];
+    if (bytes < unit || i == 7) {
+      std::snprintf(buf, sizeof buf, "%.1f %s", base * bytes / unit, binary ? kBinary[i] : kDecimal[i]);
+      return Value(std::string(buf));
+    }
+  }
+  return Value();  // not reached
+}
+
+// Python's urllib.parse.quote of the UTF-8 bytes: letters, digits, "_.-~" and `safe` kept.
+std::string url_quote(const std::string& s, bool for_query) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : s) {
+    if (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '~' || (c == '/' && !for_query)) {
+      out += static_cast<char>(c);
+    } else if (c == ' ' && for_query) {
+      out += '+';  // jinja2 turns the query's %20 into +
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// jinja2's urlencode: a string (or any non-iterable) quoted keeping "/"; a mapping or a
+// sequence of pairs as a query string "k=v&k2=v2".
+Value do_urlencode(const Value& v) {
+  if (v.is_string() || !(v.is_list() || v.is_dict())) return Value(url_quote(v.str(), false));
+  std::string out;
+  const auto add = [&](const Value& k, const Value& x) {
+    out += (out.empty() ? "" : "&") + url_quote(k.str(), true) + "=" + url_quote(x.str(), true);
+  };
+  if (v.is_dict()) {
+    for (const auto& [k, x] : v.dict_object().items) add(k, x);
+  } else {
+    for (const Value& item : v.list()) {
+      const std::vector<Value> pair = item.iterate();
+      if (pair.size() != 2) {
+        fail(pair.size() < 2 ? "not enough values to unpack (expected 2, got " + std::to_string(pair.size()) + ")"
+                             : "too many values to unpack (expected 2)");
+      }
+      add(pair[0], pair[1]);
+    }
+  }
+  return Value(out);
+}
+
+// jinja2's xmlattr: key="value" for each entry whose value is not none or undefined, escaped,
+// with a leading space (autospace). Keys holding whitespace, "/", ">" or "=" are refused, as
+// jinja2 3.1.4 does (they would let a value write attributes of its own).
+Value do_xmlattr(const Value& v, Args& a) {
+  if (!v.is_dict()) fail("'" + v.type_name() + "' object has no attribute 'items'");
+  std::string out;
+  for (const auto& [k, x] : v.dict_object().items) {
+    if (x.is_none() || x.is_undefined()) continue;
+    const std::string key = k.str();
+    if (key.find_first_of(" \t\n\r\f\v/>=") != std::string::npos) fail("Invalid character in attribute name: " + k.repr());
+    out += (out.empty() ? "" : " ") + html_escape(key) + "=\"" + html_escape(x.str()) + "\"";
+  }
+  if (a.flag(0, "autospace", true) && !out.empty()) out = " " + out;
+  return Value(out);
+}
+
 Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   Args a(raw, name);
   if (name == "abs") {
@@ -439,6 +530,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     const std::vector<Value> items = v.iterate();
     return items.empty() ? Value::undefined("No last item, sequence was empty.") : items.back();
   }
+  if (name == "filesizeformat") return do_filesizeformat(v, a);
   if (name == "float") return do_float(v, a);
   if (name == "format") {
     if (!v.is_string()) fail("format(): expected a string, got " + v.type_name());
@@ -586,6 +678,8 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     }
     return Value(std::move(out));
   }
+  if (name == "urlencode") return do_urlencode(v);
+  if (name == "xmlattr") return do_xmlattr(v, a);
   if (name == "wordcount") {
     std::int64_t n = 0;
     bool in_word = false;
@@ -604,7 +698,7 @@ const std::vector<std::string>& filter_names() {
       "abs", "attr", "batch", "capitalize", "center", "count", "length", "default", "d", "dictsort", "escape", "e",
       "forceescape", "first", "last", "float", "format", "groupby", "indent", "int", "items", "join", "list", "lower", "upper",
       "map", "max", "min", "pprint", "reject", "select", "rejectattr", "selectattr", "replace", "reverse", "round",
-      "safe", "slice", "sort", "string", "sum", "title", "tojson", "trim", "truncate", "unique", "wordcount"};
+      "safe", "slice", "sort", "string", "sum", "title", "tojson", "trim", "truncate", "unique", "wordcount", "filesizeformat", "urlencode", "xmlattr"};
   return k;
 }
 
