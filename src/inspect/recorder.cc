@@ -93,6 +93,26 @@ RecordSetup setup_from_json(const json& j, const std::string& where) {
   q.patch_vector_size = field<std::int64_t>(p, "patch_vector_size", pw);
   q.patch_grid_height = field<std::int64_t>(p, "patch_grid_height", pw);
   q.patch_grid_width = field<std::int64_t>(p, "patch_grid_width", pw);
+  // What run could have recorded (its --max-seq range; the image span and grid inside the
+  // sequence and the patches): checked before a backend sized by these numbers is made.
+  if (q.max_seq < 1 || q.max_seq > (std::int64_t{1} << 31)) {
+    invalid_file(pw + ": max_seq " + std::to_string(q.max_seq) + ", expected 1 to 2147483648");
+  }
+  for (const auto& [name, v] : {std::pair{"num_visual_tokens", q.num_visual_tokens}, {"num_patches", q.num_patches},
+                                {"patch_vector_size", q.patch_vector_size}, {"patch_grid_height", q.patch_grid_height},
+                                {"patch_grid_width", q.patch_grid_width}}) {
+    if (v < 0 || v > (std::int64_t{1} << 31)) {
+      invalid_file(pw + ": " + name + " " + std::to_string(v) + ", expected 0 to 2147483648");
+    }
+  }
+  if (q.patch_grid_height * q.patch_grid_width > q.num_patches) {
+    invalid_file(pw + ": a patch grid of " + std::to_string(q.patch_grid_height) + " x " + std::to_string(q.patch_grid_width) +
+                 " does not fit in num_patches " + std::to_string(q.num_patches));
+  }
+  if (q.visual_start_idx && (*q.visual_start_idx < 0 || *q.visual_start_idx + q.num_visual_tokens > q.max_seq)) {
+    invalid_file(pw + ": the image span [" + std::to_string(*q.visual_start_idx) + ", " +
+                 std::to_string(*q.visual_start_idx + q.num_visual_tokens) + ") is not inside max_seq " + std::to_string(q.max_seq));
+  }
   const std::string cw = where + ": setup.cpu";
   if (!j.contains("cpu") || !j.at("cpu").is_object()) invalid_file(cw + ": missing or not an object");
   const json& c = j.at("cpu");

@@ -186,7 +186,13 @@ CallReplay replay_call(Backend& backend, const RecordedCallEntry& call, const Sa
     outputs.emplace_back(rec.dtype, rec.shape);  // zero-filled
   }
   for (Tensor& t : outputs) out_buffers.push_back({t.dtype(), t.shape(), t.data()});
-  backend.run(call.graph, in_views, out_buffers);
+  try {
+    backend.run(call.graph, in_views, out_buffers);
+  } catch (const Error& e) {
+    // Values the graph refuses (a token id outside the vocabulary) are found only as it runs:
+    // the message names the call's file.
+    throw Error(e.kind(), f.path() + ": " + e.what());
+  }
 
   CallReplay r{call.index, call.graph, call.file, {}};
   for (std::size_t i = 0; i < sig.outputs.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -296,6 +297,17 @@ TEST_F(Replay, AReshapedOrRetypedTensorIsRefusedByName) {
   EXPECT_NE(d.err.find("error: " + emb + ": tensor in.input_ids: dtype I32, expected I64\n"), std::string::npos) << d.err;
 }
 
+// A value the graph refuses is found only as that call runs; the error names the call's file.
+TEST_F(Replay, AnIdOutsideTheVocabularyIsRefusedNamingTheFile) {
+  const std::string rec = copy_of(dir_->file("txt"), "oov");
+  const std::string emb = file_of(rec, "token_embedding");
+  rewrite(emb, [](std::map<std::string, Tensor>& t) { t.at("in.input_ids").as<std::int64_t>()[0] = 999999999; });
+  const auto r = test::run_staticlm("replay --record " + rec + " --graph token_embedding");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("error: " + emb + ": "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("999999999"), std::string::npos) << r.err;
+}
+
 TEST_F(Replay, ABrokenIndexIsRefused) {
   const std::string rec = copy_of(dir_->file("txt"), "broken");
   write_text_atomic(rec + "/index.json", "{\"format\": \"staticlm-record\", \"version\": 1, \"calls\": [");
@@ -324,6 +336,21 @@ TEST_F(Replay, ABrokenIndexIsRefused) {
   const auto field = test::run_staticlm("replay --record " + rec);
   EXPECT_EQ(field.exit_code, 2);
   EXPECT_NE(field.err.find("index.json: setup.profile: missing field \"max_seq\""), std::string::npos) << field.err;
+
+  // Numbers a backend would be sized by are checked first (a huge one asked for terabytes).
+  const json setup = index(dir_->file("txt")).at("setup");
+  for (const auto& [key, value, says] :
+       {std::tuple{"max_seq", std::int64_t{1} << 40, "max_seq 1099511627776, expected 1 to 2147483648"},
+        {"num_patches", std::int64_t{-1}, "num_patches -1, expected 0 to 2147483648"},
+        {"patch_grid_width", std::int64_t{4}, "a patch grid of 4 x 4 does not fit in num_patches 0"}}) {
+    j["setup"] = setup;
+    j["setup"]["profile"]["patch_grid_height"] = 4;  // the text recording's profile has no patches
+    j["setup"]["profile"][key] = value;
+    write_text_atomic(rec + "/index.json", j.dump());
+    const auto r = test::run_staticlm("replay --record " + rec);
+    EXPECT_EQ(r.exit_code, 2) << key;
+    EXPECT_NE(r.err.find("index.json: setup.profile: " + std::string(says)), std::string::npos) << r.err;
+  }
 
   fs::remove(rec + "/index.json");
   const auto none = test::run_staticlm("replay --record " + rec);
