@@ -177,13 +177,14 @@ void serve_command(const ServeArgs& a) {
     };
   };
   // Every other method on a known path (PUT, DELETE, PATCH too) is 405 naming the one it takes.
-  for (const char* path : {"/health", "/v1/models", R"(/v1/models/.+)"}) {
+  for (const char* path : {"/health", "/v1/models", R"(/v1/models/.+)", "/models", R"(/models/.+)"}) {
     svr.Post(path, wrong_method("GET"));
     svr.Put(path, wrong_method("GET"));
     svr.Delete(path, wrong_method("GET"));
     svr.Patch(path, wrong_method("GET"));
   }
-  for (const char* path : {"/v1/chat/completions", "/v1/completions", "/tokenize", "/detokenize"}) {
+  for (const char* path : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/tokenize",
+                           "/detokenize", "/apply-template"}) {
     svr.Get(path, wrong_method("POST"));
     svr.Put(path, wrong_method("POST"));
     svr.Delete(path, wrong_method("POST"));
@@ -200,18 +201,22 @@ void serve_command(const ServeArgs& a) {
   });
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
   const ojson model_json = {{"id", model_name}, {"object", "model"}, {"created", started}, {"owned_by", "staticlm"}};
-  svr.Get("/v1/models", [&](const httplib::Request&, httplib::Response& res) {
-    json_reply(res, 200, dump_reply_json({{"object", "list"}, {"data", ojson::array({model_json})}}));
-  });
-  svr.Get(R"(/v1/models/(.+))", [&](const httplib::Request& req, httplib::Response& res) {
-    const std::string id = req.matches[1];
-    if (id != model_name) {
-      json_reply(res, 404, error_json("model '" + id + "' does not exist (this server serves '" + model_name + "')",
-                                      "invalid_request_error", "model"));
-      return;
-    }
-    json_reply(res, 200, dump_reply_json(model_json));
-  });
+  for (const char* path : {"/v1/models", "/models"}) {
+    svr.Get(path, [&](const httplib::Request&, httplib::Response& res) {
+      json_reply(res, 200, dump_reply_json({{"object", "list"}, {"data", ojson::array({model_json})}}));
+    });
+  }
+  for (const char* path : {R"(/v1/models/(.+))", R"(/models/(.+))"}) {
+    svr.Get(path, [&](const httplib::Request& req, httplib::Response& res) {
+      const std::string id = req.matches[1];
+      if (id != model_name) {
+        json_reply(res, 404, error_json("model '" + id + "' does not exist (this server serves '" + model_name + "')",
+                                        "invalid_request_error", "model"));
+        return;
+      }
+      json_reply(res, 200, dump_reply_json(model_json));
+    });
+  }
   std::atomic<std::uint64_t> next_id{1};
   // Chat completions and text completions differ in how a request is parsed and how a reply is
   // shaped; the queue, the waiting and the streaming are the same.
@@ -337,8 +342,19 @@ void serve_command(const ServeArgs& a) {
   };
   svr.Post("/tokenize", tokenizer_endpoint(tokenize_reply));
   svr.Post("/detokenize", tokenizer_endpoint(detokenize_reply));
-  svr.Post("/v1/chat/completions", completions(parse_chat_request, false));
-  svr.Post("/v1/completions", completions(parse_completion_request, true));
+  svr.Post("/apply-template", [&](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read_body) {
+    std::string body;
+    if (!read_limited_body(req, read_body, a.max_body, res, body)) return;
+    try {
+      json_reply(res, 200, apply_template_reply(body, context));
+    } catch (const RequestError& e) {
+      json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
+    }
+  });
+  // The OpenAI paths also without /v1, as llama.cpp's server answers them (clients given the
+  // server's root as their base URL).
+  for (const char* path : {"/v1/chat/completions", "/chat/completions"}) svr.Post(path, completions(parse_chat_request, false));
+  for (const char* path : {"/v1/completions", "/completions"}) svr.Post(path, completions(parse_completion_request, true));
 
   // SO_REUSEADDR only: httplib's default SO_REUSEPORT let a second server bind a port in use
   // and take half its connections.

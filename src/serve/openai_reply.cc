@@ -107,12 +107,15 @@ ojson Reply::chunk(ojson delta, ojson finish) const {
   return j;
 }
 
+ojson Reply::logprobs(const ChatJob& job, std::size_t from, std::size_t to) const {
+  if (!job.logprobs) return nullptr;
+  return text_completion ? legacy_logprobs_json(job.logprob_entries, from, to, job.content, *tokenizer)
+                         : logprobs_json(job.logprob_entries, from, to, *tokenizer);
+}
+
 ojson Reply::content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const {
   ojson j = chunk({{"content", piece}}, nullptr);
-  if (!job.logprobs) return j;
-  j["choices"][0]["logprobs"] = text_completion
-                                    ? legacy_logprobs_json(job.logprob_entries, from, to, job.content, *tokenizer)
-                                    : logprobs_json(job.logprob_entries, from, to, *tokenizer);
+  if (job.logprobs) j["choices"][0]["logprobs"] = logprobs(job, from, to);
   return j;
 }
 
@@ -122,7 +125,6 @@ ojson Reply::completion(const ChatJob& job) const {
   ojson choice = {{"index", 0}};
   if (text_completion) {
     choice["text"] = job.content;
-    choice["logprobs"] = job.logprobs ? legacy_logprobs_json(job.logprob_entries, 0, n, job.content, *tokenizer) : ojson(nullptr);
   } else {
     ojson message = {{"role", "assistant"}, {"content", job.content}};
     if (!job.tool_calls.empty()) {
@@ -130,8 +132,8 @@ ojson Reply::completion(const ChatJob& job) const {
       message["tool_calls"] = tool_calls_json(job.tool_calls);
     }
     choice["message"] = std::move(message);
-    choice["logprobs"] = job.logprobs ? logprobs_json(job.logprob_entries, 0, n, *tokenizer) : ojson(nullptr);
   }
+  choice["logprobs"] = logprobs(job, 0, n);
   choice["finish_reason"] = job.finish_reason;
   j["choices"] = ojson::array({std::move(choice)});
   j["usage"] = usage_json(job);

@@ -45,6 +45,9 @@ struct Reply {
   // A "chat.completion.chunk" with one choice carrying `delta` and `finish` (null until the last);
   // for a text completion a "text_completion" whose choice's "text" is the delta's content.
   nlohmann::ordered_json chunk(nlohmann::ordered_json delta, nlohmann::ordered_json finish) const;
+  // A job's logprobs for entries [from, to) in this reply's shape (chat or legacy); null
+  // when the job did not ask for them.
+  nlohmann::ordered_json logprobs(const ChatJob& job, std::size_t from, std::size_t to) const;
   // A content chunk carrying `piece` and, for a job with logprobs, entries [from, to).
   nlohmann::ordered_json content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const;
   // The "chat.completion" (or "text_completion") of a finished, successful job: message (text),

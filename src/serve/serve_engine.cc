@@ -22,6 +22,16 @@ using ojson = nlohmann::ordered_json;
 
 [[noreturn]] void bad(const std::string& param, const std::string& what) { throw RequestError{param + ": " + what, param}; }
 
+// A field present and not null (clients send null for "not set").
+bool given(const ojson& doc, const char* key) { return doc.contains(key) && !doc[key].is_null(); }
+
+// A field that is true or false; absent or null is false. param names it in the error.
+bool boolean_field(const ojson& doc, const char* key, const std::string& param) {
+  if (!given(doc, key)) return false;
+  if (!doc[key].is_boolean()) bad(param, "expected true or false");
+  return doc[key].get<bool>();
+}
+
 double number_field(const ojson& doc, const char* key) {
   const ojson& v = doc[key];
   if (!v.is_number()) bad(key, "expected a number, got " + v.dump());
@@ -163,47 +173,40 @@ ojson parse_body(const std::string& body) {
 // The fields chat and text completions share: model, n, streaming, sampling, max_tokens, stop.
 GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& context, ChatJob& job) {
   if (doc.contains("model") && !doc["model"].is_string()) bad("model", "expected a string");
-  if (doc.contains("n") && !doc["n"].is_null() && integer_field(doc, "n", 1) != 1) bad("n", "only 1 choice is supported");
+  if (given(doc, "n") && integer_field(doc, "n", 1) != 1) bad("n", "only 1 choice is supported");
 
   GenerateOptions g = context.defaults;
   SamplingOptions& s = g.sampling;
-  auto given = [&](const char* key) { return doc.contains(key) && !doc[key].is_null(); };
-  if (given("stream")) {
-    if (!doc["stream"].is_boolean()) bad("stream", "expected true or false");
-    job.stream = doc["stream"].get<bool>();
-  }
-  if (given("stream_options")) {
+  job.stream = boolean_field(doc, "stream", "stream");
+  if (given(doc, "stream_options")) {
     const ojson& so = doc["stream_options"];
     if (!so.is_object()) bad("stream_options", "expected an object");
-    if (so.contains("include_usage") && !so["include_usage"].is_null()) {
-      if (!so["include_usage"].is_boolean()) bad("stream_options.include_usage", "expected true or false");
-      job.usage_chunk = so["include_usage"].get<bool>();
-    }
+    job.usage_chunk = boolean_field(so, "include_usage", "stream_options.include_usage");
   }
   // vLLM's and TGI's name, and llama.cpp's.
   for (const char* key : {"repetition_penalty", "repeat_penalty"}) {
-    if (!given(key)) continue;
+    if (!given(doc, key)) continue;
     s.repetition_penalty = number_field(doc, key);
     if (!(s.repetition_penalty > 0)) bad(key, "must be greater than 0 (1: off)");
   }
-  if (given("temperature")) {
+  if (given(doc, "temperature")) {
     s.temperature = number_field(doc, "temperature");
     if (s.temperature < 0) bad("temperature", "must be at least 0");
   }
-  if (given("top_p")) {
+  if (given(doc, "top_p")) {
     s.top_p = number_field(doc, "top_p");
     if (!(s.top_p > 0 && s.top_p <= 1)) bad("top_p", "must be in (0, 1]");
   }
-  if (given("min_p")) {
+  if (given(doc, "min_p")) {
     s.min_p = number_field(doc, "min_p");
     if (s.min_p < 0 || s.min_p > 1) bad("min_p", "must be in [0, 1]");
   }
-  if (given("top_k")) s.top_k = integer_field(doc, "top_k", 0);
-  if (given("seed")) s.seed = static_cast<std::uint64_t>(integer_field(doc, "seed", 0));
+  if (given(doc, "top_k")) s.top_k = integer_field(doc, "top_k", 0);
+  if (given(doc, "seed")) s.seed = static_cast<std::uint64_t>(integer_field(doc, "seed", 0));
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
-    if (given(key)) g.max_new_tokens = integer_field(doc, key, 1);
+    if (given(doc, key)) g.max_new_tokens = integer_field(doc, key, 1);
   }
-  if (given("stop")) {
+  if (given(doc, "stop")) {
     const ojson& st = doc["stop"];
     g.stop_strings.clear();
     if (st.is_string()) {
@@ -239,38 +242,25 @@ void check_prompt_length(std::size_t tokens, std::int64_t max_seq, const char* p
 
 }  // namespace
 
-void parse_chat_request(const std::string& body, const RequestContext& context, ChatJob& job) {
-  const Tokenizer& tok = *context.tokenizer;
-  const ImageIntake& intake = context.images;
-  const ojson doc = parse_body(body);
+namespace {
+
+// The chat template's rendering of a request's messages and tools; image parts are decoded into
+// `images` (their hash into image_key) and become {"type": "image"} for the template.
+std::string render_request_chat(const ojson& doc, const RequestContext& context, std::vector<RgbImage>& images,
+                                std::string& image_key) {
   if (!doc.contains("messages")) bad("messages", "required");
   check_messages(doc["messages"]);
-  GenerateOptions g = parse_generation_fields(doc, context, job);
-  auto given = [&](const char* key) { return doc.contains(key) && !doc[key].is_null(); };
-  // OpenAI's logprobs: each content token's log-probability; top_logprobs (only with logprobs)
-  // that many likeliest alternatives as well.
-  if (given("logprobs")) {
-    if (!doc["logprobs"].is_boolean()) bad("logprobs", "expected true or false");
-    job.logprobs = doc["logprobs"].get<bool>();
-  }
-  if (given("top_logprobs")) {
-    const std::int64_t top = integer_field(doc, "top_logprobs", 0);
-    if (top > kMaxTopLogprobs) bad("top_logprobs", "must be at most " + std::to_string(kMaxTopLogprobs));
-    if (!job.logprobs) bad("top_logprobs", "needs \"logprobs\": true");
-    job.top_logprobs = static_cast<int>(top);
-  }
-
   // Tool schemas go to the chat template as `tools`; tool_choice is accepted and left to the
   // model (the template has no way to force a call).
   ojson tools;
-  if (given("tools")) {
+  if (given(doc, "tools")) {
     tools = doc["tools"];
     if (!tools.is_array()) bad("tools", "expected an array of tool schemas");
     for (std::size_t i = 0; i < tools.size(); ++i) {
       if (!tools[i].is_object()) bad("tools[" + std::to_string(i) + "]", "expected an object (a tool schema)");
     }
   }
-  if (given("tool_choice")) {
+  if (given(doc, "tool_choice")) {
     const ojson& c = doc["tool_choice"];
     const bool named = c.is_string() && (c == "auto" || c == "none" || c == "required");
     if (!named && !c.is_object()) bad("tool_choice", "expected \"auto\", \"none\", \"required\" or an object");
@@ -281,12 +271,31 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   r.conversation.tools = tools;
   r.conversation.messages = doc["messages"];
   r.conversation_name = "messages";
-  const std::vector<RgbImage> images = take_images(r.conversation.messages, intake, job.image_key);
-  std::string text;
+  images = take_images(r.conversation.messages, context.images, image_key);
   try {
-    text = render_chat(r).text;
+    return render_chat(r).text;
   } catch (const Error& e) {
     throw RequestError{e.what(), "messages"};
+  }
+}
+
+}  // namespace
+
+void parse_chat_request(const std::string& body, const RequestContext& context, ChatJob& job) {
+  const Tokenizer& tok = *context.tokenizer;
+  const ImageIntake& intake = context.images;
+  const ojson doc = parse_body(body);
+  std::vector<RgbImage> images;
+  const std::string text = render_request_chat(doc, context, images, job.image_key);
+  GenerateOptions g = parse_generation_fields(doc, context, job);
+  // OpenAI's logprobs: each content token's log-probability; top_logprobs (only with logprobs)
+  // that many likeliest alternatives as well.
+  job.logprobs = boolean_field(doc, "logprobs", "logprobs");
+  if (given(doc, "top_logprobs")) {
+    const std::int64_t top = integer_field(doc, "top_logprobs", 0);
+    if (top > kMaxTopLogprobs) bad("top_logprobs", "must be at most " + std::to_string(kMaxTopLogprobs));
+    if (!job.logprobs) bad("top_logprobs", "needs \"logprobs\": true");
+    job.top_logprobs = static_cast<int>(top);
   }
   job.options = std::move(g);
   if (!images.empty()) {
@@ -311,7 +320,7 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
 void parse_completion_request(const std::string& body, const RequestContext& context, ChatJob& job) {
   const Tokenizer& tok = *context.tokenizer;
   const ojson doc = parse_body(body);
-  if (!doc.contains("prompt") || doc["prompt"].is_null()) bad("prompt", "required");
+  if (!given(doc, "prompt")) bad("prompt", "required");
   // One prompt: a string, or token ids; OpenAI's lists of several prompts only with one entry.
   ojson prompt = doc["prompt"];
   if (prompt.is_array() && prompt.size() == 1 && (prompt[0].is_string() || prompt[0].is_array())) prompt = ojson(prompt[0]);
@@ -340,34 +349,36 @@ void parse_completion_request(const std::string& body, const RequestContext& con
   }
   check_prompt_length(job.prompt.size(), context.max_seq, "prompt");
   GenerateOptions g = parse_generation_fields(doc, context, job);
-  auto given = [&](const char* key) { return doc.contains(key) && !doc[key].is_null(); };
   // The legacy logprobs: an integer, that many alternatives per token (0: the chosen one only).
-  if (given("logprobs")) {
+  if (given(doc, "logprobs")) {
     const std::int64_t top = integer_field(doc, "logprobs", 0);
     if (top > kMaxTopLogprobs) bad("logprobs", "must be at most " + std::to_string(kMaxTopLogprobs));
     job.logprobs = true;
     job.top_logprobs = static_cast<int>(top);
   }
-  if (given("echo") && !(doc["echo"].is_boolean() && !doc["echo"].get<bool>())) {
+  if (given(doc, "echo") && !(doc["echo"].is_boolean() && !doc["echo"].get<bool>())) {
     bad("echo", "not supported (the prompt is not repeated in the reply)");
   }
-  if (given("suffix") && !(doc["suffix"].is_string() && doc["suffix"].get<std::string>().empty())) {
+  if (given(doc, "suffix") && !(doc["suffix"].is_string() && doc["suffix"].get<std::string>().empty())) {
     bad("suffix", "not supported (no insertion; Gemma 4 has no fill-in-the-middle format)");
   }
-  if (given("best_of") && integer_field(doc, "best_of", 1) != 1) bad("best_of", "only 1 is supported");
+  if (given(doc, "best_of") && integer_field(doc, "best_of", 1) != 1) bad("best_of", "only 1 is supported");
   job.text_completion = true;
   job.options = std::move(g);
+}
+
+std::string apply_template_reply(const std::string& body, const RequestContext& context) {
+  const ojson doc = parse_body(body);
+  std::vector<RgbImage> images;
+  std::string image_key;
+  return ojson{{"prompt", render_request_chat(doc, context, images, image_key)}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
 std::string tokenize_reply(const std::string& body, const Tokenizer& tok) {
   const ojson doc = parse_body(body);
   if (!doc.contains("content") || !doc["content"].is_string()) bad("content", "expected a string");
-  const auto flag = [&](const char* key) {
-    if (!doc.contains(key) || doc[key].is_null()) return false;
-    if (!doc[key].is_boolean()) bad(key, "expected true or false");
-    return doc[key].get<bool>();
-  };
-  const bool add_special = flag("add_special"), with_pieces = flag("with_pieces");
+  const bool add_special = boolean_field(doc, "add_special", "add_special");
+  const bool with_pieces = boolean_field(doc, "with_pieces", "with_pieces");
   std::vector<int> ids;
   try {
     ids = tok.encode(doc["content"].get<std::string>(), add_special);

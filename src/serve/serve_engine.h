@@ -108,6 +108,11 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
 // fields; `logprobs` an integer (the legacy form). Throws RequestError naming the field.
 void parse_completion_request(const std::string& body, const RequestContext& context, ChatJob& job);
 
+// llama.cpp's POST /apply-template: the chat request's messages (and tools) rendered with the
+// chat template, as a chat completion would render them -> {"prompt": TEXT}. Throws
+// RequestError naming the field.
+std::string apply_template_reply(const std::string& body, const RequestContext& context);
+
 // llama.cpp's POST /tokenize: {"content": TEXT, "add_special": false, "with_pieces": false} ->
 // {"tokens": [ids]} (with_pieces: [{"id", "piece"}]). POST /detokenize: {"tokens": [ids]} ->
 // {"content": TEXT}. Both throw RequestError naming the field.

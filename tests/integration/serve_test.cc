@@ -910,6 +910,22 @@ TEST_F(ServeTools, ToolsReachTheTemplate) {
   const test::CommandResult r = test::run_staticlm("run" + common + " -n 8 --temp 0 --max-seq 512 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(a["choices"][0]["message"]["content"], json::parse(r.out).at("text")) << h.body;
+  // llama.cpp's /apply-template: the text chat-format renders for the same messages and tools.
+  const test::CommandResult text = test::run_staticlm("chat-format" + common);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::string body = with_tools.dump();
+  const HttpResult t = http("/apply-template", &body);
+  ASSERT_EQ(t.status, 200) << t.body;
+  EXPECT_EQ(json::parse(t.body).at("prompt").get<std::string>(), text.out);
+  const std::string no_messages = json{{"tools", tools}}.dump();
+  const HttpResult m = http("/apply-template", &no_messages);
+  EXPECT_EQ(m.status, 400) << m.body;
+  EXPECT_EQ(json::parse(m.body)["error"]["param"], "messages") << m.body;
+  // The OpenAI paths without /v1 answer as llama.cpp's server does.
+  const HttpResult root = http("/chat/completions", &body);
+  ASSERT_EQ(root.status, 200) << root.body;
+  EXPECT_EQ(json::parse(root.body)["usage"]["prompt_tokens"], a["usage"]["prompt_tokens"]) << root.body;
+  EXPECT_EQ(json::parse(get("/models").body), json::parse(get("/v1/models").body));
   // Without tools the prompt is shorter: the template renders the schemas.
   const HttpResult plain = chat(request(kHello));
   ASSERT_EQ(plain.status, 200) << plain.body;
