@@ -4,6 +4,7 @@
 
 #include "backends/subgraph_contract.h"
 #include "base/error.h"
+#include "base/memory_size.h"
 #include "runtime/masks.h"
 #include "runtime/rope.h"
 #include "runtime/softcap.h"
@@ -27,6 +28,14 @@ Prefiller::Prefiller(const RuntimeState& st) {
   const std::int64_t s = st.max_seq, d = st.config.text.hidden_size;
   const std::int64_t p = st.config.text.hidden_size_per_layer_input;
   const std::int64_t n_layers = static_cast<std::int64_t>(st.layers.size());
+  bool any_full = false, any_sliding = false;
+  for (const LayerInfo& l : st.layers) (l.sliding ? any_sliding : any_full) = true;
+  // The masks grow as max_seq squared: one that cannot fit is refused here, before the kernel
+  // kills the process for touching them (--max-seq 65536 asks for 32 GiB).
+  const int masks = (any_full ? 1 : 0) + (any_sliding ? 1 : 0);
+  check_fits_memory(static_cast<double>(masks) * static_cast<double>(s) * static_cast<double>(s) * sizeof(float),
+                    "max_seq " + std::to_string(s) + ": a prefill's " + std::to_string(masks) +
+                        " attention masks ([1, 1, max_seq, max_seq] f32 each)");
   hidden_.resize(s * d);
   hidden_next_.resize(s * d);
   logits_.resize(st.config.text.vocab_size);
@@ -35,8 +44,6 @@ Prefiller::Prefiller(const RuntimeState& st) {
     ple_all_.resize(s * n_layers * p);
     ple_layer_.resize(s * p);
   }
-  bool any_full = false, any_sliding = false;
-  for (const LayerInfo& l : st.layers) (l.sliding ? any_sliding : any_full) = true;
   if (any_full) mask_full_.resize(s * s);
   if (any_sliding) mask_sliding_.resize(s * s);
   rope_ = distinct_rope_tables(st.inv_freq, st.layers);

@@ -166,6 +166,11 @@ const Row kRows[] = {
      "{D}/trunc.json"},
     {"run_max_seq_oversized", "run -m {M} -p hi -n 1 --max-seq 999999999 --dump-logits {O}/x.safetensors",
      "--max-seq 999999999", "x.safetensors"},
+    // Within max_position_embeddings (131072), but its masks alone are 128 GiB: refused up front
+    // (65536 used to be killed by the kernel after 25 s and 24 GB).
+    {"run_max_seq_past_memory", "run -m {M} -p hi -n 1 --max-seq 131072 --dump-logits {O}/x.safetensors",
+     "max_seq 131072: a prefill's 2 attention masks", "x.safetensors"},
+    {"serve_max_seq_past_memory", "serve -m {M} --port 0 --max-seq 131072", "max_seq 131072: a prefill's 2 attention masks"},
     {"run_temperature_negative", "run -m {M} -p hi -n 1 --temp -1", "temperature"},
     {"run_top_p_out_of_range", "run -m {M} -p hi -n 1 --top-p 2", "top_p"},
     {"run_threads_negative", "run -m {M} -p hi -n 1 --threads -1", "--threads -1"},
