@@ -271,6 +271,8 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
   r.conversation.tools = tools;
   r.conversation.messages = doc["messages"];
   r.conversation_name = "messages";
+  // llama.cpp's field: false renders the conversation without opening a model turn.
+  if (given(doc, "add_generation_prompt")) r.add_generation_prompt = boolean_field(doc, "add_generation_prompt", "add_generation_prompt");
   images = take_images(r.conversation.messages, context.images, image_key);
   try {
     return render_chat(r).text;

@@ -917,6 +917,15 @@ TEST_F(ServeTools, ToolsReachTheTemplate) {
   const HttpResult t = http("/apply-template", &body);
   ASSERT_EQ(t.status, 200) << t.body;
   EXPECT_EQ(json::parse(t.body).at("prompt").get<std::string>(), text.out);
+  json closed = with_tools;
+  closed["add_generation_prompt"] = false;
+  const std::string closed_body = closed.dump();
+  const test::CommandResult closed_text = test::run_staticlm("chat-format" + common + " --no-generation-prompt");
+  ASSERT_EQ(closed_text.exit_code, 0) << closed_text.err;
+  const HttpResult c = http("/apply-template", &closed_body);
+  ASSERT_EQ(c.status, 200) << c.body;
+  EXPECT_EQ(json::parse(c.body).at("prompt").get<std::string>(), closed_text.out);
+  EXPECT_NE(closed_text.out, text.out);
   const std::string no_messages = json{{"tools", tools}}.dump();
   const HttpResult m = http("/apply-template", &no_messages);
   EXPECT_EQ(m.status, 400) << m.body;
