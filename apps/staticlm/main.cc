@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "commands.h"
 #include "staticlm/error.h"
+#include "text/utf8.h"
 
 namespace {
 
@@ -49,17 +50,6 @@ std::string empty_path_problem(int argc, char** argv) {
   return "";
 }
 
-// Bytes of a structurally valid UTF-8 sequence starting at s[i] (0: not one).
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto u = static_cast<unsigned char>(s[i]);
-  const std::size_t n = u < 0x80 ? 1 : u >= 0xC2 && u <= 0xDF ? 2 : u >= 0xE0 && u <= 0xEF ? 3 : u >= 0xF0 && u <= 0xF4 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
-
 // An error is one line on stderr, whatever text it quotes (a template line, a tokenizer pattern,
 // a file name): newlines, other control bytes and bytes that are not UTF-8 are written as
 // escapes, and a message quoting megabytes (a token, a shape) is cut in its middle.
@@ -80,7 +70,9 @@ std::string one_line(std::string_view message) {
     }
     const char c = message[i];
     const unsigned char u = static_cast<unsigned char>(c);
-    const std::size_t n = utf8_sequence(message, i);
+    // The well-formed UTF-8 sequence starting here, if one does (0: not one).
+    const std::size_t len = static_cast<std::size_t>(staticlm::utf8_sequence_length(u));
+    const std::size_t n = i + len <= message.size() && staticlm::is_valid_utf8(message.substr(i, len)) ? len : 0;
     if (c == '\n') {
       out += "\\n";
     } else if (c == '\r') {
