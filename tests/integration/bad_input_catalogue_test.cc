@@ -192,6 +192,9 @@ const Row kRows[] = {
     {"run_runtime_config_duplicate_key", "run -m {M} -p hi -n 1 --config {D}/dup.yaml", "key 'max_seq' given twice (line 2)"},
     {"run_runtime_config_two_documents", "run -m {M} -p hi -n 1 --config {D}/two_docs.yaml", "more than one YAML document"},
     // yaml-cpp's LoadAll looped for ever on a stray top-level ',' (the runtime_config fuzzer hung in CI).
+    // Overlong forms and surrogates are not UTF-8: the error line escapes them, é stays.
+    {"run_runtime_config_overlong_utf8", "run -m {M} -p hi -n 1 --config {D}/overlong.yaml",
+     "max_seq: expected an integer, got '\\xc0\\xaf \\xed\\xa0\\x80 \xc3\xa9'"},
     {"run_runtime_config_stray_comma", "run -m {M} -p hi -n 1 --config {D}/comma.yaml", "no document can start with ','"},
     {"run_runtime_config_alias_bomb", "run -m {M} -p hi -n 1 --config {D}/alias_bomb.yaml", "more than 100000 YAML nodes"},
     {"run_runtime_config_too_large", "run -m {M} -p hi -n 1 --config {D}/huge.yaml", "(the limit)"},
@@ -458,6 +461,7 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     write(d + "/dup.yaml", "max_seq: 64\nmax_seq: 128\n");
     write(d + "/two_docs.yaml", "max_seq: 64\n---\nmax_seq: 128\n");
     write(d + "/comma.yaml", ",\n");
+    write(d + "/overlong.yaml", "max_seq: \"\xc0\xaf \xed\xa0\x80 \xc3\xa9\"\n");
     // Six levels of ten aliases each: 10^6 paths through a 60-node file.
     std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
     for (int i = 1; i <= 6; ++i) {
