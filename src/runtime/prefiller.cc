@@ -24,18 +24,24 @@ std::int64_t rows_for(const Backend& b, const char* name, std::int64_t s, std::i
 
 }  // namespace
 
+double prefill_mask_bytes(const std::vector<LayerInfo>& layers, std::int64_t max_seq) {
+  bool any_full = false, any_sliding = false;
+  for (const LayerInfo& l : layers) (l.sliding ? any_sliding : any_full) = true;
+  return ((any_full ? 1.0 : 0.0) + (any_sliding ? 1.0 : 0.0)) * static_cast<double>(max_seq) * static_cast<double>(max_seq) *
+         sizeof(float);
+}
+
 Prefiller::Prefiller(const RuntimeState& st) {
   const std::int64_t s = st.max_seq, d = st.config.text.hidden_size;
   const std::int64_t p = st.config.text.hidden_size_per_layer_input;
   const std::int64_t n_layers = static_cast<std::int64_t>(st.layers.size());
   bool any_full = false, any_sliding = false;
   for (const LayerInfo& l : st.layers) (l.sliding ? any_sliding : any_full) = true;
-  // The masks grow as max_seq squared: one that cannot fit is refused here, before the kernel
+  // The masks grow as max_seq squared: ones that cannot fit are refused here, before the kernel
   // kills the process for touching them (--max-seq 65536 asks for 32 GiB).
-  const int masks = (any_full ? 1 : 0) + (any_sliding ? 1 : 0);
-  check_fits_memory(static_cast<double>(masks) * static_cast<double>(s) * static_cast<double>(s) * sizeof(float),
-                    "max_seq " + std::to_string(s) + ": a prefill's " + std::to_string(masks) +
-                        " attention masks ([1, 1, max_seq, max_seq] f32 each)");
+  check_fits_memory(prefill_mask_bytes(st.layers, s), "max_seq " + std::to_string(s) + ": a prefill's " +
+                                                          std::to_string(int{any_full} + int{any_sliding}) +
+                                                          " attention masks ([1, 1, max_seq, max_seq] f32 each)");
   hidden_.resize(s * d);
   hidden_next_.resize(s * d);
   logits_.resize(st.config.text.vocab_size);

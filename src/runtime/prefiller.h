@@ -27,6 +27,10 @@ struct PrefillInput {
 // hold an image.
 PrefillInput prefill_input(const StaticInputs& in);
 
+// The bytes of the prefill masks a runtime holds: one [1, 1, S, S] f32 tensor for the full and
+// one for the sliding layers (the allocation that grows as max_seq squared).
+double prefill_mask_bytes(const std::vector<LayerInfo>& layers, std::int64_t max_seq);
+
 class Prefiller {
  public:
   explicit Prefiller(const RuntimeState& state);

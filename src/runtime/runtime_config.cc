@@ -127,16 +127,22 @@ YAML::Node config_block(const YAML::Node& root, const std::string& source) {
 // A mapping may not name a key twice: yaml-cpp keeps the first value, PyYAML (which the
 // reference reads these files with) the last; refused rather than silently read either way.
 // Aliases make the tree a graph walked once per path: the visits are counted and bounded, so a
-// "billion laughs" file is refused instead of walked for ever.
+// "billion laughs" file is refused instead of walked for ever; and the depth, because an alias
+// inside its own anchor (`a: &a [*a]`) makes a cycle (its walk overflowed the stack).
 constexpr std::int64_t kMaxYamlNodeVisits = 100000;
+constexpr int kMaxYamlDepth = 64;
 
-void check_unique_keys(const YAML::Node& node, const std::string& source, std::int64_t& visits) {
+void check_unique_keys(const YAML::Node& node, const std::string& source, std::int64_t& visits, int depth = 0) {
   if (++visits > kMaxYamlNodeVisits) {
     invalid_file(source + ": more than " + std::to_string(kMaxYamlNodeVisits) +
                  " YAML nodes (aliases counted each time they are used)");
   }
+  if (depth > kMaxYamlDepth) {
+    invalid_file(source + ": nested more than " + std::to_string(kMaxYamlDepth) +
+                 " levels deep (or an alias inside its own anchor)");
+  }
   if (node.IsSequence()) {
-    for (const YAML::Node& x : node) check_unique_keys(x, source, visits);
+    for (const YAML::Node& x : node) check_unique_keys(x, source, visits, depth + 1);
   } else if (node.IsMap()) {
     std::set<std::string> seen;
     for (const auto& kv : node) {
@@ -144,7 +150,8 @@ void check_unique_keys(const YAML::Node& node, const std::string& source, std::i
         invalid_file(source + ": key '" + kv.first.Scalar() + "' given twice (line " +
                      std::to_string(kv.first.Mark().line + 1) + ")");
       }
-      check_unique_keys(kv.second, source, visits);
+      check_unique_keys(kv.first, source, visits, depth + 1);
+      check_unique_keys(kv.second, source, visits, depth + 1);
     }
   }
 }

@@ -5,10 +5,12 @@
 #include <span>
 
 #include "base/json_limits.h"
+#include "base/memory_size.h"
 #include "base/base64.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/sha256.h"
+#include "runtime/prefiller.h"
 #include "text/chat_render.h"
 #include "text/detokenizer.h"
 #include "text/tool_call_stream.h"
@@ -417,6 +419,11 @@ std::string detokenize_reply(const std::string& body, const Tokenizer& tok) {
 
 ServeEngine::ServeEngine(Backend& backend, const Checkpoint& ck, const Tokenizer& tok, const ServeOptions& options)
     : tok_(tok), options_(options), slots_(static_cast<std::size_t>(options.slots)) {
+  // Each slot holds its own runtime and so its own prefill masks.
+  const std::int64_t max_seq = backend.profile().max_seq;
+  check_fits_memory(static_cast<double>(options.slots) * prefill_mask_bytes(ck.layers(), max_seq),
+                    "--slots " + std::to_string(options.slots) + " with max_seq " + std::to_string(max_seq) +
+                        ": the slots' prefill attention masks ([1, 1, max_seq, max_seq] f32)");
   for (Slot& s : slots_) s.runtime = Runtime::create(backend, ck.config(), ck.layers());
   worker_ = std::thread([this] { loop(); });
 }

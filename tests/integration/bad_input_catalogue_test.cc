@@ -170,7 +170,11 @@ const Row kRows[] = {
     // (65536 used to be killed by the kernel after 25 s and 24 GB).
     {"run_max_seq_past_memory", "run -m {M} -p hi -n 1 --max-seq 131072 --dump-logits {O}/x.safetensors",
      "max_seq 131072: a prefill's 2 attention masks", "x.safetensors"},
-    {"serve_max_seq_past_memory", "serve -m {M} --port 0 --max-seq 131072", "max_seq 131072: a prefill's 2 attention masks"},
+    {"serve_max_seq_past_memory", "serve -m {M} --port 0 --max-seq 131072",
+     "--slots 1 with max_seq 131072: the slots' prefill attention masks"},
+    // Each slot has its own masks: 64 x 8 GiB.
+    {"serve_slots_past_memory", "serve -m {M} --port 0 --max-seq 32768 --slots 64",
+     "--slots 64 with max_seq 32768: the slots' prefill attention masks"},
     {"run_temperature_negative", "run -m {M} -p hi -n 1 --temp -1", "temperature"},
     {"run_top_p_out_of_range", "run -m {M} -p hi -n 1 --top-p 2", "top_p"},
     {"run_threads_negative", "run -m {M} -p hi -n 1 --threads -1", "--threads -1"},
@@ -196,6 +200,8 @@ const Row kRows[] = {
     {"run_runtime_config_overlong_utf8", "run -m {M} -p hi -n 1 --config {D}/overlong.yaml",
      "max_seq: expected an integer, got '\\xc0\\xaf \\xed\\xa0\\x80 \xc3\xa9'"},
     {"run_runtime_config_stray_comma", "run -m {M} -p hi -n 1 --config {D}/comma.yaml", "no document can start with ','"},
+    // An alias inside its own anchor is a cycle: its walk overflowed the stack (SIGSEGV).
+    {"run_runtime_config_self_alias", "run -m {M} -p hi -n 1 --config {D}/self_alias.yaml", "or an alias inside its own anchor"},
     {"run_runtime_config_alias_bomb", "run -m {M} -p hi -n 1 --config {D}/alias_bomb.yaml", "more than 100000 YAML nodes"},
     {"run_runtime_config_too_large", "run -m {M} -p hi -n 1 --config {D}/huge.yaml", "(the limit)"},
     {"run_runtime_config_not_utf8", "run -m {M} -p hi -n 1 --config {D}/nonutf8.txt", "{D}/nonutf8.txt"},
@@ -461,6 +467,7 @@ class Catalogue : public ::testing::TestWithParam<Row> {
     write(d + "/dup.yaml", "max_seq: 64\nmax_seq: 128\n");
     write(d + "/two_docs.yaml", "max_seq: 64\n---\nmax_seq: 128\n");
     write(d + "/comma.yaml", ",\n");
+    write(d + "/self_alias.yaml", "max_seq: 64\nvision_profile: &a {name: *a}\n");
     write(d + "/overlong.yaml", "max_seq: \"\xc0\xaf \xed\xa0\x80 \xc3\xa9\"\n");
     // Six levels of ten aliases each: 10^6 paths through a 60-node file.
     std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
