@@ -90,6 +90,13 @@ void json_reply(httplib::Response& res, int status, const std::string& body) {
 // (a chunked one was read whole, however large). False, with 413 in `res`, past `max_body`.
 bool read_limited_body(const httplib::Request& req, const httplib::ContentReader& read_body, std::int64_t max_body,
                        httplib::Response& res, std::string& body) {
+  // httplib hands a form's parts only to a multipart reader (the plain one threw
+  // bad_function_call: a 500); every endpoint here takes a JSON body.
+  if (req.is_multipart_form_data()) {
+    json_reply(res, 415, error_json("body: expected JSON (Content-Type: application/json), not multipart/form-data",
+                                    "invalid_request_error"));
+    return false;
+  }
   bool too_large = false;
   const bool whole = read_body([&](const char* data, std::size_t n) {
     too_large = body.size() + n > static_cast<std::size_t>(max_body);
@@ -148,6 +155,12 @@ void serve_command(const ServeArgs& a) {
   const std::size_t conn_threads = static_cast<std::size_t>(a.queue + a.slots) + 8;
   svr.new_task_queue = [conn_threads] { return new httplib::ThreadPool(conn_threads); };
   svr.set_payload_max_length(static_cast<std::size_t>(a.max_body));
+  // A handler that throws (a bug) answers 500 in JSON; httplib's default put the exception's
+  // text in a response header.
+  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    res.headers.erase("EXCEPTION_WHAT");
+    json_reply(res, 500, error_json("internal error while answering", "server_error"));
+  });
   svr.set_error_handler([&](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
     const std::string what = res.status == 413 ? "request body larger than --max-body " + std::to_string(a.max_body) + " bytes"

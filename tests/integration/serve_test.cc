@@ -235,6 +235,14 @@ TEST_F(Serve, HealthAndModels) {
     EXPECT_NE(headers.find("allow: get"), std::string::npos) << method << headers;
   }
 
+  // A form body is 415 naming the content type (it was a 500 with the C++ exception in a header).
+  for (const char* path : {"/tokenize", "/v1/chat/completions", "/apply-template"}) {
+    const HttpResult form = request_with("POST", path, "-F content=hi", &headers);
+    EXPECT_EQ(form.status, 415) << path << " " << form.body;
+    EXPECT_NE(form.body.find("not multipart/form-data"), std::string::npos) << form.body;
+    EXPECT_EQ(headers.find("exception_what"), std::string::npos) << headers;
+  }
+
   // A second server on this one's port is refused (it used to share the port, SO_REUSEPORT).
   const test::CommandResult second =
       test::run_staticlm("serve -m " + model() + " --max-seq 64 --port " + std::to_string(port_));
