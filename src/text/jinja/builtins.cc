@@ -394,19 +394,21 @@ Value do_filesizeformat(const Value& v, Args& a) {
   const double base = binary ? 1024 : 1000;
   static constexpr const char* kDecimal[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
   static constexpr const char* kBinary[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
-  // base ** (i + 2) as Python converts those integers to floats (correctly rounded).
-  static constexpr double kDecimalUnits[] = {1e6, 1e9, 1e12, 1e15, 1e18, 1e21, 1e24, 1e27};
   char buf[400];
   if (bytes == 1) return Value("1 Byte");
   if (bytes < base) {
     if (std::isinf(bytes)) fail("cannot convert float infinity to integer");
-    std::snprintf(buf, sizeof buf, "%.0f Bytes", std::trunc(bytes));  // int(bytes), every digit
+    // int(bytes), every digit; + 0.0 makes int(-0.5) print 0, not -0.
+    std::snprintf(buf, sizeof buf, "%.0f Bytes", std::trunc(bytes) + 0.0);
     return Value(std::string(buf));
   }
+  // Python compares the float with the exact integer base ** (i + 2) (1e24 is below 1000 ** 8),
+  // then divides by that integer rounded to a float. A long double holds each of them exactly.
+  long double unit = static_cast<long double>(base);
   for (int i = 0; i < 8; ++i) {
-    const double unit = binary ? std::ldexp(1.0, 10 * (i + 2)) : kDecimalUnits[i];
-    if (bytes < unit || i == 7) {
-      std::snprintf(buf, sizeof buf, "%.1f %s", base * bytes / unit, binary ? kBinary[i] : kDecimal[i]);
+    unit *= static_cast<long double>(base);
+    if (static_cast<long double>(bytes) < unit || i == 7) {
+      std::snprintf(buf, sizeof buf, "%.1f %s", base * bytes / static_cast<double>(unit), binary ? kBinary[i] : kDecimal[i]);
       return Value(std::string(buf));
     }
   }
@@ -434,7 +436,8 @@ std::string url_quote(const std::string& s, bool for_query) {
 // jinja2's urlencode: a string (or any non-iterable) quoted keeping "/"; a mapping or a
 // sequence of pairs as a query string "k=v&k2=v2".
 Value do_urlencode(const Value& v) {
-  if (v.is_string() || !(v.is_list() || v.is_dict())) return Value(url_quote(v.str(), false));
+  const bool mapping = v.is_dict() && !v.dict_object().is_namespace;  // a namespace is not iterable
+  if (v.is_string() || !(v.is_list() || mapping)) return Value(url_quote(v.str(), false));
   std::string out;
   const auto add = [&](const Value& k, const Value& x) {
     out += (out.empty() ? "" : "&") + url_quote(k.str(), true) + "=" + url_quote(x.str(), true);
@@ -458,10 +461,11 @@ Value do_urlencode(const Value& v) {
 // with a leading space (autospace). Keys holding whitespace, "/", ">" or "=" are refused, as
 // jinja2 3.1.4 does (they would let a value write attributes of its own).
 Value do_xmlattr(const Value& v, Args& a) {
-  if (!v.is_dict()) fail("'" + v.type_name() + "' object has no attribute 'items'");
+  if (!v.is_dict() || v.dict_object().is_namespace) fail("'" + v.type_name() + "' object has no attribute 'items'");
   std::string out;
   for (const auto& [k, x] : v.dict_object().items) {
     if (x.is_none() || x.is_undefined()) continue;
+    if (!k.is_string()) fail("expected string or bytes-like object, got '" + k.type_name() + "'");
     const std::string key = k.str();
     if (key.find_first_of(" \t\n\r\f\v/>=") != std::string::npos) fail("Invalid character in attribute name: " + k.repr());
     out += (out.empty() ? "" : " ") + html_escape(key) + "=\"" + html_escape(x.str()) + "\"";
@@ -678,7 +682,10 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     }
     return Value(std::move(out));
   }
-  if (name == "urlencode") return do_urlencode(v);
+  if (name == "urlencode") {
+    if (!raw.positional.empty() || !raw.keyword.empty()) fail("do_urlencode() takes 1 positional argument");
+    return do_urlencode(v);
+  }
   if (name == "xmlattr") return do_xmlattr(v, a);
   if (name == "wordcount") {
     std::int64_t n = 0;

@@ -38,20 +38,39 @@ std::string pad(std::string s, std::size_t width, bool left, char fill = ' ') {
   return left ? s + p : p + s;
 }
 
+// Python's ascii() of a repr: characters past ASCII as \xNN, \uNNNN or \UNNNNNNNN.
+std::string ascii_escaped(const std::string& s) {
+  std::string out;
+  char buf[16];
+  for (std::size_t i = 0; i < s.size();) {
+    const char32_t c = utf8_decode(s, i);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, c < 0x100 ? "\\x%02x" : c < 0x10000 ? "\\u%04x" : "\\U%08x", static_cast<unsigned>(c));
+    out += buf;
+  }
+  return out;
+}
+
 // One conversion with printf flags/width/precision.
 std::string convert(char conv, const std::string& flags, int width, int precision, const Value& v) {
   check_width(width, "format");
   const bool left = flags.find('-') != std::string::npos;
   if (conv == 's' || conv == 'r' || conv == 'a') {
     std::string s = conv == 's' ? v.str() : v.repr();
+    if (conv == 'a') s = ascii_escaped(s);
     if (precision >= 0) s = s.substr(0, static_cast<std::size_t>(precision));
     return pad(s, width < 0 ? 0 : static_cast<std::size_t>(width), left);
   }
   if (conv == 'c') {
     // Python's %c of an int is that code point (chr(i)).
     std::string ch;
-    if (v.is_string()) {
+    if (v.is_string() && utf8_length(v.as_string()) == 1) {
       ch = v.as_string();
+    } else if (!v.is_int() && !v.is_bool()) {
+      fail("%c requires int or char");
     } else {
       const std::int64_t cp = v.as_int();
       if (cp < 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) fail("%c arg not in range(0x110000) or a surrogate: " + std::to_string(cp));
@@ -64,6 +83,9 @@ std::string convert(char conv, const std::string& flags, int width, int precisio
   std::string spec = "%" + flags;
   if (width >= 0) spec += std::to_string(width);
   if (precision >= 0) spec += "." + std::to_string(precision);
+  if ((conv == 'x' || conv == 'X' || conv == 'o') && v.is_float()) {
+    fail("%" + std::string(1, conv) + " format: an integer is required, not float");
+  }
   if (conv == 'd' || conv == 'i' || conv == 'u' || conv == 'x' || conv == 'X' || conv == 'o') {
     const long long i = v.is_float() ? checked_float_to_int(v.as_double(), "format") : static_cast<long long>(v.as_int());
     spec += "ll";

@@ -301,6 +301,13 @@ Value get_item(const Value& obj, const Value& key) {
 Value slice_value(const Value& obj, const Value& start, const Value& stop, const Value& step) {
   require_defined(obj);
   if (!obj.is_list() && !obj.is_string()) fail("'" + obj.type_name() + "' object is not subscriptable");
+  // Python refuses other indices with a TypeError, which jinja2's subscript turns into an
+  // undefined value (printed empty).
+  for (const Value* x : {&start, &stop, &step}) {
+    if (!x->is_undefined() && !x->is_none() && !x->is_int() && !x->is_bool()) {
+      return Value::undefined("slice indices must be integers or None, not " + x->type_name());
+    }
+  }
   const std::u32string u = obj.is_string() ? py::decode(obj.as_string()) : std::u32string();
   const auto len = static_cast<std::int64_t>(obj.is_string() ? u.size() : obj.list().size());
   std::int64_t b, e, s;

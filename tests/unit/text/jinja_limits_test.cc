@@ -56,6 +56,10 @@ TEST(JinjaLimits, EachHostileTemplateIsRefusedNamingTheLimit) {
        "~: a string of 67108864 bytes"},
       {"many large strings", "{% for i in range(100) %}{{ ('x' * 30000000)|length }}{% endfor %}",
        "the template built more than 256 MiB of strings and lists (the limit)"},
+      // Refused as the parts pass the limit, not after all 30 million were made (2.4 GB).
+      {"a split into 30 million parts", "{{ (','*30000000).split(',')|length }}",
+       "split: a list of 1048577 items is over the limit of 1048576 items"},
+      {"splitlines", "{{ ('\\n'*30000000).splitlines()|length }}", "split: a list of 1048577 items"},
       {"center", "{{ 'x'|center(2000000000) }}", "center: a string of 2000000000 bytes"},
       {"ljust", "{{ 'x'.ljust(1000000000000) }}", "ljust: a string of 1000000000000 bytes"},
       {"indent", "{{ 'a\nb'|indent(100000000) }}", "indent: a string of 100000000 bytes"},
