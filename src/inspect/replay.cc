@@ -140,6 +140,9 @@ std::vector<RecordedCallEntry> select_calls(const Recording& recording, const Ba
                        " backend has that name or prefix (it has " + names + ")");
     }
   }
+  if (recording.calls.empty()) {
+    invalid_file(path_join(recording.dir, kRecordIndex) + ": no calls (every run records at least one)");
+  }
   std::vector<RecordedCallEntry> out;
   for (const RecordedCallEntry& c : recording.calls) {
     if (!backend.has(c.graph)) {

@@ -337,6 +337,14 @@ TEST_F(Replay, ABrokenIndexIsRefused) {
   EXPECT_EQ(field.exit_code, 2);
   EXPECT_NE(field.err.find("index.json: setup.profile: missing field \"max_seq\""), std::string::npos) << field.err;
 
+  j["setup"] = index(dir_->file("txt")).at("setup");
+  j["calls"] = json::array();
+  write_text_atomic(rec + "/index.json", j.dump());
+  const auto empty = test::run_staticlm("replay --record " + rec);
+  EXPECT_EQ(empty.exit_code, 2) << empty.out;
+  EXPECT_NE(empty.err.find("index.json: no calls (every run records at least one)"), std::string::npos) << empty.err;
+  j["calls"] = index(dir_->file("txt")).at("calls");
+
   // Numbers a backend would be sized by are checked first (a huge one asked for terabytes).
   const json setup = index(dir_->file("txt")).at("setup");
   for (const auto& [key, value, says] :
