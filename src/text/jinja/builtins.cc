@@ -12,6 +12,7 @@
 
 #include "text/jinja/format.h"
 #include "text/jinja/limits.h"
+#include "text/jinja/pprint.h"
 #include "text/jinja/pystr.h"
 #include "text/regex.h"
 #include "text/utf8.h"
@@ -581,7 +582,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "upper") return Value(py::upper(v.str()));
   if (name == "map") return do_map(v, a, raw);
   if (name == "max" || name == "min") return min_max(v, a, name == "max");
-  if (name == "pprint") return Value(v.repr());
+  if (name == "pprint") return Value(pformat(v));
   if (name == "reject") return do_select(v, raw, false, false);
   if (name == "select") return do_select(v, raw, true, false);
   if (name == "rejectattr") return do_select(v, raw, false, true);
