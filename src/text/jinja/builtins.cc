@@ -537,9 +537,12 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   }
   if (name == "filesizeformat") return do_filesizeformat(v, a);
   if (name == "float") return do_float(v, a);
-  if (name == "format") {
-    if (!v.is_string()) fail("format(): expected a string, got " + v.type_name());
-    return Value(percent_format(v.as_string(), Value(raw.positional, true)));
+  if (name == "format") {  // jinja2's: str(value) % (kwargs or args)
+    if (!raw.positional.empty() && !raw.keyword.empty()) fail("can't handle positional and keyword arguments at the same time");
+    if (raw.keyword.empty()) return Value(percent_format(v.str(), Value(raw.positional, true)));
+    Value named = Value::dict();
+    for (const auto& [k, x] : raw.keyword) named.dict_object().set(Value(k), x);
+    return Value(percent_format(v.str(), named));
   }
   if (name == "groupby") {
     // jinja2's: sorted by the attribute (case-folded unless case_sensitive), consecutive equal
