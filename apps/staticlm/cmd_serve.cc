@@ -155,6 +155,13 @@ void serve_command(const ServeArgs& a) {
   const std::size_t conn_threads = static_cast<std::size_t>(a.queue + a.slots) + 8;
   svr.new_task_queue = [conn_threads] { return new httplib::ThreadPool(conn_threads); };
   svr.set_payload_max_length(static_cast<std::size_t>(a.max_body));
+  // Every answer is a whole JSON document or an event stream: a Range header is ignored (httplib
+  // cut any 200 answer to the asked bytes, a POST's JSON included). The request object is the
+  // server's own, not const; only the handler's view of it is.
+  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    const_cast<httplib::Request&>(req).ranges.clear();
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   // A handler that throws (a bug) answers 500 in JSON; httplib's default put the exception's
   // text in a response header.
   svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {

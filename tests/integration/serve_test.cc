@@ -243,6 +243,12 @@ TEST_F(Serve, HealthAndModels) {
     EXPECT_EQ(headers.find("exception_what"), std::string::npos) << headers;
   }
 
+  // A Range header does not cut a JSON answer (it returned the first bytes with 200).
+  const HttpResult ranged = request_with("POST", "/tokenize", "-H 'Range: bytes=0-1' -d '{\"content\": \"hi\"}'", &headers);
+  EXPECT_EQ(ranged.status, 200) << ranged.body;
+  EXPECT_TRUE(json::parse(ranged.body).contains("tokens")) << ranged.body;
+  EXPECT_EQ(headers.find("content-range"), std::string::npos) << headers;
+
   // A second server on this one's port is refused (it used to share the port, SO_REUSEPORT).
   const test::CommandResult second =
       test::run_staticlm("serve -m " + model() + " --max-seq 64 --port " + std::to_string(port_));
