@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "text/jinja/builtins.h"
 #include "text/jinja/limits.h"
 #include "text/utf8.h"
 
@@ -188,6 +189,22 @@ std::string brace_format(const std::string& fmt, CallArgs& args) {
       spec = field.substr(colon + 1);
       field = field.substr(0, colon);
     }
+    // field_name[!conversion]: conversion r, s or a.
+    std::string conversion;
+    if (const std::size_t bang = field.find('!'); bang != std::string::npos) {
+      conversion = field.substr(bang + 1);
+      field = field.substr(0, bang);
+      if (conversion != "r" && conversion != "s" && conversion != "a") {
+        fail("format: unknown conversion specifier " + (conversion.empty() ? std::string("(empty)") : conversion));
+      }
+    }
+    // The argument's name or index, then attributes (.name) and items ([key]) as jinja2's
+    // sandboxed formatter reads them (the environment's getattr / getitem).
+    const std::size_t path_start = std::min(field.find_first_of(".["), field.size());
+    const std::string path = field.substr(path_start);
+    field = field.substr(0, path_start);
+    // jinja2's formatter numbers only a field that is wholly empty ("{.a}" names argument '').
+    if (field.empty() && !path.empty()) fail("format: no argument named ''");
     Value v;
     if (field.empty() || std::isdigit(static_cast<unsigned char>(field[0]))) {
       std::size_t k = auto_index;
@@ -206,6 +223,28 @@ std::string brace_format(const std::string& fmt, CallArgs& args) {
       }
       if (!found) fail("format: no argument named '" + field + "'");
     }
+    for (std::size_t q = 0; q < path.size();) {
+      if (path[q] == '.') {
+        const std::size_t end = std::min(path.find_first_of(".[", q + 1), path.size());
+        if (end == q + 1) fail("format: empty attribute in format string");
+        v = get_attr(v, path.substr(q + 1, end - q - 1));
+        q = end;
+        continue;
+      }
+      const std::size_t end = path.find(']', q);
+      if (end == std::string::npos) fail("format: missing ']' in format string");
+      if (end == q + 1) fail("format: empty attribute in format string");
+      const std::string key = path.substr(q + 1, end - q - 1);
+      const bool index = key.size() <= 18 && key.find_first_not_of("0123456789") == std::string::npos;
+      v = get_item(v, index ? Value(static_cast<std::int64_t>(std::stoll(key))) : Value(key));
+      q = end + 1;
+      if (q < path.size() && path[q] != '.' && path[q] != '[') {
+        fail("format: only '.' or '[' may follow ']' in format field specifier");
+      }
+    }
+    if (conversion == "r") v = Value(v.repr());
+    if (conversion == "s") v = Value(v.str());
+    if (conversion == "a") v = Value(ascii_escaped(v.repr()));
     if (spec.empty()) {
       out += v.str();
       continue;
