@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -348,29 +349,22 @@ void serve_command(const ServeArgs& a) {
         });
     };
   };
-  // llama.cpp's tokenizer endpoints, with the checkpoint's tokenizer.
-  const auto tokenizer_endpoint = [&](std::string (*answer)(const std::string&, const Tokenizer&)) {
+  // llama.cpp's /tokenize, /detokenize and /apply-template answer a JSON body at once (no
+  // generation); a refused field is 400 naming it.
+  const auto json_endpoint = [&](std::function<std::string(const std::string&)> answer) {
     return [&, answer](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read_body) {
       std::string body;
       if (!read_limited_body(req, read_body, a.max_body, res, body)) return;
       try {
-        json_reply(res, 200, answer(body, *context.tokenizer));
+        json_reply(res, 200, answer(body));
       } catch (const RequestError& e) {
         json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
       }
     };
   };
-  svr.Post("/tokenize", tokenizer_endpoint(tokenize_reply));
-  svr.Post("/detokenize", tokenizer_endpoint(detokenize_reply));
-  svr.Post("/apply-template", [&](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read_body) {
-    std::string body;
-    if (!read_limited_body(req, read_body, a.max_body, res, body)) return;
-    try {
-      json_reply(res, 200, apply_template_reply(body, context));
-    } catch (const RequestError& e) {
-      json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
-    }
-  });
+  svr.Post("/tokenize", json_endpoint([&](const std::string& body) { return tokenize_reply(body, *context.tokenizer); }));
+  svr.Post("/detokenize", json_endpoint([&](const std::string& body) { return detokenize_reply(body, *context.tokenizer); }));
+  svr.Post("/apply-template", json_endpoint([&](const std::string& body) { return apply_template_reply(body, context); }));
   // The OpenAI paths also without /v1, as llama.cpp's server answers them (clients given the
   // server's root as their base URL).
   for (const char* path : {"/v1/chat/completions", "/chat/completions"}) svr.Post(path, completions(parse_chat_request, false));
