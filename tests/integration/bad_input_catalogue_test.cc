@@ -433,10 +433,21 @@ class Catalogue : public ::testing::TestWithParam<Row> {
         write(building + "/complete", "");
         fs::remove_all(shared);
         fs::rename(building, shared);
+        remove_stale_inputs(bin.parent_path(), fs::path(shared).filename().string());
       }
     }
     close(lock);  // releases the lock
     dir_path_ = shared;
+  }
+  // Inputs made for earlier builds (239 MB each) would pile up in the build directory.
+  static void remove_stale_inputs(const fs::path& dir, const std::string& current) {
+    const std::string prefix = "catalogue-inputs-";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(prefix, 0) != 0 || name.rfind(current, 0) == 0) continue;
+      fs::remove_all(e.path(), ec);
+    }
   }
   static void make_inputs(const std::string& d) {
     const std::string m = d + "/m";

@@ -238,8 +238,10 @@ Value bind_method(const Value& obj, const std::string& name) {
   });
 }
 
-std::string describe(const Value& obj) {
-  return obj.is_none() ? "None" : "'" + obj.type_name() + " object'";
+// jinja2's object_type_repr; a missing attribute quotes it, a missing element does not.
+std::string type_repr(const Value& obj) { return obj.is_none() ? "None" : obj.type_name() + " object"; }
+std::string no_attribute(const Value& obj, const std::string& name) {
+  return "'" + type_repr(obj) + "' has no attribute '" + name + "'";
 }
 
 // Python's slice.indices(len).
@@ -266,14 +268,14 @@ Value get_attr(const Value& obj, const std::string& name) {
   if (obj.is_dict()) {
     if (is_method(obj, name)) return bind_method(obj, name);
     if (const Value* v = obj.dict_object().find(std::string_view(name))) return *v;
-    return Value::undefined(describe(obj) + " has no attribute '" + name + "'");
+    return Value::undefined(no_attribute(obj, name));
   }
   const std::vector<std::string>& fields = obj.tuple_fields();
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (fields[i] == name) return obj.list()[i];
   }
   if (is_method(obj, name)) return bind_method(obj, name);
-  return Value::undefined(describe(obj) + " has no attribute '" + name + "'");
+  return Value::undefined(no_attribute(obj, name));
 }
 
 Value get_item(const Value& obj, const Value& key) {
@@ -292,10 +294,10 @@ Value get_item(const Value& obj, const Value& key) {
       if (i < 0) i += n;
       if (i >= 0 && i < n) return Value(py::encode(u.substr(static_cast<std::size_t>(i), 1)));
     }
-    return Value::undefined(describe(obj) + " has no element " + key.repr());
+    return Value::undefined(type_repr(obj) + " has no element " + key.repr());
   }
   if (key.is_string()) return get_attr(obj, key.as_string());
-  return Value::undefined(describe(obj) + " has no element " + key.repr());
+  return Value::undefined(type_repr(obj) + " has no element " + key.repr());
 }
 
 Value slice_value(const Value& obj, const Value& start, const Value& stop, const Value& step) {

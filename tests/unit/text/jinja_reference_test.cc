@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -84,11 +85,13 @@ bool check(const json& expected, const Outcome& got, const std::string& what) {
   return true;
 }
 
-TEST(JinjaReference, CorpusTemplatesTimesConversationsMatchJinja2) {
-  const json cases = json::parse(read_file(test::fixture("jinja/cases.json")));
-  const json conversations = json::parse(read_file(test::fixture("jinja/conversations.json")));
-  ASSERT_GE(cases.size(), 200u);
+struct CaseCounts {
   std::size_t outputs = 0, errors = 0, matched = 0;
+};
+
+// Renders every template x conversation case (cases.json's shape) of the templates in `dir`.
+CaseCounts check_cases(const json& cases, const json& conversations, const std::string& dir) {
+  CaseCounts n;
   for (const json& c : cases) {
     const std::string name = c["template"].get<std::string>();
     json vars = {{"tools", nullptr}};
@@ -98,12 +101,20 @@ TEST(JinjaReference, CorpusTemplatesTimesConversationsMatchJinja2) {
     vars["add_generation_prompt"] = c["add_generation_prompt"];
     const std::string what = name + " x " + c["conversation"].get<std::string>() + " (add_generation_prompt=" +
                              (c["add_generation_prompt"].get<bool>() ? "true" : "false") + ")";
-    (c.contains("output") ? outputs : errors) += 1;
-    matched += check(c, render(read_file(test::fixture("jinja/templates/" + name)), name, vars), what);
+    (c.contains("output") ? n.outputs : n.errors) += 1;
+    n.matched += check(c, render(read_file(dir + "/" + name), name, vars), what);
   }
-  EXPECT_EQ(matched, cases.size());
-  EXPECT_GE(outputs, 150u);  // most cases render; the rest check the engine refuses what jinja2 refuses
-  EXPECT_GE(errors, 10u);
+  return n;
+}
+
+TEST(JinjaReference, CorpusTemplatesTimesConversationsMatchJinja2) {
+  const json cases = json::parse(read_file(test::fixture("jinja/cases.json")));
+  const json conversations = json::parse(read_file(test::fixture("jinja/conversations.json")));
+  ASSERT_GE(cases.size(), 200u);
+  const CaseCounts n = check_cases(cases, conversations, test::fixture("jinja/templates"));
+  EXPECT_EQ(n.matched, cases.size());
+  EXPECT_GE(n.outputs, 150u);  // most cases render; the rest check the engine refuses what jinja2 refuses
+  EXPECT_GE(n.errors, 10u);
 }
 
 TEST(JinjaReference, SnippetsMatchJinja2) {
@@ -142,6 +153,26 @@ TEST(JinjaLiveReference, PythonJinja2RendersTheCommittedReferences) {
   const auto [rc, out] = run_in_source("python3 tools/jinja_reference.py --check");
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("all reference files match"), std::string::npos) << out;
+}
+
+// Chat templates as their publishers ship them (Llama 3.1/3.2, Qwen 1.5/2.5/3, Mistral Nemo,
+// DeepSeek V3, Command R+'s three, InternLM2, ChatGLM3, Gemma 3; scripts/setup.sh fetches them into
+// .deps/published-templates, never committed): jinja2 renders each x every conversation now, and
+// the engine must give the same bytes, or fail where jinja2 fails.
+TEST(JinjaLiveReference, PublishedTemplatesMatchJinja2) {
+  const std::string root = std::string(STATICLM_TEST_FIXTURES) + "/../..";
+  const std::string dir = root + "/.deps/published-templates";
+  ASSERT_TRUE(file_exists(dir + "/complete")) << dir << " is missing: run scripts/setup.sh";
+  const std::string out = ::testing::TempDir() + "/published_cases_" + std::to_string(getpid()) + ".json";
+  const auto [rc, log] = run_in_source("python3 tools/jinja_reference.py --published .deps/published-templates --out '" + out + "'");
+  ASSERT_EQ(rc, 0) << log;
+  const json reference = json::parse(read_file(out));
+  std::remove(out.c_str());
+  const json& cases = reference["cases"];
+  ASSERT_GE(cases.size(), 13u * 22u);  // 13 templates x 11 conversations x 2
+  const CaseCounts n = check_cases(cases, reference["conversations"], dir);
+  EXPECT_EQ(n.matched, cases.size());
+  EXPECT_GE(n.outputs, 200u);
 }
 
 // @huggingface/jinja (npm, installed by scripts/setup.sh into .deps/hf-jinja) renders the same
