@@ -73,6 +73,42 @@ void check_messages(const ojson& messages) {
   }
 }
 
+// An assistant message's tool_calls as OpenAI sends them: function.arguments is a JSON string.
+// Chat templates are written for transformers, where arguments are a mapping (Gemma 4's renders
+// a mapping in its own call syntax and prints a string as it is), so a string holding a JSON
+// object becomes that object, as vLLM and llama.cpp do; any other string stays a string.
+void read_tool_call_arguments(ojson& messages) {
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    ojson& m = messages[i];
+    if (!m.contains("tool_calls") || m["tool_calls"].is_null()) continue;
+    const std::string at = "messages[" + std::to_string(i) + "].tool_calls";
+    ojson& calls = m["tool_calls"];
+    if (!calls.is_array()) bad(at, "expected an array of tool calls");
+    for (std::size_t j = 0; j < calls.size(); ++j) {
+      const std::string call = at + "[" + std::to_string(j) + "]";
+      if (!calls[j].is_object()) bad(call, "expected an object with \"function\"");
+      if (!calls[j].contains("function")) continue;
+      ojson& fn = calls[j]["function"];
+      if (!fn.is_object()) bad(call + ".function", "expected an object with \"name\" and \"arguments\"");
+      if (fn.contains("name") && !fn["name"].is_string()) bad(call + ".function.name", "expected a string");
+      if (!fn.contains("arguments")) continue;
+      ojson& args = fn["arguments"];
+      if (args.is_string()) {
+        const std::string& text = args.get_ref<const std::string&>();
+        try {
+          check_json_limits(text, call + ".function.arguments", kTemplateValueLimits);
+        } catch (const Error& e) {
+          throw RequestError{e.what(), call + ".function.arguments"};
+        }
+        ojson parsed = ojson::parse(text, nullptr, false);
+        if (parsed.is_object()) args = std::move(parsed);
+      } else if (!args.is_object() && !args.is_null()) {
+        bad(call + ".function.arguments", "expected a JSON string or an object");
+      }
+    }
+  }
+}
+
 // Where `content` may be shown up to: before any stop string in it, withholding `hold` bytes
 // (which may begin one), on a UTF-8 character boundary.
 std::size_t releasable(const std::string& content, std::size_t hold, const std::vector<std::string>& stops) {
@@ -272,6 +308,7 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
   r.template_file = context.chat_template;
   r.conversation.tools = tools;
   r.conversation.messages = doc["messages"];
+  read_tool_call_arguments(r.conversation.messages);
   r.conversation_name = "messages";
   // llama.cpp's field: false renders the conversation without opening a model turn.
   if (given(doc, "add_generation_prompt")) r.add_generation_prompt = boolean_field(doc, "add_generation_prompt", "add_generation_prompt");

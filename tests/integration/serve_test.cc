@@ -966,6 +966,53 @@ TEST_F(ServeTools, BadToolFieldsAre400) {
   }
 }
 
+// OpenAI clients send a call's arguments as a JSON string; the template gets the object (as
+// chat-format renders a messages file holding the object), so Gemma's call syntax is used.
+TEST_F(ServeTools, ToolCallArgumentsStringsReachTheTemplateAsObjects) {
+  auto conversation = [](const json& arguments) {
+    return json::array({{{"role", "user"}, {"content", "Weather in Paris?"}},
+                        {{"role", "assistant"},
+                         {"content", nullptr},
+                         {"tool_calls", json::array({{{"id", "c1"},
+                                                      {"type", "function"},
+                                                      {"function", {{"name", "get_weather"}, {"arguments", arguments}}}}})}},
+                        {{"role", "tool"}, {"tool_call_id", "c1"}, {"name", "get_weather"}, {"content", "sunny"}}});
+  };
+  const json object = {{"city", "Paris"}, {"days", 2}};
+  const std::string messages = dir_->file("call_messages.json");
+  write(messages, conversation(object).dump());
+  const test::CommandResult text = test::run_staticlm("chat-format -m " + model() + " --chat-template " + tools_template() +
+                                                      " --messages " + messages);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("call:get_weather{city:<|\"|>Paris<|\"|>,days:2}"), std::string::npos) << text.out;
+  for (const json& arguments : {json(object.dump()), object}) {
+    const std::string body = json{{"messages", conversation(arguments)}}.dump();
+    const HttpResult t = http("/apply-template", &body);
+    ASSERT_EQ(t.status, 200) << t.body;
+    EXPECT_EQ(json::parse(t.body).at("prompt").get<std::string>(), text.out) << arguments;
+  }
+  // A string that is not a JSON object reaches the template as it is.
+  const std::string loose = json{{"messages", conversation("city=Paris")}}.dump();
+  const HttpResult l = http("/apply-template", &loose);
+  ASSERT_EQ(l.status, 200) << l.body;
+  EXPECT_NE(json::parse(l.body).at("prompt").get<std::string>().find("call:get_weathercity=Paris<tool_call|>"), std::string::npos) << l.body;
+  // Malformed calls are refused by name.
+  for (const auto& [tool_calls, param] : std::vector<std::pair<json, std::string>>{
+           {5, "messages[1].tool_calls"},
+           {json::array({7}), "messages[1].tool_calls[0]"},
+           {json::array({{{"function", "f"}}}), "messages[1].tool_calls[0].function"},
+           {json::array({{{"function", {{"name", 3}}}}}), "messages[1].tool_calls[0].function.name"},
+           {json::array({{{"function", {{"name", "f"}, {"arguments", 4}}}}}), "messages[1].tool_calls[0].function.arguments"},
+           {json::array({{{"function", {{"name", "f"}, {"arguments", std::string(200, '[')}}}}}),
+            "messages[1].tool_calls[0].function.arguments"}}) {
+    json m = conversation(object);
+    m[1]["tool_calls"] = tool_calls;
+    const HttpResult h = chat(request(m));
+    EXPECT_EQ(h.status, 400) << tool_calls << ": " << h.body;
+    EXPECT_EQ(json::parse(h.body)["error"]["param"], param) << h.body;
+  }
+}
+
 // The text server (max_seq 128 cannot hold the tiny profile's image span) refuses images by name.
 TEST_F(Serve, ImagePartsRefusedWhenTheProfileDoesNotFit) {
   const json m = json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}})}}});
