@@ -91,7 +91,8 @@ std::string chat_text(const RunArgs& a, std::vector<std::string>& images) {
 
 // The prompt as token ids: --prompt-ids as given; -p as given, or wrapped in the chat format
 // with --chat; --messages always in the chat format.
-std::vector<std::int64_t> prompt_ids(const RunArgs& a, const api::Model& model, const std::string& text) {
+std::vector<std::int64_t> prompt_ids(const RunArgs& a, const api::Model& model, const std::string& text,
+                                     std::int64_t max_seq) {
   if (a.prompt_ids) {
     if (a.chat) invalid_argument("run: --chat goes with -p, not --prompt-ids");
     return parse_token_ids(*a.prompt_ids, model.info().vocab_size, "--prompt-ids");
@@ -101,9 +102,17 @@ std::vector<std::int64_t> prompt_ids(const RunArgs& a, const api::Model& model, 
     invalid_argument("run: " + std::string(a.prompt ? "-p" : "--messages") + " needs the checkpoint's tokenizer.json, " +
                      "which " + a.model + " does not have; give --prompt-ids instead");
   }
-  const std::vector<std::int64_t> ids = tok->encode(text);
-  if (ids.empty()) invalid_argument("run: the prompt is empty");
-  return ids;
+  // A prompt that cannot fit is refused without encoding all of it.
+  api::Tokenizer::TokenCount count;
+  const std::optional<std::vector<std::int64_t>> ids = tok->encode_at_most(text, max_seq - 1, false, &count);
+  if (!ids) {
+    invalid_argument("run: the prompt has " + std::string(count.exact ? "" : "at least ") + std::to_string(count.tokens) +
+                     " tokens but max_seq " +
+                     std::to_string(max_seq) + " leaves room for " + std::to_string(max_seq - 1) +
+                     " (one slot is kept for decoding); raise --max-seq");
+  }
+  if (ids->empty()) invalid_argument("run: the prompt is empty");
+  return *ids;
 }
 
 void check_args(const RunArgs& a) {
@@ -192,7 +201,7 @@ void run_command(RunArgs& a) {
     prompt.text = text;  // laid out by the runtime config's vision profile
     prompt.images = images;
   } else {
-    prompt.ids = prompt_ids(a, model, text);
+    prompt.ids = prompt_ids(a, model, text, session->max_seq());
     if (static_cast<std::int64_t>(prompt.ids.size()) > session->max_seq() - 1) {
       invalid_argument("run: the prompt has " + std::to_string(prompt.ids.size()) + " tokens but max_seq " +
                        std::to_string(session->max_seq()) + " leaves room for " + std::to_string(session->max_seq() - 1) +

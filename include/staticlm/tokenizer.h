@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ class Tokenizer {
 
   // Token ids of UTF-8 `text`; with add_special_tokens the post-processor's (e.g. <bos>).
   std::vector<std::int64_t> encode(const std::string& text, bool add_special_tokens = false) const;
+  // encode() for a text that must fit max_tokens (a prompt and max_seq): nullopt when it has
+  // more, found without encoding the rest of a long text. `count` (when given) then holds the
+  // number of tokens: exact for texts up to 256 KiB, else a lower bound (exact == false).
+  struct TokenCount {
+    std::int64_t tokens = 0;
+    bool exact = false;
+  };
+  std::optional<std::vector<std::int64_t>> encode_at_most(const std::string& text, std::int64_t max_tokens,
+                                                          bool add_special_tokens = false,
+                                                          TokenCount* count = nullptr) const;
   // Text of ids (kOutOfRange names an id outside the vocabulary).
   std::string decode(const std::vector<std::int64_t>& ids, bool skip_special_tokens = false) const;
   // -1 when absent.

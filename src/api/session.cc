@@ -81,8 +81,16 @@ std::vector<std::int64_t> Session::Impl::prompt_ids(const Prompt& p) const {
       invalid_argument("a text prompt needs the checkpoint's tokenizer.json, which " + model->info.dir +
                        " does not have; give token ids instead");
     }
-    const std::vector<int> enc = model->tokenizer->tokenizer->encode(p.text);
-    ids.assign(enc.begin(), enc.end());
+    staticlm::Tokenizer::TokenCount count;
+    const auto enc = model->tokenizer->tokenizer->encode_at_most(
+        p.text, static_cast<std::size_t>(std::max<std::int64_t>(config.max_seq - 1, 0)), false, &count);
+    if (!enc) {
+      invalid_argument("the prompt has " + std::string(count.exact ? "" : "at least ") + std::to_string(count.tokens) +
+                       " tokens but max_seq " +
+                       std::to_string(config.max_seq) + " leaves room for " + std::to_string(config.max_seq - 1) +
+                       " (one slot is kept for decoding)");
+    }
+    ids.assign(enc->begin(), enc->end());
     if (ids.empty()) invalid_argument("the prompt is empty");
   }
   if (static_cast<std::int64_t>(ids.size()) > config.max_seq - 1) {

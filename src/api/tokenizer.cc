@@ -1,5 +1,6 @@
 #include "staticlm/tokenizer.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "api/guarded.h"
@@ -25,6 +26,20 @@ std::vector<std::int64_t> Tokenizer::encode(const std::string& text, bool add_sp
   return guarded([&] {
     const std::vector<int> ids = impl_->tokenizer->encode(text, add_special_tokens);
     return std::vector<std::int64_t>(ids.begin(), ids.end());
+  });
+}
+
+std::optional<std::vector<std::int64_t>> Tokenizer::encode_at_most(const std::string& text, std::int64_t max_tokens,
+                                                                   bool add_special_tokens, TokenCount* count) const {
+  return guarded([&]() -> std::optional<std::vector<std::int64_t>> {
+    staticlm::Tokenizer::TokenCount c;
+    const auto ids = impl_->tokenizer->encode_at_most(text, static_cast<std::size_t>(std::max<std::int64_t>(max_tokens, 0)),
+                                                      add_special_tokens, &c);
+    if (!ids) {
+      if (count != nullptr) *count = {static_cast<std::int64_t>(c.tokens), c.exact};
+      return std::nullopt;
+    }
+    return std::vector<std::int64_t>(ids->begin(), ids->end());
   });
 }
 

@@ -1,6 +1,8 @@
 #include "runtime/static_input_builder.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "base/json_limits.h"
@@ -124,7 +126,16 @@ ProcessorBatch StaticInputBuilder::process(const std::string& prompt, std::span<
     soft_tokens.push_back(img.num_soft_tokens);
   }
   const std::string text = expand_image_placeholders(prompt, soft_tokens);
-  const std::vector<int> ids = tokenizer_->encode(text, add_bos_token_);
+  // A text far past max_seq is refused without encoding all of it.
+  const std::int64_t max_seq = options_.layout.max_seq;
+  Tokenizer::TokenCount count;
+  const std::optional<std::vector<int>> encoded =
+      tokenizer_->encode_at_most(text, static_cast<std::size_t>(std::max<std::int64_t>(max_seq, 0)), add_bos_token_, &count);
+  if (!encoded) {
+    out_of_range("Input sequence length T=" + std::string(count.exact ? "" : "at least ") + std::to_string(count.tokens) +
+                 " exceeds max_seq " + std::to_string(max_seq));
+  }
+  const std::vector<int>& ids = *encoded;
   const std::int64_t t = static_cast<std::int64_t>(ids.size());
   batch.input_ids = Tensor(DType::kI64, Shape{1, t});
   batch.attention_mask = Tensor(DType::kI64, Shape{1, t});

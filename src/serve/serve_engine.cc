@@ -270,6 +270,18 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
   return g;
 }
 
+// The ids of a prompt that must fit max_seq; one that cannot is refused without encoding all of it.
+std::vector<int> encode_prompt(const Tokenizer& tok, const std::string& text, std::int64_t max_seq, const char* param) {
+  Tokenizer::TokenCount count;
+  std::optional<std::vector<int>> ids = tok.encode_at_most(text, static_cast<std::size_t>(std::max<std::int64_t>(max_seq - 1, 0)), false, &count);
+  if (!ids) {
+    bad(param, "the prompt has " + std::string(count.exact ? "" : "at least ") + std::to_string(count.tokens) +
+                   " tokens but max_seq " + std::to_string(max_seq) +
+                   " leaves room for " + std::to_string(max_seq - 1));
+  }
+  return std::move(*ids);
+}
+
 void check_prompt_length(std::size_t tokens, std::int64_t max_seq, const char* param) {
   if (tokens == 0) bad(param, "the prompt is empty");
   if (static_cast<std::int64_t>(tokens) > max_seq - 1) {
@@ -353,7 +365,7 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
     }
     return;
   }
-  const std::vector<int> ids = tok.encode(text);
+  const std::vector<int> ids = encode_prompt(tok, text, context.max_seq, "messages");
   check_prompt_length(ids.size(), context.max_seq, "messages");
   job.prompt.assign(ids.begin(), ids.end());
 }
@@ -369,7 +381,7 @@ void parse_completion_request(const std::string& body, const RequestContext& con
     // As given, as `run -p` reads it: special tokens written in it (<bos>, <|turn>) are read as
     // such and nothing is added (Gemma 4's tokenizer_config.json: add_bos_token false).
     try {
-      const std::vector<int> ids = tok.encode(prompt.get<std::string>());
+      const std::vector<int> ids = encode_prompt(tok, prompt.get<std::string>(), context.max_seq, "prompt");
       job.prompt.assign(ids.begin(), ids.end());
     } catch (const Error& e) {
       bad("prompt", e.what());

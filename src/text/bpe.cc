@@ -87,6 +87,19 @@ std::unique_ptr<BpeModel> BpeModel::create(BpeSpec&& spec, const std::string& wh
   m->fuse_unk_ = spec.fuse_unk;
   m->byte_fallback_ = spec.byte_fallback;
   m->ignore_merges_ = spec.ignore_merges;
+  // Each token of a piece stands for a run of the piece's bytes no longer than its own string
+  // (a byte token for one byte, an unfused unk for one character), so a piece of n bytes has at
+  // least n / longest tokens, unless characters can be dropped (no unk, no byte tokens for them)
+  // or a fused unk can stand for any number of them.
+  bool all_bytes = m->byte_fallback_;
+  for (const int id : m->byte_ids_) all_bytes = all_bytes && id >= 0;
+  const bool unk = m->unk_token_ && m->vocab_.get(*m->unk_token_) >= 0 && !m->fuse_unk_;
+  if (all_bytes || unk) {
+    m->max_bytes_per_token_ = 4;
+    for (const auto& str : m->id_str_) {
+      if (str.offset != kNoId) m->max_bytes_per_token_ = std::max<std::size_t>(m->max_bytes_per_token_, str.size);
+    }
+  }
   return m;
 }
 

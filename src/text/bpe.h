@@ -69,6 +69,9 @@ class BpeModel {
   // One past the largest id in the vocabulary.
   int id_limit() const { return static_cast<int>(id_str_.size()); }
   std::size_t merge_count() const { return merged_.size(); }
+  // The most bytes of a piece one token can stand for; 0 when there is no such bound (characters
+  // without a token are dropped, or a fused unk stands for a whole run of them).
+  std::size_t max_bytes_per_token() const { return max_bytes_per_token_; }
 
  private:
   static constexpr std::uint32_t kNoId = 0xFFFFFFFFu;
@@ -98,6 +101,7 @@ class BpeModel {
   // No merge joins a character outside crossing_ (other than U+2581) to a following U+2581.
   bool can_cut_ = false;
   std::vector<char32_t> crossing_;  // sorted
+  std::size_t max_bytes_per_token_ = 0;
 };
 
 }  // namespace staticlm

@@ -1,6 +1,7 @@
 #include "text/tokenizer.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "base/error.h"
 #include "base/mmap.h"
@@ -94,6 +95,33 @@ std::optional<std::string_view> Tokenizer::id_to_token(int id) const {
 bool Tokenizer::is_special(int id) const { return id >= 0 && id < id_limit_ && added_special_[id]; }
 
 std::vector<int> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  return encode_limited(text, add_special_tokens, std::numeric_limits<std::size_t>::max());
+}
+
+std::optional<std::vector<int>> Tokenizer::encode_at_most(std::string_view text, std::size_t max_tokens,
+                                                           bool add_special_tokens, TokenCount* count) const {
+  TokenCount c;
+  try {
+    std::vector<int> ids = encode_limited(text, add_special_tokens, max_tokens);
+    if (ids.size() <= max_tokens) return ids;
+    c = {ids.size(), true};
+  } catch (const TooMany& t) {
+    c = {t.at_least, false};
+  }
+  if (count != nullptr) *count = c.exact || text.size() > kExactCountBytes ? c : TokenCount{encode(text, add_special_tokens).size(), true};
+  return std::nullopt;
+}
+
+void Tokenizer::encode_piece(std::string_view piece, std::vector<int>& out, BpeScratch& scratch, std::size_t limit) const {
+  const std::size_t per_token = model_->max_bytes_per_token();
+  if (per_token != 0 && out.size() + (piece.size() + per_token - 1) / per_token > limit) {
+    throw TooMany{out.size() + (piece.size() + per_token - 1) / per_token};
+  }
+  model_->encode(piece, out, scratch);
+  if (out.size() > limit) throw TooMany{out.size()};
+}
+
+std::vector<int> Tokenizer::encode_limited(std::string_view text, bool add_special_tokens, std::size_t limit) const {
   const std::size_t bad = utf8_first_invalid(text);
   if (bad != std::string_view::npos) {
     invalid_argument("text to encode is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
@@ -108,15 +136,17 @@ std::vector<int> Tokenizer::encode(std::string_view text, bool add_special_token
     if (seg.end == seg.begin) continue;
     if (seg.id >= 0) {
       out.push_back(seg.id);
+      if (out.size() > limit) throw TooMany{out.size()};
     } else {
-      encode_text(text.substr(seg.begin, seg.end - seg.begin), static_cast<std::uint32_t>(seg.begin), out, scratch);
+      encode_text(text.substr(seg.begin, seg.end - seg.begin), static_cast<std::uint32_t>(seg.begin), out, scratch, limit);
     }
   }
   if (add_special_tokens && has_template_) out.insert(out.end(), template_.after.begin(), template_.after.end());
   return out;
 }
 
-void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch) const {
+void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch,
+                            std::size_t limit) const {
   NormalizedText section = NormalizedText::original(text, offset, track_origins_);
   if (normalizer_) normalizer_->normalize(section);
   std::vector<NormalizedText> pieces;
@@ -126,7 +156,7 @@ void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::ve
     std::vector<NormalizedText> run;
     auto flush = [&] {
       if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(run);
-      for (const NormalizedText& p : run) model_->encode(p.text, out, scratch);
+      for (const NormalizedText& p : run) encode_piece(p.text, out, scratch, limit);
       run.clear();
     };
     for (const auto& seg : segments) {
@@ -134,6 +164,7 @@ void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::ve
       if (seg.id >= 0) {
         flush();
         out.push_back(seg.id);
+        if (out.size() > limit) throw TooMany{out.size()};
       } else {
         run.push_back(section.slice(seg.begin, seg.end));
       }
@@ -144,7 +175,7 @@ void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::ve
   if (section.text.empty()) return;
   pieces.push_back(std::move(section));
   if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pieces);
-  for (const NormalizedText& p : pieces) model_->encode(p.text, out, scratch);
+  for (const NormalizedText& p : pieces) encode_piece(p.text, out, scratch, limit);
 }
 
 std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens) const {

@@ -33,6 +33,17 @@ class Tokenizer {
   // ids[n] of `text` (valid UTF-8; anything else throws kInvalidArgument). With
   // add_special_tokens the post-processor's tokens (e.g. <bos>) are added.
   std::vector<int> encode(std::string_view text, bool add_special_tokens = false) const;
+  // encode() for a text that must fit `max_tokens` (a prompt and max_seq): nullopt when it has
+  // more, found without encoding the rest of a long text (a 200 MB prompt would take minutes and
+  // gigabytes to count exactly). `count` (when given) then holds the number of tokens: exact for
+  // texts up to kExactCountBytes, else a lower bound.
+  struct TokenCount {
+    std::size_t tokens = 0;
+    bool exact = false;
+  };
+  static constexpr std::size_t kExactCountBytes = 256 << 10;
+  std::optional<std::vector<int>> encode_at_most(std::string_view text, std::size_t max_tokens,
+                                                 bool add_special_tokens = false, TokenCount* count = nullptr) const;
 
   // Text of ids[n]. Ids outside the vocabulary throw kOutOfRange.
   std::string decode(std::span<const int> ids, bool skip_special_tokens = false) const;
@@ -47,7 +58,15 @@ class Tokenizer {
 
  private:
   Tokenizer() = default;
-  void encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch) const;
+  // encode() that throws TooMany once the ids surely pass `limit`: a piece is first checked by
+  // its length (BpeModel::max_bytes_per_token), then by its ids.
+  struct TooMany {
+    std::size_t at_least;
+  };
+  std::vector<int> encode_limited(std::string_view text, bool add_special_tokens, std::size_t limit) const;
+  void encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch,
+                   std::size_t limit) const;
+  void encode_piece(std::string_view piece, std::vector<int>& out, BpeScratch& scratch, std::size_t limit) const;
 
   std::string name_;
   std::unique_ptr<BpeModel> model_;

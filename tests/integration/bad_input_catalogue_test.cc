@@ -153,6 +153,9 @@ const Row kRows[] = {
      "m_trunc/model.safetensors", "x.safetensors"},
     {"run_tokenizer_empty", "run -m {D}/m_tok_empty -p hi -n 1", "m_tok_empty/tokenizer.json"},
     {"run_prompt_not_utf8", "run -m {M} -p {BAD} -n 1 --dump-logits {O}/x.safetensors", "--prompt", "x.safetensors"},
+    // 8 MB without a space: one BPE piece, refused by its length before it is merged.
+    {"run_prompt_file_far_past_max_seq", "run -m {M} -f {D}/long_run.txt -n 1 --max-seq 64 --dump-logits {O}/x.safetensors",
+     "the prompt has at least", "x.safetensors"},
     {"run_max_new_tokens_negative", "run -m {M} -p hi -n -1 --dump-logits {O}/x.safetensors", "-n -1", "x.safetensors"},
     {"run_max_seq_negative", "run -m {M} -p hi -n 1 --max-seq -4", "--max-seq: Value -4 not in range"},
     // As typed: 0 is not reported as a --set, a number past 64 bits not as a clamped one.
@@ -458,6 +461,7 @@ class Catalogue : public ::testing::TestWithParam<Row> {
 
     write(d + "/empty", "");
     write(d + "/nonutf8.txt", "\xff\xfe bad \xc3\n");
+    write(d + "/long_run.txt", std::string(8 << 20, 'a'));
     write(d + "/bad_arg", "\xff\xfe");
     write(d + "/blocker", "a regular file, so nothing can be created under it\n");
     write(d + "/trunc.json", "[{\"role\": \"user\", \"content\": \"hi\"");

@@ -3,6 +3,7 @@
 // behaviour (and inverted), Metaspace (always, first, split or not), BPE (merge order, byte
 // fallback, unk with and without fuse, ignore_merges, both merge forms), TemplateProcessing and
 // the decoders. Expected ids and text come from the `tokenizers` library (tools/tokenizer_cases.mjs).
+// encode_at_most is held to the same ids, and its lower bound to the library's count.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -36,6 +37,16 @@ TEST(TokenizerCases, AllComponentsMatchTheTokenizersLibrary) {
       const auto ids_bos = row["ids_bos"].get<std::vector<int>>();
       EXPECT_EQ(tok->encode(text), ids);
       EXPECT_EQ(tok->encode(text, true), ids_bos);
+      // The bounded encode: the ids when they fit, else nullopt with a true lower bound.
+      for (const bool bos : {false, true}) {
+        const std::vector<int>& want = bos ? ids_bos : ids;
+        EXPECT_EQ(tok->encode_at_most(text, want.size(), bos), want);
+        if (want.empty()) continue;
+        Tokenizer::TokenCount count;
+        EXPECT_EQ(tok->encode_at_most(text, want.size() - 1, bos, &count), std::nullopt);
+        EXPECT_EQ(count.tokens, want.size());  // a short text's count is exact
+        EXPECT_TRUE(count.exact);
+      }
       if (!row["decoded"].is_null()) {
         EXPECT_EQ(tok->decode(ids), row["decoded"].get<std::string>());
       }
@@ -46,6 +57,30 @@ TEST(TokenizerCases, AllComponentsMatchTheTokenizersLibrary) {
     }
   }
   EXPECT_GE(rows, 1000u);
+}
+
+// Past kExactCountBytes encode_at_most gives up on a text by the length of its pieces; the lower bound it
+// reports must hold for every component (an unk fused over a run, characters dropped without an
+// unk: no bound by length there).
+TEST(TokenizerCases, BoundedEncodeOfLongTextsKeepsATrueLowerBound) {
+  for (const std::string& file : case_files()) {
+    SCOPED_TRACE(file);
+    const nlohmann::json doc = nlohmann::json::parse(read_file(file));
+    const auto tok = Tokenizer::from_json(doc["tokenizer"].dump(), file);
+    std::string all;
+    for (const auto& row : doc["cases"]) all += row["text"].get<std::string>() + " ";
+    std::string text;
+    while (text.size() <= Tokenizer::kExactCountBytes) text += all;
+    const std::vector<int> ids = tok->encode(text);
+    ASSERT_GT(ids.size(), 1u);
+    EXPECT_EQ(tok->encode_at_most(text, ids.size()), ids);
+    for (const std::size_t max : {std::size_t{0}, ids.size() / 100, ids.size() - 1}) {
+      Tokenizer::TokenCount count;
+      EXPECT_EQ(tok->encode_at_most(text, max, false, &count), std::nullopt);
+      EXPECT_GT(count.tokens, max);
+      EXPECT_LE(count.tokens, ids.size());
+    }
+  }
 }
 
 }  // namespace

@@ -59,6 +59,39 @@ TEST(TokenizerReference, Gemma3IdsMatchTheTokenizersLibrary) {
   expect_reference_ids(*tok, "text/reference_ids_gemma3.jsonl");
 }
 
+// encode_at_most on the real vocabulary: the library's ids when they fit; else nullopt with a
+// lower bound that the library's count does not undercut, on every corpus text and on long runs
+// without spaces (one BPE piece each, refused by length before they are merged).
+TEST(TokenizerReference, Gemma3BoundedEncodeAgreesWithTheFullCount) {
+  STATICLM_REQUIRE_GEMMA3(tok);
+  const std::vector<std::string> texts = corpus();
+  const std::vector<nlohmann::json> expected = read_jsonl(fixture("text/reference_ids_gemma3.jsonl"));
+  ASSERT_EQ(texts.size(), expected.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const auto want = expected[i].get<std::vector<int>>();
+    EXPECT_EQ(tok->encode_at_most(texts[i], want.size()), want) << show(texts[i]);
+    for (const std::size_t max : {want.size() / 2, want.size() - 1}) {
+      if (want.empty()) break;
+      Tokenizer::TokenCount count;
+      EXPECT_EQ(tok->encode_at_most(texts[i], max, false, &count), std::nullopt) << show(texts[i]);
+      EXPECT_EQ(count.tokens, want.size()) << show(texts[i]);
+    }
+  }
+  const std::size_t long_text = Tokenizer::kExactCountBytes + 1000;
+  for (const std::string& run : {std::string(long_text, 'a'), std::string(long_text, '7'), [&] {
+         std::string s;
+         while (s.size() < long_text) s += "\xE6\x97\xA5\xF0\x9F\x98\x80";  // 日😀
+         return s;
+       }()}) {
+    const std::size_t tokens = tok->encode(run).size();
+    Tokenizer::TokenCount count;
+    EXPECT_EQ(tok->encode_at_most(run, 2048, false, &count), std::nullopt);
+    EXPECT_FALSE(count.exact);
+    EXPECT_GT(count.tokens, 2048u);
+    EXPECT_LE(count.tokens, tokens);
+  }
+}
+
 TEST(TokenizerReference, Gemma3DecodeInvertsEncode) {
   STATICLM_REQUIRE_GEMMA3(tok);
   // The normalizer maps " " to U+2581 and the decoder maps U+2581 back to " ", so only texts
