@@ -98,6 +98,22 @@ bool read_limited_body(const httplib::Request& req, const httplib::ContentReader
                                     "invalid_request_error"));
     return false;
   }
+  // httplib decodes gzip and deflate bodies, hands over nothing for br (built without it) and the
+  // raw bytes for other codings.
+  const std::string encoding = req.get_header_value("Content-Encoding");
+  if (!encoding.empty() && encoding != "gzip" && encoding != "deflate" && encoding != "identity") {
+    res.set_header("Connection", "close");
+    json_reply(res, 415, error_json("body: Content-Encoding '" + encoding + "' is not supported (gzip, deflate or none)",
+                                    "invalid_request_error"));
+    return false;
+  }
+  // httplib reads a Content-Length with strtoull: "-5" came out as a huge size (a 413), "1x" as 1.
+  const std::string declared = req.get_header_value("Content-Length");
+  if (!declared.empty() && declared.find_first_not_of("0123456789") != std::string::npos) {
+    res.set_header("Connection", "close");
+    json_reply(res, 400, error_json("Content-Length '" + declared + "' is not a number of bytes", "invalid_request_error"));
+    return false;
+  }
   bool too_large = false;
   const bool whole = read_body([&](const char* data, std::size_t n) {
     too_large = body.size() + n > static_cast<std::size_t>(max_body);
@@ -105,11 +121,19 @@ bool read_limited_body(const httplib::Request& req, const httplib::ContentReader
     return !too_large;
   });
   // httplib itself refuses (and hands over nothing of) a body whose Content-Length is too large.
-  const std::string declared = req.get_header_value("Content-Length");
   if (!whole && !declared.empty() && std::strtoull(declared.c_str(), nullptr, 10) > static_cast<std::uint64_t>(max_body)) {
     too_large = true;
   }
-  if (!too_large) return true;
+  if (!too_large && whole) return true;
+  if (!too_large) {
+    // Data that does not decode: httplib hands over nothing (which read as "not valid JSON").
+    res.set_header("Connection", "close");
+    json_reply(res, 400, error_json(encoding.empty() || encoding == "identity"
+                                        ? "body: could not be read (the connection ended early)"
+                                        : "body: not valid " + encoding + " data (Content-Encoding: " + encoding + ")",
+                                    "invalid_request_error"));
+    return false;
+  }
   res.set_header("Connection", "close");
   json_reply(res, 413, error_json("request body larger than --max-body " + std::to_string(max_body) + " bytes",
                                   "request_too_large"));
@@ -169,8 +193,17 @@ void serve_command(const ServeArgs& a) {
     res.headers.erase("EXCEPTION_WHAT");
     json_reply(res, 500, error_json("internal error while answering", "server_error"));
   });
-  svr.set_error_handler([&](const httplib::Request&, httplib::Response& res) {
+  svr.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
+    // As in read_limited_body, for the requests httplib refuses itself.
+    const std::string length = req.get_header_value("Content-Length");
+    if (res.status == 413 && !length.empty() && length.find_first_not_of("0123456789") != std::string::npos) {
+      res.status = 400;
+      res.set_header("Connection", "close");
+      res.set_content(error_json("Content-Length '" + length + "' is not a number of bytes", "invalid_request_error"),
+                      "application/json");
+      return;
+    }
     const std::string what = res.status == 413 ? "request body larger than --max-body " + std::to_string(a.max_body) + " bytes"
                              : res.status == 404 ? "no such endpoint"
                                                  : "HTTP " + std::to_string(res.status);

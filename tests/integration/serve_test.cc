@@ -249,6 +249,34 @@ TEST_F(Serve, HealthAndModels) {
   EXPECT_TRUE(json::parse(ranged.body).contains("tokens")) << ranged.body;
   EXPECT_EQ(headers.find("content-range"), std::string::npos) << headers;
 
+  // Compressed bodies: gzip is read; data that does not decode is named as such (it read as "not
+  // valid JSON"); an encoding httplib does not decode is 415 (zstd reached the JSON parser raw).
+  const std::string gz = dir_->file("body.gz"), junk = dir_->file("junk.bin");
+  ASSERT_EQ(std::system(("printf '{\"content\": \"hi\"}' | gzip > " + gz).c_str()), 0);
+  write(junk, "not compressed at all");
+  const HttpResult zipped = request_with("POST", "/tokenize", "-H 'Content-Encoding: gzip' --data-binary @" + gz, &headers);
+  EXPECT_EQ(zipped.status, 200) << zipped.body;
+  const std::string plain_hi = "{\"content\": \"hi\"}";
+  EXPECT_EQ(json::parse(zipped.body)["tokens"], json::parse(http("/tokenize", &plain_hi).body)["tokens"]) << zipped.body;
+  const HttpResult bad_gzip = request_with("POST", "/tokenize", "-H 'Content-Encoding: gzip' --data-binary @" + junk, &headers);
+  EXPECT_EQ(bad_gzip.status, 400) << bad_gzip.body;
+  EXPECT_NE(bad_gzip.body.find("not valid gzip data"), std::string::npos) << bad_gzip.body;
+  for (const char* coding : {"br", "zstd", "compress"}) {
+    const HttpResult other_coding =
+        request_with("POST", "/v1/chat/completions", std::string("-H 'Content-Encoding: ") + coding + "' --data-binary @" + junk, &headers);
+    EXPECT_EQ(other_coding.status, 415) << coding << " " << other_coding.body;
+    EXPECT_NE(other_coding.body.find(std::string("Content-Encoding '") + coding + "' is not supported"), std::string::npos)
+        << other_coding.body;
+  }
+  // A Content-Length that is not a number is 400 (-5 was a 413, "1x" read one byte).
+  for (const char* length : {"-5", "1x"}) {
+    const HttpResult bad_length =
+        request_with("POST", "/tokenize", std::string("-H 'Content-Length: ") + length + "' -d '{}'", &headers);
+    EXPECT_EQ(bad_length.status, 400) << length << " " << bad_length.body;
+    EXPECT_NE(bad_length.body.find(std::string("Content-Length '") + length + "' is not a number of bytes"), std::string::npos)
+        << bad_length.body;
+  }
+
   // A second server on this one's port is refused (it used to share the port, SO_REUSEPORT).
   const test::CommandResult second =
       test::run_staticlm("serve -m " + model() + " --max-seq 64 --port " + std::to_string(port_));
