@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "text/jinja/builtins.h"
+#include "text/jinja/format_spec.h"
 #include "text/jinja/limits.h"
 #include "text/utf8.h"
 
@@ -161,9 +162,12 @@ std::string percent_format(const std::string& fmt, const Value& args) {
   return out;
 }
 
-std::string brace_format(const std::string& fmt, CallArgs& args) {
+namespace {
+
+// str.format over `fmt`; a spec may hold replacement fields itself ("{:>{}}", one level deep, as
+// Python allows), numbered on from the field they belong to.
+std::string brace_format_at(const std::string& fmt, CallArgs& args, std::size_t& auto_index, int depth) {
   std::string out;
-  std::size_t auto_index = 0;
   for (std::size_t i = 0; i < fmt.size(); ++i) {
     const char c = fmt[i];
     if (c == '}') {
@@ -181,8 +185,13 @@ std::string brace_format(const std::string& fmt, CallArgs& args) {
       ++i;
       continue;
     }
-    const std::size_t close = fmt.find('}', i);
-    if (close == std::string::npos) fail("format: single '{' encountered in format string");
+    // The matching '}': a spec's own fields nest inside.
+    std::size_t close = i + 1;
+    for (int open = 1; close < fmt.size(); ++close) {
+      if (fmt[close] == '{') ++open;
+      if (fmt[close] == '}' && --open == 0) break;
+    }
+    if (close >= fmt.size()) fail("format: expected '}' before end of string");
     std::string field = fmt.substr(i + 1, close - i - 1), spec;
     i = close;
     if (const std::size_t colon = field.find(':'); colon != std::string::npos) {
@@ -245,33 +254,20 @@ std::string brace_format(const std::string& fmt, CallArgs& args) {
     if (conversion == "r") v = Value(v.repr());
     if (conversion == "s") v = Value(v.str());
     if (conversion == "a") v = Value(ascii_escaped(v.repr()));
-    if (spec.empty()) {
-      out += v.str();
-      continue;
+    if (spec.find('{') != std::string::npos) {
+      if (depth > 0) fail("format: Max string recursion exceeded");
+      spec = brace_format_at(spec, args, auto_index, depth + 1);
     }
-    // A printf-like spec: [<>][width][.precision][type]
-    std::string flags;
-    std::size_t p = 0;
-    if (spec[p] == '<') {
-      flags = "-";
-      ++p;
-    } else if (spec[p] == '>') {
-      ++p;
-    }
-    int width = -1, precision = -1;
-    while (p < spec.size() && std::isdigit(static_cast<unsigned char>(spec[p]))) width = grow_number(width, spec[p++]);
-    if (p < spec.size() && spec[p] == '.') {
-      precision = 0;
-      ++p;
-      while (p < spec.size() && std::isdigit(static_cast<unsigned char>(spec[p]))) precision = grow_number(precision, spec[p++]);
-    }
-    char conv = p < spec.size() ? spec[p++] : (v.is_string() ? 's' : v.is_float() ? 'g' : 'd');
-    if (p != spec.size()) fail("format: unsupported format spec '" + spec + "'");
-    if (!v.is_string() && conv == 's') fail("format: unknown format code 's' for " + v.type_name());
-    if (v.is_string() && flags.empty() && spec[0] != '>') flags = "-";
-    out += convert(conv, flags, width, precision, v);
+    out += spec.empty() ? v.str() : format_with_spec(v, spec);
   }
   return out;
+}
+
+}  // namespace
+
+std::string brace_format(const std::string& fmt, CallArgs& args) {
+  std::size_t auto_index = 0;
+  return brace_format_at(fmt, args, auto_index, 0);
 }
 
 }  // namespace staticlm::jinja

@@ -1,6 +1,7 @@
 // Python's string formatting as templates use it: `"%s: %d" % (a, b)` / `|format(...)`, and
 // `"{} {name}".format(...)`. Conversions %s %r %d %i %f %F %e %g %x %o %c %% with flags, width
-// and precision; str.format fields {}, {0}, {name} with an optional simple spec.
+// and precision; str.format fields {}, {0}, {name}, {0.attr}, {0[key]}, !r / !s / !a, and a
+// format spec (text/jinja/format_spec.h), which may hold fields itself ("{:>{}}").
 #pragma once
 
 #include <string>
