@@ -701,7 +701,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     }
     return Value(n);
   }
-  fail("no filter named '" + name + "'");
+  fail("No filter named '" + name + "' found.");
 }
 
 const std::vector<std::string>& filter_names() {
@@ -782,7 +782,7 @@ bool apply_test(const std::string& name, const Value& v, CallArgs& raw) {
   }
   if (name == "filter") return v.is_string() && has_filter(v.as_string());
   if (name == "test") return v.is_string() && has_test(v.as_string());
-  fail("no test named '" + name + "'");
+  fail("No test named '" + name + "' found.");
 }
 
 bool contains(const Value& container, const Value& item) {

@@ -263,8 +263,20 @@ void slice_indices(std::int64_t len, const Value& start, const Value& stop, cons
 
 }  // namespace
 
+// transformers renders in jinja2's ImmutableSandboxedEnvironment, which refuses the methods that
+// change a list or dict in place (an undefined value that fails when used, naming the reason).
+bool modifies_in_place(const Value& obj, const std::string& name) {
+  static const std::vector<std::string> kList = {"append", "reverse", "insert", "sort", "extend", "remove"};
+  static const std::vector<std::string> kDict = {"clear", "pop", "popitem", "setdefault", "update"};
+  const auto* names = obj.is_list() ? &kList : obj.is_dict() && !obj.dict_object().is_namespace ? &kDict : nullptr;
+  return names != nullptr && std::find(names->begin(), names->end(), name) != names->end();
+}
+
 Value get_attr(const Value& obj, const std::string& name) {
   require_defined(obj);
+  if (modifies_in_place(obj, name)) {
+    return Value::undefined("access to attribute '" + name + "' of '" + obj.type_name() + "' object is unsafe.");
+  }
   if (obj.is_dict()) {
     if (is_method(obj, name)) return bind_method(obj, name);
     if (const Value* v = obj.dict_object().find(std::string_view(name))) return *v;

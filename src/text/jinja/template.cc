@@ -40,28 +40,34 @@ ScopePtr child(const ScopePtr& parent) {
 
 enum class Flow { kNormal, kBreak, kContinue };
 
-// Walks the tree once to check that every filter and test exists (jinja2 does this when it
-// compiles a template).
-void check_names(const Expr* e, const std::string& name) {
+// Walks the tree once to check that every filter and test exists, as jinja2 does when it
+// compiles a template, except where jinja2 defers the check to the call (a "soft" frame): in an
+// if statement's conditions and branches (not inside a loop, macro, call or filter block nested
+// there) and in an inline `a if b else c`. There an unknown name fails only when it is used.
+void check_names(const Expr* e, const std::string& name, bool soft) {
   if (e == nullptr) return;
-  if (e->kind == Expr::Kind::kFilter && !has_filter(e->name)) fail_at(name, e->line, "no filter named '" + e->name + "'");
-  if (e->kind == Expr::Kind::kTest && !has_test(e->name)) fail_at(name, e->line, "no test named '" + e->name + "'");
-  check_names(e->a.get(), name);
-  check_names(e->b.get(), name);
-  check_names(e->c.get(), name);
-  for (const auto& i : e->items) check_names(i.get(), name);
-  for (const auto& kw : e->kwargs) check_names(kw.second.get(), name);
+  soft = soft || e->kind == Expr::Kind::kTernary;
+  if (!soft && e->kind == Expr::Kind::kFilter && !has_filter(e->name)) fail_at(name, e->line, "no filter named '" + e->name + "'");
+  if (!soft && e->kind == Expr::Kind::kTest && !has_test(e->name)) fail_at(name, e->line, "no test named '" + e->name + "'");
+  check_names(e->a.get(), name, soft);
+  check_names(e->b.get(), name, soft);
+  check_names(e->c.get(), name, soft);
+  for (const auto& i : e->items) check_names(i.get(), name, soft);
+  for (const auto& kw : e->kwargs) check_names(kw.second.get(), name, soft);
 }
 
-void check_names(const StmtList& body, const std::string& name) {
+void check_names(const StmtList& body, const std::string& name, bool soft) {
   for (const auto& s : body) {
-    check_names(s->expr.get(), name);
-    check_names(s->cond.get(), name);
-    for (const auto& c : s->conditions) check_names(c.get(), name);
-    for (const auto& b : s->bodies) check_names(b, name);
-    for (const auto& p : s->params) check_names(p.default_value.get(), name);
-    for (const auto& f : s->filters) check_names(f.get(), name);
-    for (const auto& a : s->assignments) check_names(a.second.get(), name);
+    const bool branch = s->kind == Stmt::Kind::kIf;
+    // What a statement evaluates in its own place (an output, a set, a loop's iterable, a
+    // call's arguments) shares the enclosing frame; a loop's, macro's or block's body does not.
+    check_names(s->expr.get(), name, soft);
+    check_names(s->cond.get(), name, branch && soft);
+    for (const auto& c : s->conditions) check_names(c.get(), name, branch || soft);
+    for (const auto& b : s->bodies) check_names(b, name, branch);
+    for (const auto& p : s->params) check_names(p.default_value.get(), name, false);
+    for (const auto& f : s->filters) check_names(f.get(), name, false);
+    for (const auto& a : s->assignments) check_names(a.second.get(), name, soft);
   }
 }
 
@@ -489,7 +495,7 @@ std::unique_ptr<Template> Template::parse(std::string_view source, std::string n
     // A standard-library refusal the parser did not foresee: still the template's fault.
     fail_at(name, 0, std::string("cannot parse: ") + e.what());
   }
-  check_names(program->body, program->name);
+  check_names(program->body, program->name, false);
   return std::unique_ptr<Template>(new Template(std::move(program)));
 }
 

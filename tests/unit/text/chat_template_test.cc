@@ -104,7 +104,7 @@ TEST(ChatTemplate, TemplateErrorsExit2NamingFileAndLine) {
   const std::vector<Case> cases = {
       {"a\n{{ raise_exception('roles must alternate') }}", ":2: the template raised an error: roles must alternate\n"},
       {"a\nb\n{{ x | no_such_filter }}", ":3: no filter named 'no_such_filter'\n"},
-      {"{% if x is frobbed %}{% endif %}", ":1: no test named 'frobbed'\n"},
+      {"{% if x is frobbed %}{% endif %}", ":1: No test named 'frobbed' found.\n"},  // checked when used, as in jinja2
       {"a\n{% if true %}\nno end", ":3: unexpected end of template: expected 'elif' or 'else' or 'endif'\n"},
       {"{% frob %}", ":1: unknown tag 'frob'\n"},
       {"x\n{{ messages[0].content.a.b }}", ":2: 'str object' has no attribute 'a'\n"},
