@@ -249,6 +249,7 @@ std::string format_float(double v, Spec f) {
     if (std::isnan(v)) negative = false;
   } else if (type == 0 && f.precision < 0) {
     body = python_float_repr(x);  // repr: the shortest digits that round-trip
+    if (f.alternate && body.find('.') == std::string::npos) body.insert(std::min(body.find('e'), body.size()), ".");
   } else if (type == 0) {
     // Like 'g', but fixed notation keeps a digit after the point, and the exponent form takes
     // over from exp >= precision - 1.
