@@ -129,6 +129,11 @@ Value do_indent(const Value& input, Args& a) {
   if (!w.is_string()) check_width(w.as_int(), "indent");
   const std::string indention = w.is_string() ? w.as_string() : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, w.as_int())), ' ');
   const bool first = a.flag(1, "first", false), blank = a.flag(2, "blank", false);
+  // jinja2 appends a newline to its input first, which only a string takes.
+  if (!input.is_string()) {
+    require_defined(input);
+    fail("unsupported operand type(s) for +=: '" + input.type_name() + "' and 'str'");
+  }
   const std::string text = input.str();
   const std::vector<std::string> lines = py::splitlines(text + "\n");
   // Every line gets the indention: the result's size is known before it is built.
@@ -235,11 +240,28 @@ Value do_float(const Value& v, Args& a) {
   return def;
 }
 
+// Python's round(int, ndigits): an int; a negative ndigits rounds to a power of ten, ties to even.
+Value round_integer(std::int64_t i, std::int64_t precision) {
+  if (precision >= 0) return Value(i);
+  if (precision < -18) return Value(std::int64_t{0});
+  std::int64_t p = 1;
+  for (std::int64_t k = 0; k < -precision; ++k) p *= 10;
+  std::int64_t q = i / p, r = i % p;
+  if (r < 0) {  // floor division
+    r += p;
+    --q;
+  }
+  if (r > p - r || (r == p - r && (q & 1) != 0)) ++q;
+  const __int128 out = static_cast<__int128>(q) * p;
+  if (out > INT64_MAX || out < INT64_MIN) fail("round(): the result does not fit a 64-bit integer");
+  return Value(static_cast<std::int64_t>(out));
+}
+
 Value do_round(const Value& v, Args& a) {
   require_defined(v);
   const std::int64_t precision = a.integer(0, "precision", 0);
   const std::string method = a.str(1, "method", "common");
-  if (v.is_int() && method == "common") return v;
+  if ((v.is_int() || v.is_bool()) && method == "common") return round_integer(v.as_int(), precision);
   if (precision >= 300) return Value(v.as_double());  // finer than any double's digits
   const double scale = std::pow(10.0, static_cast<double>(precision));
   const double x = v.as_double() * scale;
@@ -365,12 +387,25 @@ Value do_tojson(const Value& v, CallArgs& call) {
 }
 
 Value do_truncate(const Value& v, Args& a) {
-  const std::u32string s = py::decode(v.str());
   const std::int64_t length = a.integer(0, "length", 255);
   const bool killwords = a.flag(1, "killwords", false);
   const std::string end = a.str(2, "end", "...");
   const std::int64_t leeway = a.integer(3, "leeway", 5);
-  if (static_cast<std::int64_t>(s.size()) <= length + leeway) return Value(py::encode(s));
+  if (length < static_cast<std::int64_t>(utf8_length(end))) {
+    fail("truncate: expected length >= " + std::to_string(utf8_length(end)) + ", got " + std::to_string(length));
+  }
+  if (leeway < 0) fail("truncate: expected leeway >= 0, got " + std::to_string(leeway));
+  // jinja2 takes len() of the value and slices it: a short list or dict comes back as it is,
+  // a long one cannot be cut, and a value without a length fails.
+  if (v.is_undefined()) return v;
+  if (v.is_list() || v.is_dict()) {
+    const std::size_t n = v.is_list() ? v.list().size() : v.dict_object().items.size();
+    if (static_cast<std::int64_t>(n) <= length + leeway) return v;
+    fail("truncate: cannot cut a " + v.type_name() + " (a string was expected)");
+  }
+  if (!v.is_string()) fail("object of type '" + v.type_name() + "' has no len()");
+  const std::u32string s = py::decode(v.as_string());
+  if (static_cast<std::int64_t>(s.size()) <= length + leeway) return v;
   const std::size_t keep = static_cast<std::size_t>(std::max<std::int64_t>(0, length - static_cast<std::int64_t>(utf8_length(end))));
   std::u32string r = s.substr(0, keep);
   if (!killwords) {
@@ -510,13 +545,17 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   }
   if (name == "capitalize") return Value(py::capitalize(v.str()));
   if (name == "center") return Value(py::center(v.str(), a.integer(0, "width", 80)));
-  if (name == "count" || name == "length") return Value(length_of(v));
+  if (name == "count" || name == "length") {
+    if (v.is_generator()) fail("object of type 'generator' has no len()");
+    return Value(length_of(v));
+  }
   if (name == "default" || name == "d") {
     const bool boolean = a.flag(1, "boolean", false);
     if (v.is_undefined() || (boolean && !v.truthy())) return a.get(0, "default_value", Value(""));
     return v;
   }
   if (name == "dictsort") {
+    require_defined(v);
     if (!v.is_dict()) fail("dictsort(): expected a dict, got " + v.type_name());
     const bool cs = a.flag(0, "case_sensitive", false);
     const std::string by = a.str(1, "by", "key");
@@ -734,7 +773,16 @@ bool has_test(const std::string& name) {
   return std::find(k.begin(), k.end(), name) != k.end();
 }
 
-Value apply_filter(const std::string& name, const Value& input, CallArgs& args) { return do_filter(name, input, args); }
+Value apply_filter(const std::string& name, const Value& input, CallArgs& args) {
+  Value out = do_filter(name, input, args);
+  // jinja2's generators: these filters' lists behave as one (a string's reverse is a string).
+  static const std::vector<std::string> kGenerators = {"batch", "items", "map", "reject", "rejectattr",
+                                                        "reverse", "select", "selectattr", "slice", "unique"};
+  if (out.is_list() && !out.is_tuple() && std::find(kGenerators.begin(), kGenerators.end(), name) != kGenerators.end()) {
+    return Value::generator(out.list());
+  }
+  return out;
+}
 
 bool apply_test(const std::string& name, const Value& v, CallArgs& raw) {
   Args a(raw, name);
@@ -752,13 +800,22 @@ bool apply_test(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "float") return v.is_float();
   if (name == "callable") return v.is_callable() || v.is_undefined();
   if (name == "iterable") return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.dict_object().is_namespace);
-  if (name == "sequence") return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.dict_object().is_namespace);
+  if (name == "sequence") {
+    return v.is_undefined() || v.is_string() || (v.is_list() && !v.is_generator()) || (v.is_dict() && !v.dict_object().is_namespace);
+  }
   if (name == "escaped") return false;
-  if (name == "lower") return v.is_string() && py::lower(v.as_string()) == v.as_string() && py::upper(v.as_string()) != v.as_string();
-  if (name == "upper") return v.is_string() && py::upper(v.as_string()) == v.as_string() && py::lower(v.as_string()) != v.as_string();
+  if (name == "lower" || name == "upper") {  // jinja2: str(value).islower() / .isupper()
+    const std::string t = v.str();
+    return name == "lower" ? py::lower(t) == t && py::upper(t) != t : py::upper(t) == t && py::lower(t) != t;
+  }
   if (name == "odd" || name == "even") {
     require_defined(v);
     if (!v.is_number()) fail("'" + v.type_name() + "' is not a number (test " + name + ")");
+    if (v.is_float()) {  // Python's float % 2 takes the divisor's sign
+      double r = std::fmod(v.as_double(), 2.0);
+      if (r < 0) r += 2.0;
+      return name == "odd" ? r == 1.0 : r == 0.0;
+    }
     const std::int64_t r = ((v.as_int() % 2) + 2) % 2;
     return name == "odd" ? r == 1 : r == 0;
   }
@@ -792,7 +849,9 @@ bool contains(const Value& container, const Value& item) {
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Type::kList:
       return std::any_of(container.list().begin(), container.list().end(), [&](const Value& x) { return values_equal(x, item); });
-    case Value::Type::kDict: return container.dict_object().find(item) != nullptr;
+    case Value::Type::kDict:
+      if (item.is_list() || item.is_dict()) fail("unhashable type: '" + item.type_name() + "'");
+      return container.dict_object().find(item) != nullptr;
     case Value::Type::kUndefined: return false;
     default: fail("argument of type '" + container.type_name() + "' is not iterable");
   }

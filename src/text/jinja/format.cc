@@ -158,7 +158,10 @@ std::string percent_format(const std::string& fmt, const Value& args) {
     }
     out += convert(fmt[i], flags, width, precision, *v);
   }
-  if (!by_name && next < values.size()) fail("not all arguments converted during string formatting");
+  // Python skips this check when the argument could be a mapping (anything with items but a
+  // tuple or a string): "ab" % [1] is "ab".
+  const bool mapping_like = by_name || (args.is_list() && !args.is_tuple());
+  if (!mapping_like && next < values.size()) fail("not all arguments converted during string formatting");
   return out;
 }
 

@@ -15,6 +15,11 @@ namespace staticlm::jinja {
 
 void fail(const std::string& message) { throw TemplateError{message}; }
 
+void Value::not_an_integer() const {
+  require_defined(*this);
+  fail("'" + type_name() + "' object cannot be interpreted as an integer");
+}
+
 void require_defined(const Value& v) {
   if (v.is_undefined()) fail(v.undefined_hint().empty() ? "undefined value" : v.undefined_hint());
 }
@@ -67,6 +72,12 @@ Value::Value(std::vector<Value> items, bool tuple) {
   l->items = std::move(items);
   l->is_tuple = tuple;
   v_ = std::move(l);
+}
+
+Value Value::generator(std::vector<Value> items) {
+  Value g(std::move(items));
+  std::get<std::shared_ptr<ListObject>>(g.v_)->is_generator = true;
+  return g;
 }
 
 Value Value::named_tuple(std::vector<Value> items, std::vector<std::string> fields) {
@@ -127,7 +138,7 @@ bool Value::truthy() const {
     case Type::kInt: return as_int() != 0;
     case Type::kFloat: return as_double() != 0.0;
     case Type::kString: return !as_string().empty();
-    case Type::kList: return !list().empty();
+    case Type::kList: return is_generator() || !list().empty();
     case Type::kDict: return dict_object().is_namespace || !dict_object().items.empty();
     case Type::kCallable: return true;
   }
@@ -373,7 +384,7 @@ std::string Value::type_name() const {
     case Type::kInt: return "int";
     case Type::kFloat: return "float";
     case Type::kString: return "str";
-    case Type::kList: return is_tuple() ? "tuple" : "list";
+    case Type::kList: return is_generator() ? "generator" : is_tuple() ? "tuple" : "list";
     case Type::kDict: return dict_object().is_namespace ? "Namespace" : "dict";
     case Type::kCallable: return "function";
   }
@@ -438,6 +449,9 @@ bool values_equal(const Value& a, const Value& b) {
 }
 
 bool values_less(const Value& a, const Value& b) {
+  // An undefined value fails with its own message, as jinja2's Undefined does when compared.
+  require_defined(a);
+  require_defined(b);
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() < b.as_double();
     return a.as_int() < b.as_int();

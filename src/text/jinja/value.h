@@ -23,6 +23,9 @@ class Value;
 struct ListObject {
   std::vector<Value> items;
   bool is_tuple = false;
+  // What jinja2 returns as a generator or iterator (select, map, unique, reverse, ...): always
+  // true, no length, not a sequence; `list` turns it into a list.
+  bool is_generator = false;
   std::vector<std::string> fields;  // a named tuple's field names (groupby's grouper, list); else empty
   int depth = 1;  // lists and dicts nested in this one, plus one (kMaxDataDepth bounds it)
 };
@@ -77,6 +80,7 @@ class Value {
   Value(std::vector<Value> items, bool tuple = false);
   // A tuple whose items are also attributes, by these names (Python's NamedTuple).
   static Value named_tuple(std::vector<Value> items, std::vector<std::string> fields);
+  static Value generator(std::vector<Value> items);
   // The field names of a named tuple; empty for anything else.
   const std::vector<std::string>& tuple_fields() const;
   Value(std::shared_ptr<DictObject> d) : v_(std::move(d)) {}
@@ -98,11 +102,18 @@ class Value {
   bool is_callable() const { return type() == Type::kCallable; }
 
   bool as_bool() const { return std::get<bool>(v_); }
-  std::int64_t as_int() const { return is_bool() ? (as_bool() ? 1 : 0) : std::get<std::int64_t>(v_); }
+  // An int or bool (Python's int); anything else fails as Python does where it needs an int.
+  std::int64_t as_int() const {
+    if (is_int()) return std::get<std::int64_t>(v_);
+    if (is_bool()) return as_bool() ? 1 : 0;
+    not_an_integer();
+  }
   double as_double() const { return is_float() ? std::get<double>(v_) : static_cast<double>(as_int()); }
   const std::string& as_string() const { return std::get<std::string>(v_); }
+  [[noreturn]] void not_an_integer() const;
   const std::vector<Value>& list() const { return std::get<std::shared_ptr<ListObject>>(v_)->items; }
   bool is_tuple() const { return std::get<std::shared_ptr<ListObject>>(v_)->is_tuple; }
+  bool is_generator() const { return is_list() && std::get<std::shared_ptr<ListObject>>(v_)->is_generator; }
   DictObject& dict_object() const { return *std::get<std::shared_ptr<DictObject>>(v_); }
   const CallableObject& callable() const { return *std::get<std::shared_ptr<CallableObject>>(v_); }
   const std::string& undefined_hint() const { return std::get<Undefined>(v_).hint; }
