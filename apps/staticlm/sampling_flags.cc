@@ -16,6 +16,10 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--top-p", f.top_p, "nucleus sampling mass (1: off)");
   cmd.add_option("--min-p", f.min_p, "drop tokens below min_p times the best one (0: off)");
   cmd.add_option("--repetition-penalty,--repeat-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
+  cmd.add_option("--presence-penalty", f.presence_penalty,
+                 "subtract this from the logit of every token the reply already holds (-2..2; 0: off)");
+  cmd.add_option("--frequency-penalty", f.frequency_penalty,
+                 "subtract this times its count in the reply from a token's logit (-2..2; 0: off)");
   cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0; -1: a random one, printed, as llama.cpp)");
   cmd.add_option("--stop", f.stops, "stop a reply when its text contains this string (repeatable)");
 }
@@ -31,6 +35,8 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   p.top_p = f.top_p;
   p.min_p = f.min_p;
   p.repetition_penalty = f.repetition_penalty;
+  p.presence_penalty = f.presence_penalty;
+  p.frequency_penalty = f.frequency_penalty;
   if (f.seed < -1) invalid_argument("--seed " + std::to_string(f.seed) + ": must be at least 0 (-1: a random seed)");
   if (f.seed == -1) {
     p.seed = std::random_device{}();

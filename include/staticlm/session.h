@@ -49,6 +49,7 @@ struct GenerateParams {
   std::optional<double> temperature;           // 0: greedy
   std::optional<std::int64_t> top_k;
   std::optional<double> top_p, min_p, repetition_penalty;
+  std::optional<double> presence_penalty, frequency_penalty;  // OpenAI's, on the reply's tokens; [-2, 2]
   std::uint64_t seed = 0;
   std::vector<std::string> stop;  // stop when the text contains one (needs a tokenizer)
   std::string dump_logits;        // write prefill/decode logits and tokens here (safetensors; "" : off)

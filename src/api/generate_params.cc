@@ -13,6 +13,8 @@ GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck) 
   if (p.top_p) g.sampling.top_p = *p.top_p;
   if (p.min_p) g.sampling.min_p = *p.min_p;
   if (p.repetition_penalty) g.sampling.repetition_penalty = *p.repetition_penalty;
+  if (p.presence_penalty) g.sampling.presence_penalty = *p.presence_penalty;
+  if (p.frequency_penalty) g.sampling.frequency_penalty = *p.frequency_penalty;
   g.sampling.seed = p.seed;
   validate_sampling_options(g.sampling);
   const auto& gen = ck.generation_config();

@@ -22,6 +22,10 @@ void validate_sampling_options(const SamplingOptions& o) {
   if (!std::isfinite(o.repetition_penalty) || o.repetition_penalty <= 0) {
     bad("repetition_penalty", o.repetition_penalty, "a number > 0 (1: off)");
   }
+  if (!(o.presence_penalty >= -2 && o.presence_penalty <= 2)) bad("presence_penalty", o.presence_penalty, "a number in [-2, 2] (0: off)");
+  if (!(o.frequency_penalty >= -2 && o.frequency_penalty <= 2)) {
+    bad("frequency_penalty", o.frequency_penalty, "a number in [-2, 2] (0: off)");
+  }
 }
 
 Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {
@@ -50,6 +54,15 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
       if (t < 0 || t >= v) continue;
       float& s = scores_[static_cast<std::size_t>(t)];
       s = s < 0 ? s * pen : s / pen;
+    }
+  }
+  // Presence and frequency penalties on what this sampler picked (OpenAI: logit -= frequency x
+  // count + presence x (count > 0)).
+  if (options_.presence_penalty != 0 || options_.frequency_penalty != 0) {
+    for (const auto& [t, count] : picked_) {
+      if (t < 0 || t >= v) continue;
+      scores_[static_cast<std::size_t>(t)] -=
+          static_cast<float>(options_.frequency_penalty * count + options_.presence_penalty);
     }
   }
   candidates_.clear();
@@ -105,15 +118,30 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
 std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std::int64_t> history) {
   if (logits.empty()) invalid_argument("sampler: empty logits");
   filter(logits, history);
-  if (candidates_.size() == 1) return candidates_.front().first;
-  // 53 random bits -> u in [0, 1); walk the cumulative distribution.
-  const double u = static_cast<double>(rng_() >> 11) * 0x1p-53;
-  double acc = 0;
-  for (const auto& c : candidates_) {
-    acc += c.second;
-    if (u < acc) return c.first;
+  std::int64_t token = candidates_.back().first;  // if rounding leaves u just above the total
+  if (candidates_.size() == 1) {
+    token = candidates_.front().first;
+  } else {
+    // 53 random bits -> u in [0, 1); walk the cumulative distribution.
+    const double u = static_cast<double>(rng_() >> 11) * 0x1p-53;
+    double acc = 0;
+    for (const auto& c : candidates_) {
+      acc += c.second;
+      if (u < acc) {
+        token = c.first;
+        break;
+      }
+    }
   }
-  return candidates_.back().first;  // rounding left u just above the total
+  if (options_.presence_penalty != 0 || options_.frequency_penalty != 0) {
+    const auto it = std::find_if(picked_.begin(), picked_.end(), [token](const auto& p) { return p.first == token; });
+    if (it != picked_.end()) {
+      ++it->second;
+    } else {
+      picked_.emplace_back(token, 1);
+    }
+  }
+  return token;
 }
 
 std::vector<double> Sampler::distribution(std::span<const float> logits, std::span<const std::int64_t> history) {

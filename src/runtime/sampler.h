@@ -1,6 +1,8 @@
 // Picks the next token from soft-capped logits: greedy, or sampling with temperature, top-k,
 // top-p and min-p, after an optional repetition penalty, in Hugging Face's order (penalty,
-// temperature, top-k, top-p, min-p). Deterministic for a given seed.
+// temperature, top-k, top-p, min-p). OpenAI's presence and frequency penalties (on the tokens
+// this sampler has picked, as OpenAI and vLLM count them) follow the repetition penalty.
+// Deterministic for a given seed.
 //
 // Ownership: a Sampler owns its random generator and scratch; it is not thread-safe.
 #pragma once
@@ -18,12 +20,15 @@ struct SamplingOptions {
   double top_p = 1.0;               // 1: off
   double min_p = 0.0;               // 0: off
   double repetition_penalty = 1.0;  // 1: off
+  double presence_penalty = 0.0;    // subtracted once from each token already picked (0: off)
+  double frequency_penalty = 0.0;   // subtracted per time a token was picked (0: off)
   std::uint64_t seed = 0;
   bool greedy() const { return temperature == 0.0; }
 };
 
 // Throws kInvalidArgument naming the option and its value: temperature < 0, top_k < 0, top_p
-// outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, or a non-finite value.
+// outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, presence or frequency penalty
+// outside [-2, 2] (OpenAI's range), or a non-finite value.
 void validate_sampling_options(const SamplingOptions& options);
 
 class Sampler {
@@ -31,6 +36,7 @@ class Sampler {
   explicit Sampler(const SamplingOptions& options);
 
   // The next token. `history`: the tokens the repetition penalty applies to (prompt and output).
+  // The token picked counts towards the presence and frequency penalties of later calls.
   std::int64_t sample(std::span<const float> logits, std::span<const std::int64_t> history);
 
   // The distribution sample() draws from: probabilities [V] (zero for filtered tokens; one-hot
@@ -47,6 +53,7 @@ class Sampler {
   std::mt19937_64 rng_;
   std::vector<float> scores_;
   std::vector<std::pair<std::int64_t, double>> candidates_;
+  std::vector<std::pair<std::int64_t, int>> picked_;  // token, times picked (in first-pick order)
 };
 
 }  // namespace staticlm

@@ -227,6 +227,12 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     s.repetition_penalty = number_field(doc, key);
     if (!(s.repetition_penalty > 0)) bad(key, "must be greater than 0 (1: off)");
   }
+  // OpenAI's penalties on the reply's own tokens, in its range.
+  for (auto [key, target] : {std::pair{"presence_penalty", &s.presence_penalty}, std::pair{"frequency_penalty", &s.frequency_penalty}}) {
+    if (!given(doc, key)) continue;
+    *target = number_field(doc, key);
+    if (!(*target >= -2 && *target <= 2)) bad(key, "must be in [-2, 2] (0: off)");
+  }
   if (given(doc, "temperature")) {
     s.temperature = number_field(doc, "temperature");
     if (s.temperature < 0) bad("temperature", "must be at least 0");

@@ -298,6 +298,26 @@ TEST_F(Serve, HealthAndModels) {
   EXPECT_NE(headers.find("access-control-allow-origin: *"), std::string::npos) << headers;
 }
 
+// OpenAI's presence / frequency penalties reach the sampler as run's flags do.
+TEST_F(Serve, PenaltiesEqualRunFlags) {
+  json r = request(kHello);
+  r["presence_penalty"] = 0.5;
+  r["frequency_penalty"] = 2;  // the tiny model's greedy reply repeats a token: not any more
+  const HttpResult h = chat(r);
+  ASSERT_EQ(h.status, 200) << h.body;
+  const std::string f = dir_->file("penalty_messages.json");
+  write(f, kHello.dump());
+  const test::CommandResult cli = test::run_staticlm("run -m " + model() + " --messages " + f +
+                                                     " -n 8 --temp 0 --max-seq 128 --json --presence-penalty 0.5 --frequency-penalty 2");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const json penalized = json::parse(h.body)["choices"][0]["message"]["content"];
+  EXPECT_EQ(penalized, json::parse(cli.out).at("text")) << h.body;
+  EXPECT_NE(penalized.get<std::string>(), run_answer(kHello));
+  const test::CommandResult bad = test::run_staticlm("run -m " + model() + " -p hi -n 1 --presence-penalty 3");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("presence_penalty = 3: expected a number in [-2, 2]"), std::string::npos) << bad.err;
+}
+
 TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
   const std::string expected = run_answer(kHello);
   const HttpResult r = chat(request(kHello));
@@ -643,6 +663,8 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"seed", {{"messages", kHello}, {"seed", 1.5}}},
       {"repetition_penalty", {{"messages", kHello}, {"repetition_penalty", 0}}},
       {"repeat_penalty", {{"messages", kHello}, {"repeat_penalty", "high"}}},
+      {"presence_penalty", {{"messages", kHello}, {"presence_penalty", 2.5}}},
+      {"frequency_penalty", {{"messages", kHello}, {"frequency_penalty", "some"}}},
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
   };
   for (const auto& [field, body] : cases) {

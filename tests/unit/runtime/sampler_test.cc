@@ -126,6 +126,38 @@ TEST(Sampler, RepetitionPenalty) {
   expect_dist(t.distribution(l, history), {std::exp(1.5) / z, std::exp(2.0) / z, std::exp(-2.0) / z});
 }
 
+// OpenAI's penalties count the tokens the sampler picked, not the history it is given:
+// logit -= frequency x count + presence x (count > 0).
+TEST(Sampler, PresenceAndFrequencyPenaltiesCountPickedTokens) {
+  SamplingOptions o = opts(0.0);
+  o.presence_penalty = 0.5;
+  Sampler s(o);
+  const std::vector<float> l = {2.0f, 1.7f, 1.0f};
+  const std::vector<std::int64_t> history = {1, 1, 1};  // the prompt's tokens: not counted
+  EXPECT_EQ(s.sample(l, history), 0);                   // nothing picked yet
+  EXPECT_EQ(s.sample(l, history), 1);                   // 2.0 - 0.5 = 1.5 < 1.7
+  EXPECT_EQ(s.sample(l, history), 0);                   // 1.5 and 1.2: presence counts once
+  SamplingOptions f = opts();
+  f.frequency_penalty = 0.25;
+  f.presence_penalty = 0.1;
+  f.seed = 3;
+  Sampler t(f);
+  const std::vector<float> flat = {0.0f, 0.0f, 0.0f};
+  std::vector<int> count(3, 0);
+  for (int i = 0; i < 4; ++i) ++count[static_cast<std::size_t>(t.sample(flat, {}))];
+  std::vector<double> w(3);
+  double z = 0;
+  for (std::size_t i = 0; i < 3; ++i) z += w[i] = std::exp(-(0.25 * count[i] + (count[i] > 0 ? 0.1 : 0.0)));
+  expect_dist(t.distribution(flat, {}), {w[0] / z, w[1] / z, w[2] / z});
+  // Negative values favour repeats; with both at 0 nothing changes.
+  SamplingOptions r = opts(0.0);
+  r.frequency_penalty = -1.0;
+  Sampler u(r);
+  const std::vector<float> first = {1.0f, 1.5f}, second = {2.0f, 1.5f};
+  EXPECT_EQ(u.sample(first, {}), 1);
+  EXPECT_EQ(u.sample(second, {}), 1);  // 1.5 + 1 > 2
+}
+
 TEST(Sampler, SameSeedSameTokensAndFrequenciesFollowTheDistribution) {
   SamplingOptions o = opts();
   o.seed = 7;
@@ -170,6 +202,14 @@ TEST(Sampler, BadOptionsAreRefused) {
   o = opts();
   o.min_p = 1.5;
   EXPECT_THROW(Sampler{o}, Error);
+  for (const double bad : {2.5, -2.01, static_cast<double>(NAN)}) {
+    o = opts();
+    o.presence_penalty = bad;
+    EXPECT_THROW(Sampler{o}, Error) << bad;
+    o = opts();
+    o.frequency_penalty = bad;
+    EXPECT_THROW(Sampler{o}, Error) << bad;
+  }
 }
 
 }  // namespace
