@@ -141,12 +141,24 @@ api::SessionOptions session_options(std::int64_t max_seq, int threads, const std
   return o;
 }
 
+// The OpenAI-style keywords of generate() and Chat.say(): presence_penalty, frequency_penalty,
+// logit_bias ({token id: bias}, -inf bans it), ignore_eos.
+struct Penalties {
+  std::optional<double> presence_penalty, frequency_penalty;
+  std::map<std::int64_t, float> logit_bias;
+  bool ignore_eos = false;
+};
+
 // The sampling keywords of generate() and Chat.say(); unset ones take the checkpoint's defaults.
 api::GenerateParams generate_params(std::optional<std::int64_t> max_new_tokens, std::optional<double> temperature,
                                     std::optional<std::int64_t> top_k, std::optional<double> top_p,
                                     std::optional<double> min_p, std::optional<double> repetition_penalty,
-                                    std::uint64_t seed, const std::vector<std::string>& stop) {
+                                    std::uint64_t seed, const std::vector<std::string>& stop, const Penalties& more) {
   api::GenerateParams p;
+  p.presence_penalty = more.presence_penalty;
+  p.frequency_penalty = more.frequency_penalty;
+  p.logit_bias.assign(more.logit_bias.begin(), more.logit_bias.end());
+  p.ignore_eos = more.ignore_eos;
   p.max_new_tokens = max_new_tokens;
   p.temperature = temperature;
   p.top_k = top_k;
@@ -346,15 +358,19 @@ PYBIND11_MODULE(staticlm, m) {
              const std::optional<std::vector<std::int64_t>>& prompt_ids, const py::object& image,
              std::optional<std::int64_t> max_new_tokens, std::optional<double> temperature,
              std::optional<std::int64_t> top_k, std::optional<double> top_p, std::optional<double> min_p,
-             std::optional<double> repetition_penalty, std::uint64_t seed, const std::vector<std::string>& stop) {
-            const api::GenerateParams p =
-                generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop);
+             std::optional<double> repetition_penalty, std::uint64_t seed, const std::vector<std::string>& stop,
+             std::optional<double> presence_penalty, std::optional<double> frequency_penalty,
+             const std::map<std::int64_t, float>& logit_bias, bool ignore_eos) {
+            const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
+                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos});
             return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), p);
           },
           py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
           py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(), py::arg("top_k") = py::none(),
           py::arg("top_p") = py::none(), py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(),
-          py::arg("seed") = 0, py::arg("stop") = std::vector<std::string>{},
+          py::arg("seed") = 0, py::arg("stop") = std::vector<std::string>{}, py::arg("presence_penalty") = py::none(),
+          py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
+          py::arg("ignore_eos") = false,
           "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text "
           "holding <|image|>). Unset sampling options take the checkpoint's defaults.")
       .def(
@@ -379,9 +395,10 @@ PYBIND11_MODULE(staticlm, m) {
           [](api::Chat& c, const std::string& text, const py::object& image, std::optional<std::int64_t> max_new_tokens,
              std::optional<double> temperature, std::optional<std::int64_t> top_k, std::optional<double> top_p,
              std::optional<double> min_p, std::optional<double> repetition_penalty, std::uint64_t seed,
-             const std::vector<std::string>& stop) {
-            const api::GenerateParams p =
-                generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed, stop);
+             const std::vector<std::string>& stop, std::optional<double> presence_penalty,
+             std::optional<double> frequency_penalty, const std::map<std::int64_t, float>& logit_bias, bool ignore_eos) {
+            const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
+                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos});
             const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
             api::TurnResult t;
             {
@@ -393,7 +410,9 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("text"), py::arg("image") = py::none(), py::arg("max_new_tokens") = py::none(),
           py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
           py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(), py::arg("seed") = 0,
-          py::arg("stop") = std::vector<std::string>{},
+          py::arg("stop") = std::vector<std::string>{}, py::arg("presence_penalty") = py::none(),
+          py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
+          py::arg("ignore_eos") = false,
           "Adds a user turn (an image only with the first, on a vision chat) and returns the reply: "
           "{tokens, stop_reason, message, text, stats, prefilled_tokens, reused_tokens, dropped_turns, context_tokens}")
       .def("reset", &api::Chat::reset, "forget every turn (the system prompt stays)")

@@ -1,6 +1,8 @@
 #include "sampling_flags.h"
 
+#include <cmath>
 #include <random>
+#include <utility>
 
 #include "api/generate_params.h"
 #include "base/error.h"
@@ -22,7 +24,44 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
                  "subtract this times its count in the reply from a token's logit (-2..2; 0: off)");
   cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0; -1: a random one, printed, as llama.cpp)");
   cmd.add_option("--stop", f.stops, "stop a reply when its text contains this string (repeatable)");
+  cmd.add_option("-l,--logit-bias", f.logit_bias,
+                 "TOKEN_ID(+|-)BIAS: add BIAS to the token's logit, e.g. 106-2.5 or 236761+1; -inf bans it (repeatable)");
+  cmd.add_flag("--ignore-eos", f.ignore_eos, "never sample the end tokens: generate -n tokens");
 }
+
+namespace {
+
+// "ID+BIAS" or "ID-BIAS" (llama.cpp's form); BIAS a number or inf.
+std::pair<std::int64_t, float> parse_logit_bias(const std::string& s) {
+  const auto fail = [&s]() {
+    invalid_argument("--logit-bias '" + s + "': expected TOKEN_ID+BIAS or TOKEN_ID-BIAS, e.g. 106-2.5 or 236761+1 (-inf bans it)");
+  };
+  const std::size_t sign = s.find_first_of("+-");
+  if (sign == 0 || sign == std::string::npos || sign + 1 == s.size()) fail();
+  std::int64_t id = 0;
+  for (std::size_t i = 0; i < sign; ++i) {
+    if (s[i] < '0' || s[i] > '9' || id > (INT64_MAX - 9) / 10) fail();
+    id = id * 10 + (s[i] - '0');
+  }
+  const std::string value = s.substr(sign + 1);
+  float bias = 0;
+  if (value == "inf" || value == "INF" || value == "Inf") {
+    bias = INFINITY;
+  } else {
+    std::size_t used = 0;
+    try {
+      bias = std::stof(value, &used);
+    } catch (const std::exception&) {
+      fail();
+    }
+    if (used != value.size() || !std::isfinite(bias) || value[0] == '+' || value[0] == '-') fail();
+  }
+  if (s[sign] == '-') bias = -bias;
+  if (bias == INFINITY) invalid_argument("--logit-bias '" + s + "': +inf would force the token; give a finite bias or -inf to ban it");
+  return {id, bias};
+}
+
+}  // namespace
 
 api::GenerateParams generate_params(const SamplingFlags& f) {
   if (f.max_new_tokens && *f.max_new_tokens < 1) {
@@ -45,6 +84,8 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
     p.seed = static_cast<std::uint64_t>(f.seed);
   }
   p.stop = f.stops;
+  for (const std::string& b : f.logit_bias) p.logit_bias.push_back(parse_logit_bias(b));
+  p.ignore_eos = f.ignore_eos;
   return p;
 }
 

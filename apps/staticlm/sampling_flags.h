@@ -20,6 +20,8 @@ struct SamplingFlags {
   std::optional<double> temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
   std::int64_t seed = 0;  // -1: a random seed
   std::vector<std::string> stops;
+  std::vector<std::string> logit_bias;  // llama.cpp's TOKEN_ID(+|-)BIAS
+  bool ignore_eos = false;
 };
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f);

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "staticlm/error.h"
@@ -50,6 +51,8 @@ struct GenerateParams {
   std::optional<std::int64_t> top_k;
   std::optional<double> top_p, min_p, repetition_penalty;
   std::optional<double> presence_penalty, frequency_penalty;  // OpenAI's, on the reply's tokens; [-2, 2]
+  std::vector<std::pair<std::int64_t, float>> logit_bias;    // (token, added to its logit; -inf bans it)
+  bool ignore_eos = false;                                    // ban the EOS tokens: generate max_new_tokens
   std::uint64_t seed = 0;
   std::vector<std::string> stop;  // stop when the text contains one (needs a tokenizer)
   std::string dump_logits;        // write prefill/decode logits and tokens here (safetensors; "" : off)

@@ -1,5 +1,7 @@
 #include "api/generate_params.h"
 
+#include <cmath>
+
 #include "base/error.h"
 #include "runtime/generation_defaults.h"
 
@@ -16,13 +18,24 @@ GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck) 
   if (p.presence_penalty) g.sampling.presence_penalty = *p.presence_penalty;
   if (p.frequency_penalty) g.sampling.frequency_penalty = *p.frequency_penalty;
   g.sampling.seed = p.seed;
-  validate_sampling_options(g.sampling);
+  const std::int64_t vocab = ck.config().text.vocab_size;
+  for (const auto& [token, bias] : p.logit_bias) {
+    if (token < 0 || token >= vocab) {
+      invalid_argument("logit_bias: token " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+    }
+    g.sampling.logit_bias.emplace_back(token, bias);
+  }
   const auto& gen = ck.generation_config();
   g.max_new_tokens = p.max_new_tokens.value_or(gen && gen->max_new_tokens ? *gen->max_new_tokens : 256);
   if (g.max_new_tokens < 1) {
     invalid_argument("max_new_tokens " + std::to_string(g.max_new_tokens) + ": must be at least 1");
   }
   g.eos_token_ids = resolve_eos_ids(ck.config(), ck.generation_config());
+  // As llama.cpp's --ignore-eos: the end tokens are never sampled.
+  if (p.ignore_eos) {
+    for (std::int64_t id : g.eos_token_ids) g.sampling.logit_bias.emplace_back(id, -INFINITY);
+  }
+  validate_sampling_options(g.sampling);
   g.stop_strings = p.stop;
   g.record_logits = !p.dump_logits.empty();
   return g;

@@ -26,6 +26,10 @@ void validate_sampling_options(const SamplingOptions& o) {
   if (!(o.frequency_penalty >= -2 && o.frequency_penalty <= 2)) {
     bad("frequency_penalty", o.frequency_penalty, "a number in [-2, 2] (0: off)");
   }
+  for (const auto& [token, bias] : o.logit_bias) {
+    if (token < 0) bad("logit_bias token", static_cast<double>(token), "a token id >= 0");
+    if (std::isnan(bias) || bias == INFINITY) bad("logit_bias of token " + std::to_string(token), bias, "a finite number or -inf (banned)");
+  }
 }
 
 Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {
@@ -43,6 +47,13 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     invalid_file("the model's logits hold " + std::to_string(bad) + " NaN or +Inf values of " + std::to_string(v) +
                  " (first at token " + std::to_string(first - scores_.begin()) +
                  "): the checkpoint's weights or the inputs hold non-finite values");
+  }
+  for (const auto& [t, bias] : options_.logit_bias) {
+    if (t >= v) {
+      invalid_argument("sampling option logit_bias: token " + std::to_string(t) + " is outside the vocabulary (" +
+                       std::to_string(v) + " tokens)");
+    }
+    scores_[static_cast<std::size_t>(t)] += bias;
   }
   // Repetition penalty (once per distinct token): divide positive scores, multiply negative ones.
   if (options_.repetition_penalty != 1.0) {
@@ -66,9 +77,10 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     }
   }
   candidates_.clear();
+  const float top = v > 0 ? *std::max_element(scores_.begin(), scores_.end()) : 0.0f;
+  if (top == -INFINITY) invalid_argument("sampling: every token's logit is -inf (logit_bias bans them all)");
   // A temperature so small that the scaled scores overflow (say 5e-324) is its limit, greedy.
   const double inv_t = 1.0 / options_.temperature;
-  const float top = v > 0 ? *std::max_element(scores_.begin(), scores_.end()) : 0.0f;
   if (options_.greedy() || !std::isfinite(inv_t) || (std::isfinite(top) && !std::isfinite(top * inv_t))) {
     // First maximum, as torch.argmax.
     const auto best = std::max_element(scores_.begin(), scores_.end()) - scores_.begin();

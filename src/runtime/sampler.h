@@ -1,7 +1,8 @@
 // Picks the next token from soft-capped logits: greedy, or sampling with temperature, top-k,
 // top-p and min-p, after an optional repetition penalty, in Hugging Face's order (penalty,
-// temperature, top-k, top-p, min-p). OpenAI's presence and frequency penalties (on the tokens
-// this sampler has picked, as OpenAI and vLLM count them) follow the repetition penalty.
+// temperature, top-k, top-p, min-p). A logit bias (OpenAI's logit_bias, llama.cpp's
+// --logit-bias) is added first; OpenAI's presence and frequency penalties (on the tokens this
+// sampler has picked, as OpenAI and vLLM count them) follow the repetition penalty.
 // Deterministic for a given seed.
 //
 // Ownership: a Sampler owns its random generator and scratch; it is not thread-safe.
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace staticlm {
@@ -22,13 +24,17 @@ struct SamplingOptions {
   double repetition_penalty = 1.0;  // 1: off
   double presence_penalty = 0.0;    // subtracted once from each token already picked (0: off)
   double frequency_penalty = 0.0;   // subtracted per time a token was picked (0: off)
+  // (token, bias) added to the token's logit before anything else; -inf bans it. A token listed
+  // twice gets both.
+  std::vector<std::pair<std::int64_t, float>> logit_bias;
   std::uint64_t seed = 0;
   bool greedy() const { return temperature == 0.0; }
 };
 
 // Throws kInvalidArgument naming the option and its value: temperature < 0, top_k < 0, top_p
 // outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, presence or frequency penalty
-// outside [-2, 2] (OpenAI's range), or a non-finite value.
+// outside [-2, 2] (OpenAI's range), a logit_bias token < 0 or bias NaN / +inf, or a non-finite
+// value. (A logit_bias token past the vocabulary is refused by sample(), which knows its size.)
 void validate_sampling_options(const SamplingOptions& options);
 
 class Sampler {

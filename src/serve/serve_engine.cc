@@ -208,6 +208,57 @@ ojson parse_body(const std::string& body) {
   return doc;
 }
 
+// OpenAI's logit_bias, {"TOKEN_ID": BIAS}, or llama.cpp's [[TOKEN_ID, BIAS], ...]; as llama.cpp, a
+// key that is not a token id is text whose tokens all get the bias, and a bias of false bans
+// the token. Biases in OpenAI's [-100, 100].
+void parse_logit_bias(const ojson& v, const Tokenizer& tok, SamplingOptions& s) {
+  const auto add = [&](const std::string& at, const ojson& token, const ojson& bias) {
+    float b = -INFINITY;
+    if (!(bias.is_boolean() && !bias.get<bool>())) {
+      if (!bias.is_number()) bad(at, "expected a number in [-100, 100] or false (banned), got " + bias.dump());
+      const double x = bias.get<double>();
+      if (!(x >= -100 && x <= 100)) bad(at, "expected a number in [-100, 100] or false (banned), got " + bias.dump());
+      b = static_cast<float>(x);
+    }
+    std::vector<std::int64_t> ids;
+    if (token.is_number_integer()) {
+      ids.push_back(token.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(token.get<std::uint64_t>(), INT64_MAX))
+                                               : token.get<std::int64_t>());
+    } else if (token.is_string()) {
+      const std::string text = token.get<std::string>();
+      const bool digits = !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
+      if (digits) {
+        ids.push_back(std::stoll(text));
+      } else {
+        if (text.size() > 4096) bad(at, "a token text longer than 4096 bytes");
+        for (int id : tok.encode(text)) ids.push_back(id);
+        if (ids.empty()) bad(at, "the text \"\" has no tokens");
+      }
+    } else {
+      bad(at, "expected a token id or a text, got " + token.dump());
+    }
+    for (std::int64_t id : ids) {
+      if (id < 0 || id >= tok.id_limit()) {
+        bad(at, "token id " + std::to_string(id) + " outside the vocabulary [0, " + std::to_string(tok.id_limit()) + ")");
+      }
+      s.logit_bias.emplace_back(id, b);
+    }
+  };
+  if (v.is_object()) {
+    if (v.size() > static_cast<std::size_t>(tok.id_limit())) bad("logit_bias", "more entries than tokens");
+    for (const auto& [key, bias] : v.items()) add("logit_bias." + key, ojson(key), bias);
+  } else if (v.is_array()) {
+    if (v.size() > static_cast<std::size_t>(tok.id_limit())) bad("logit_bias", "more entries than tokens");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string at = "logit_bias[" + std::to_string(i) + "]";
+      if (!v[i].is_array() || v[i].size() != 2) bad(at, "expected [token id or text, bias]");
+      add(at, v[i][0], v[i][1]);
+    }
+  } else {
+    bad("logit_bias", "expected an object {\"TOKEN_ID\": BIAS} or an array of [TOKEN_ID, BIAS]");
+  }
+}
+
 // The fields chat and text completions share: model, n, streaming, sampling, max_tokens, stop.
 GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& context, ChatJob& job) {
   if (doc.contains("model") && !doc["model"].is_string()) bad("model", "expected a string");
@@ -266,6 +317,11 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     for (const std::string& x : g.stop_strings) {
       if (x.empty()) bad("stop", "a stop string must not be empty");
     }
+  }
+  if (given(doc, "logit_bias")) parse_logit_bias(doc["logit_bias"], *context.tokenizer, s);
+  // llama.cpp's: the end tokens are never sampled, the reply runs to max_tokens.
+  if (boolean_field(doc, "ignore_eos", "ignore_eos")) {
+    for (std::int64_t id : g.eos_token_ids) s.logit_bias.emplace_back(id, -INFINITY);
   }
   try {
     validate_sampling_options(s);

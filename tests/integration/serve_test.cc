@@ -318,6 +318,69 @@ TEST_F(Serve, PenaltiesEqualRunFlags) {
   EXPECT_NE(bad.err.find("presence_penalty = 3: expected a number in [-2, 2]"), std::string::npos) << bad.err;
 }
 
+// logit_bias: the greedy reply's first token banned (-100, OpenAI's object; false, llama.cpp's
+// array with the token's text) gives another reply, the one `run -l ID-100` gives; ignore_eos
+// keeps a reply going that a +100 bias on the end of turn would stop at once.
+TEST_F(Serve, LogitBiasAndIgnoreEosEqualRunFlags) {
+  json r = request(kHello);
+  r["logprobs"] = true;
+  const HttpResult h = chat(r);
+  ASSERT_EQ(h.status, 200) << h.body;
+  const json first = json::parse(h.body)["choices"][0];
+  const std::string plain = first["message"]["content"], piece = first["logprobs"]["content"][0]["token"];
+  const std::string tok_body = json{{"content", piece}}.dump();
+  const json ids = json::parse(http("/tokenize", &tok_body).body)["tokens"];
+  ASSERT_EQ(ids.size(), 1u) << piece;
+  const std::int64_t id = ids[0];
+
+  const auto reply = [](const json& req) {
+    const HttpResult x = chat(req);
+    EXPECT_EQ(x.status, 200) << x.body;
+    return json::parse(x.body)["choices"][0];
+  };
+  const std::string f = dir_->file("bias_messages.json");
+  write(f, kHello.dump());
+  const auto run_with = [&](const std::string& flags) {
+    const test::CommandResult cli =
+        test::run_staticlm("run -m " + model() + " --messages " + f + " -n 8 --temp 0 --max-seq 128 --json " + flags);
+    EXPECT_EQ(cli.exit_code, 0) << cli.err;
+    return json::parse(cli.out).at("text").get<std::string>();
+  };
+  json banned = r;
+  banned["logit_bias"] = {{std::to_string(id), -100}};
+  const json b = reply(banned);
+  EXPECT_NE(b["logprobs"]["content"][0]["token"], piece) << b;
+  EXPECT_NE(b["message"]["content"], plain);
+  EXPECT_EQ(b["message"]["content"], run_with("-l " + std::to_string(id) + "-100"));
+  banned["logit_bias"] = json::array({json::array({piece, false})});
+  EXPECT_EQ(reply(banned)["message"]["content"], b["message"]["content"]);
+  // A small bias leaves the greedy reply as it is.
+  banned["logit_bias"] = {{std::to_string(id), -1e-6}};
+  EXPECT_EQ(reply(banned)["message"]["content"], plain);
+
+  // The end of turn (106) pushed up by 100 ends the reply at once; with ignore_eos it is never
+  // sampled and the reply runs to max_tokens.
+  json ends = request(kHello);
+  ends["logit_bias"] = {{"106", 100}};
+  const json e = reply(ends);
+  EXPECT_EQ(e["finish_reason"], "stop") << e;
+  EXPECT_EQ(e["message"]["content"], "") << e;
+  ends["ignore_eos"] = true;
+  const HttpResult long_reply = chat(ends);
+  ASSERT_EQ(long_reply.status, 200) << long_reply.body;
+  const json lj = json::parse(long_reply.body);
+  EXPECT_EQ(lj["choices"][0]["finish_reason"], "length") << lj;
+  EXPECT_EQ(lj["usage"]["completion_tokens"], 8) << lj;
+  EXPECT_EQ(lj["choices"][0]["message"]["content"], run_with("-l 106+100 --ignore-eos"));
+  EXPECT_EQ(run_with("-l 106+100"), "");
+
+  for (const std::string& flag : {"-l 5", "-l x+1", "--logit-bias 5+inf", "-l 999999999-1"}) {
+    const test::CommandResult bad = test::run_staticlm("run -m " + model() + " -p hi -n 1 " + flag);
+    EXPECT_EQ(bad.exit_code, 2) << flag << ": " << bad.err;
+    EXPECT_NE(bad.err.find("logit"), std::string::npos) << bad.err;
+  }
+}
+
 TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
   const std::string expected = run_answer(kHello);
   const HttpResult r = chat(request(kHello));
@@ -666,6 +729,12 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"presence_penalty", {{"messages", kHello}, {"presence_penalty", 2.5}}},
       {"frequency_penalty", {{"messages", kHello}, {"frequency_penalty", "some"}}},
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
+      {"logit_bias", {{"messages", kHello}, {"logit_bias", "ban"}}},
+      {"logit_bias.5", {{"messages", kHello}, {"logit_bias", {{"5", 101}}}}},
+      {"logit_bias.999999999", {{"messages", kHello}, {"logit_bias", {{"999999999", 1}}}}},
+      {"logit_bias[0]", {{"messages", kHello}, {"logit_bias", json::array({json::array({5})})}}},
+      {"logit_bias[1]", {{"messages", kHello}, {"logit_bias", json::array({json::array({5, 1}), json::array({5, "x"})})}}},
+      {"ignore_eos", {{"messages", kHello}, {"ignore_eos", "yes"}}},
   };
   for (const auto& [field, body] : cases) {
     const HttpResult e = chat(body);

@@ -21,6 +21,21 @@ def test_generate_prompt_ids_matches_run(model_dir, tmp_path):
     assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=0)) == expected
 
 
+def test_penalties_and_logit_bias_match_run(model_dir, tmp_path):
+    ids = [2, 105, 2364, 107, 9259]
+    plain = cli_tokens(model_dir, "--prompt-ids " + ",".join(map(str, ids)) + " -n 8 --temp 0 --max-seq 256", tmp_path)
+    flags = "--presence-penalty 0.5 --frequency-penalty 1.5 -l %d-100 -l 106+100 --ignore-eos" % plain[0]
+    expected = cli_tokens(model_dir, "--prompt-ids " + ",".join(map(str, ids)) + " -n 8 --temp 0 --max-seq 256 " + flags,
+                          tmp_path)
+    assert len(expected) == 8 and expected[0] != plain[0] and 106 not in expected
+    s = staticlm.Model(model_dir).session(max_seq=256)
+    got = s.generate(prompt_ids=ids, max_new_tokens=8, temperature=0, presence_penalty=0.5, frequency_penalty=1.5,
+                     logit_bias={plain[0]: -100, 106: 100}, ignore_eos=True)
+    assert list(got) == expected
+    with pytest.raises(ValueError, match="logit_bias: token 262144 is outside the vocabulary"):
+        list(s.generate(prompt_ids=ids, max_new_tokens=1, logit_bias={262144: 1.0}))
+
+
 def test_generate_text_matches_run(model_dir, tmp_path):
     expected = cli_tokens(model_dir, "-p 'The quick brown fox' -n 6 --temp 0 --max-seq 64", tmp_path)
     s = staticlm.Model(model_dir).session(max_seq=64, threads=2)

@@ -158,6 +158,46 @@ TEST(Sampler, PresenceAndFrequencyPenaltiesCountPickedTokens) {
   EXPECT_EQ(u.sample(second, {}), 1);  // 1.5 + 1 > 2
 }
 
+// logit_bias adds to the logits before everything else: softmax(l + b), a token twice gets both
+// biases, -inf bans a token even in greedy, and the repetition penalty sees the biased score.
+TEST(Sampler, LogitBiasAddsBeforeThePenalties) {
+  SamplingOptions o = opts();
+  o.logit_bias = {{0, -std::log(2.0f)}, {2, 0.5f}, {2, std::log(2.0f) - 0.5f}};
+  Sampler s(o);
+  // p = (0.5, 0.3, 0.2) with weights halved for 0 and doubled for 2: (0.25, 0.3, 0.4) / 0.95.
+  expect_dist(s.distribution(logits_of({0.5, 0.3, 0.2}), {}), {0.25 / 0.95, 0.3 / 0.95, 0.4 / 0.95});
+  SamplingOptions g = opts(0.0);
+  g.logit_bias = {{1, -INFINITY}};
+  Sampler greedy(g);
+  const std::vector<float> l = {1.0f, 3.0f, 2.0f};
+  EXPECT_EQ(greedy.sample(l, {}), 2);
+  expect_dist(greedy.distribution(l, {}), {0, 0, 1});
+  // Bias first: (3 - 2) / 2 = 0.5 beats token 0's 0 (the penalty first would give 1.5 - 2 < 0).
+  g.logit_bias = {{1, -2.0f}};
+  g.repetition_penalty = 2.0;
+  Sampler penalized(g);
+  EXPECT_EQ(penalized.sample(std::vector<float>{0.0f, 3.0f}, std::vector<std::int64_t>{1}), 1);
+  // Every token banned, and a token past the vocabulary, are refused by name.
+  SamplingOptions all = opts();
+  all.logit_bias = {{0, -INFINITY}, {1, -INFINITY}};
+  Sampler none(all);
+  try {
+    none.sample(std::vector<float>{0.0f, 1.0f}, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("every token's logit is -inf"), std::string::npos) << e.what();
+  }
+  SamplingOptions past = opts();
+  past.logit_bias = {{3, 1.0f}};
+  Sampler outside(past);
+  try {
+    outside.sample(std::vector<float>{0.0f, 1.0f, 2.0f}, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "sampling option logit_bias: token 3 is outside the vocabulary (3 tokens)");
+  }
+}
+
 TEST(Sampler, SameSeedSameTokensAndFrequenciesFollowTheDistribution) {
   SamplingOptions o = opts();
   o.seed = 7;
@@ -209,6 +249,11 @@ TEST(Sampler, BadOptionsAreRefused) {
     o = opts();
     o.frequency_penalty = bad;
     EXPECT_THROW(Sampler{o}, Error) << bad;
+  }
+  for (const auto& bad : std::vector<std::pair<std::int64_t, float>>{{-1, 1.0f}, {2, NAN}, {2, INFINITY}}) {
+    o = opts();
+    o.logit_bias = {bad};
+    EXPECT_THROW(Sampler{o}, Error) << bad.first << " " << bad.second;
   }
 }
 
