@@ -142,12 +142,20 @@ api::SessionOptions session_options(std::int64_t max_seq, int threads, const std
 }
 
 // The OpenAI-style keywords of generate() and Chat.say(): presence_penalty, frequency_penalty,
-// logit_bias ({token id: bias}, -inf bans it), ignore_eos.
+// logit_bias ({token id: bias}, -inf bans it), ignore_eos, json_schema (JSON text, or a dict).
 struct Penalties {
   std::optional<double> presence_penalty, frequency_penalty;
   std::map<std::int64_t, float> logit_bias;
   bool ignore_eos = false;
+  std::string json_schema;
 };
+
+// json_schema as given: a str is the schema's JSON text, a dict (or list, bool) is dumped with json.dumps.
+std::string schema_text(const py::object& schema) {
+  if (schema.is_none()) return "";
+  if (py::isinstance<py::str>(schema)) return schema.cast<std::string>();
+  return py::module_::import("json").attr("dumps")(schema).cast<std::string>();
+}
 
 // The sampling keywords of generate() and Chat.say(); unset ones take the checkpoint's defaults.
 api::GenerateParams generate_params(std::optional<std::int64_t> max_new_tokens, std::optional<double> temperature,
@@ -159,6 +167,7 @@ api::GenerateParams generate_params(std::optional<std::int64_t> max_new_tokens, 
   p.frequency_penalty = more.frequency_penalty;
   p.logit_bias.assign(more.logit_bias.begin(), more.logit_bias.end());
   p.ignore_eos = more.ignore_eos;
+  p.json_schema = more.json_schema;
   p.max_new_tokens = max_new_tokens;
   p.temperature = temperature;
   p.top_k = top_k;
@@ -360,9 +369,10 @@ PYBIND11_MODULE(staticlm, m) {
              std::optional<std::int64_t> top_k, std::optional<double> top_p, std::optional<double> min_p,
              std::optional<double> repetition_penalty, std::uint64_t seed, const std::vector<std::string>& stop,
              std::optional<double> presence_penalty, std::optional<double> frequency_penalty,
-             const std::map<std::int64_t, float>& logit_bias, bool ignore_eos) {
+             const std::map<std::int64_t, float>& logit_bias, bool ignore_eos,
+             const py::object& json_schema) {
             const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
-                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos});
+                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema)});
             return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), p);
           },
           py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
@@ -370,7 +380,7 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("top_p") = py::none(), py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(),
           py::arg("seed") = 0, py::arg("stop") = std::vector<std::string>{}, py::arg("presence_penalty") = py::none(),
           py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
-          py::arg("ignore_eos") = false,
+          py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(),
           "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text "
           "holding <|image|>). Unset sampling options take the checkpoint's defaults.")
       .def(
@@ -396,9 +406,10 @@ PYBIND11_MODULE(staticlm, m) {
              std::optional<double> temperature, std::optional<std::int64_t> top_k, std::optional<double> top_p,
              std::optional<double> min_p, std::optional<double> repetition_penalty, std::uint64_t seed,
              const std::vector<std::string>& stop, std::optional<double> presence_penalty,
-             std::optional<double> frequency_penalty, const std::map<std::int64_t, float>& logit_bias, bool ignore_eos) {
+             std::optional<double> frequency_penalty, const std::map<std::int64_t, float>& logit_bias, bool ignore_eos,
+             const py::object& json_schema) {
             const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
-                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos});
+                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema)});
             const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
             api::TurnResult t;
             {
@@ -412,7 +423,7 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(), py::arg("seed") = 0,
           py::arg("stop") = std::vector<std::string>{}, py::arg("presence_penalty") = py::none(),
           py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
-          py::arg("ignore_eos") = false,
+          py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(),
           "Adds a user turn (an image only with the first, on a vision chat) and returns the reply: "
           "{tokens, stop_reason, message, text, stats, prefilled_tokens, reused_tokens, dropped_turns, context_tokens}")
       .def("reset", &api::Chat::reset, "forget every turn (the system prompt stays)")

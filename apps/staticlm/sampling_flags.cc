@@ -6,6 +6,7 @@
 
 #include "api/generate_params.h"
 #include "base/error.h"
+#include "base/file.h"
 #include "commands.h"
 
 namespace staticlm::cli {
@@ -27,6 +28,10 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("-l,--logit-bias", f.logit_bias,
                  "TOKEN_ID(+|-)BIAS: add BIAS to the token's logit, e.g. 106-2.5 or 236761+1; -inf bans it (repeatable)");
   cmd.add_flag("--ignore-eos", f.ignore_eos, "never sample the end tokens: generate -n tokens");
+  cmd.add_option("-j,--json-schema", f.json_schema,
+                 "the reply must be JSON valid for this JSON Schema, e.g. '{}' (any value) or '{\"type\": \"object\"}' "
+                 "(docs/generation.md)");
+  cmd.add_option("--json-schema-file", f.json_schema_file, "as --json-schema, the schema read from a file");
 }
 
 namespace {
@@ -86,6 +91,9 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   p.stop = f.stops;
   for (const std::string& b : f.logit_bias) p.logit_bias.push_back(parse_logit_bias(b));
   p.ignore_eos = f.ignore_eos;
+  if (!f.json_schema.empty() && !f.json_schema_file.empty()) invalid_argument("--json-schema and --json-schema-file: give one");
+  p.json_schema = f.json_schema_file.empty() ? f.json_schema : read_file(f.json_schema_file);
+  if (!f.json_schema_file.empty() && p.json_schema.empty()) invalid_argument("--json-schema-file " + f.json_schema_file + ": the file is empty");
   return p;
 }
 

@@ -22,6 +22,7 @@ struct SamplingFlags {
   std::vector<std::string> stops;
   std::vector<std::string> logit_bias;  // llama.cpp's TOKEN_ID(+|-)BIAS
   bool ignore_eos = false;
+  std::string json_schema, json_schema_file;
 };
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f);

@@ -53,6 +53,9 @@ struct GenerateParams {
   std::optional<double> presence_penalty, frequency_penalty;  // OpenAI's, on the reply's tokens; [-2, 2]
   std::vector<std::pair<std::int64_t, float>> logit_bias;    // (token, added to its logit; -inf bans it)
   bool ignore_eos = false;                                    // ban the EOS tokens: generate max_new_tokens
+  // A JSON Schema (its JSON text) the reply must be a value of ("{}": any JSON value; see
+  // docs/generation.md for the keywords enforced); "": free text. Needs the tokenizer.
+  std::string json_schema;
   std::uint64_t seed = 0;
   std::vector<std::string> stop;  // stop when the text contains one (needs a tokenizer)
   std::string dump_logits;        // write prefill/decode logits and tokens here (safetensors; "" : off)

@@ -93,7 +93,7 @@ std::unique_ptr<Chat> Model::chat(const SessionOptions& o, const ChatOptions& c)
 
 GenerateOptions Chat::Impl::generate_options(const GenerateParams& params) const {
   if (!params.dump_logits.empty()) invalid_argument("dump_logits: a Chat writes no logits dump (Session::generate does)");
-  return api::generate_options(params, *model->checkpoint);
+  return api::generate_options(params, *model->checkpoint, &tokenizer());
 }
 
 template <class Run>

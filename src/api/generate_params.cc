@@ -4,10 +4,11 @@
 
 #include "base/error.h"
 #include "runtime/generation_defaults.h"
+#include "text/json_constraint.h"
 
 namespace staticlm::api {
 
-GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck) {
+GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck, const staticlm::Tokenizer* tokenizer) {
   GenerateOptions g;
   g.sampling = sampling_defaults(ck.generation_config());
   if (p.temperature) g.sampling.temperature = *p.temperature;
@@ -36,6 +37,11 @@ GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck) 
     for (std::int64_t id : g.eos_token_ids) g.sampling.logit_bias.emplace_back(id, -INFINITY);
   }
   validate_sampling_options(g.sampling);
+  if (!p.json_schema.empty()) {
+    auto schema = std::make_shared<const JsonSchema>(JsonSchema::parse(p.json_schema, "json_schema"));
+    if (!tokenizer) invalid_argument("json_schema: constrained generation needs the checkpoint's tokenizer.json");
+    g.constraint = json_constraint_factory(std::move(schema), *tokenizer, g.eos_token_ids);
+  }
   g.stop_strings = p.stop;
   g.record_logits = !p.dump_logits.empty();
   return g;

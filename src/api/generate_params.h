@@ -6,10 +6,13 @@
 #include "model/checkpoint.h"
 #include "runtime/generation.h"
 #include "staticlm/session.h"
+#include "text/tokenizer.h"
 
 namespace staticlm::api {
 
-// Bad values are kInvalidArgument naming the field (e.g. "max_new_tokens -1").
-GenerateOptions generate_options(const GenerateParams& params, const Checkpoint& checkpoint);
+// Bad values are kInvalidArgument naming the field (e.g. "max_new_tokens -1"). `tokenizer`: the
+// checkpoint's, needed for json_schema (may be null otherwise); it must outlive the options.
+GenerateOptions generate_options(const GenerateParams& params, const Checkpoint& checkpoint,
+                                 const staticlm::Tokenizer* tokenizer = nullptr);
 
 }  // namespace staticlm::api

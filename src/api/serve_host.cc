@@ -26,7 +26,6 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   std::unique_ptr<ServeHost> h(new ServeHost);
   h->checkpoint_ = Checkpoint::open(a.model);
   const Checkpoint& ck = *h->checkpoint_;
-  const GenerateOptions defaults = generate_options(a.defaults, ck);
   if (cfg.max_seq > ck.config().text.max_position_embeddings) {
     invalid_argument("--max-seq " + std::to_string(cfg.max_seq) + " exceeds the model's max_position_embeddings " +
                      std::to_string(ck.config().text.max_position_embeddings));
@@ -34,6 +33,7 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   const std::string tok_path = path_join(a.model, "tokenizer.json");
   if (!file_exists(tok_path)) invalid_argument("serve: " + a.model + " has no tokenizer.json");
   h->tokenizer_ = staticlm::Tokenizer::load(tok_path);
+  const GenerateOptions defaults = generate_options(a.defaults, ck, h->tokenizer_.get());
   const std::string name = std::filesystem::path(a.model).lexically_normal().filename().string();
   h->model_name_ = name.empty() ? a.model : name;
 

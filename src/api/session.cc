@@ -172,8 +172,8 @@ GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& p
   return guarded([&] {
     Impl& s = *impl_;
     check_one_source(prompt);
-    GenerateOptions g = generate_options(params, s.checkpoint());
     const staticlm::Tokenizer* tok = s.model->tokenizer ? s.model->tokenizer->tokenizer.get() : nullptr;
+    GenerateOptions g = generate_options(params, s.checkpoint(), tok);
     if (!g.stop_strings.empty() && !tok) {
       invalid_argument("stop strings need the checkpoint's tokenizer.json, which " + s.model->info.dir + " does not have");
     }

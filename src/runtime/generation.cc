@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "base/error.h"
 
@@ -46,8 +47,21 @@ GenerationResult generate(TokenSource& source, std::span<const std::int64_t> his
   r.stats.prompt_tokens = source.prompt_tokens();
   if (options.record_logits) r.prefill_logits.assign(logits.begin(), logits.end());
 
+  std::unique_ptr<TokenConstraint> constraint = options.constraint ? options.constraint() : nullptr;
+  std::vector<std::uint8_t> allowed;
+  std::vector<float> masked;
   for (;;) {
-    const std::int64_t token = sampler.sample(logits, seen);
+    std::span<const float> scores = logits;
+    if (constraint) {
+      constraint->allowed(static_cast<std::int64_t>(logits.size()), allowed);
+      masked.assign(logits.begin(), logits.end());
+      for (std::size_t i = 0; i < masked.size(); ++i) {
+        if (!allowed[i]) masked[i] = -INFINITY;
+      }
+      scores = masked;
+    }
+    const std::int64_t token = sampler.sample(scores, seen);
+    if (constraint) constraint->accept(token);
     if (r.tokens.empty()) r.stats.time_to_first_token_seconds = seconds_since(t0);
     r.tokens.push_back(token);
     seen.push_back(token);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/sampler.h"
+#include "runtime/token_constraint.h"
 
 namespace staticlm {
 
@@ -40,6 +41,9 @@ struct GenerateOptions {
   // Called with the logits that chose each token, before the token callback (e.g. for the
   // tokens' log-probabilities); may be empty.
   std::function<void(std::span<const float> logits, std::int64_t token)> on_logits;
+  // Makes the rule each generation's tokens follow (a JSON schema); empty: none. The tokens it
+  // does not allow get -inf before the logit bias, penalties and sampling.
+  TokenConstraintFactory constraint;
 };
 
 struct GenerationResult {

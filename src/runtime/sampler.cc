@@ -78,7 +78,7 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   }
   candidates_.clear();
   const float top = v > 0 ? *std::max_element(scores_.begin(), scores_.end()) : 0.0f;
-  if (top == -INFINITY) invalid_argument("sampling: every token's logit is -inf (logit_bias bans them all)");
+  if (top == -INFINITY) invalid_argument("sampling: every token's logit is -inf (logit_bias or the response format bans them all)");
   // A temperature so small that the scaled scores overflow (say 5e-324) is its limit, greedy.
   const double inv_t = 1.0 / options_.temperature;
   if (options_.greedy() || !std::isfinite(inv_t) || (std::isfinite(top) && !std::isfinite(top * inv_t))) {

@@ -13,6 +13,7 @@
 #include "runtime/prefiller.h"
 #include "text/chat_render.h"
 #include "text/detokenizer.h"
+#include "text/json_constraint.h"
 #include "text/tool_call_stream.h"
 #include "vision/image_decode.h"
 
@@ -259,6 +260,34 @@ void parse_logit_bias(const ojson& v, const Tokenizer& tok, SamplingOptions& s) 
   }
 }
 
+// OpenAI's response_format ({"type": "text" | "json_object" | "json_schema", "json_schema":
+// {"schema": S}}; llama.cpp's json_object may carry "schema") or llama.cpp's top-level json_schema;
+// null for free text.
+std::shared_ptr<const JsonSchema> response_schema(const ojson& doc) {
+  const auto compile = [](const ojson& schema, const std::string& param) {
+    try {
+      return std::make_shared<const JsonSchema>(JsonSchema::parse(schema.dump(), param));
+    } catch (const Error& e) {
+      throw RequestError{e.what(), param};  // the message names param and the keyword's place
+    }
+  };
+  if (given(doc, "json_schema") && !given(doc, "response_format")) return compile(doc["json_schema"], "json_schema");
+  const ojson& rf = doc["response_format"];
+  if (!rf.is_object() || !rf.contains("type") || !rf["type"].is_string()) {
+    bad("response_format", "expected an object with \"type\": \"text\", \"json_object\" or \"json_schema\"");
+  }
+  const std::string type = rf["type"].get<std::string>();
+  if (type == "text") return nullptr;
+  if (type == "json_object") {
+    if (given(rf, "schema")) return compile(rf["schema"], "response_format.schema");
+    return std::make_shared<const JsonSchema>(JsonSchema::any_object());
+  }
+  if (type != "json_schema") bad("response_format.type", "'" + type + "' is not text, json_object or json_schema");
+  const ojson* holder = given(rf, "json_schema") ? &rf["json_schema"] : &rf;  // some clients put schema beside type
+  if (!holder->is_object() || !given(*holder, "schema")) bad("response_format.json_schema.schema", "required");
+  return compile((*holder)["schema"], holder == &rf ? "response_format.schema" : "response_format.json_schema.schema");
+}
+
 // The fields chat and text completions share: model, n, streaming, sampling, max_tokens, stop.
 GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& context, ChatJob& job) {
   if (doc.contains("model") && !doc["model"].is_string()) bad("model", "expected a string");
@@ -319,6 +348,13 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     }
   }
   if (given(doc, "logit_bias")) parse_logit_bias(doc["logit_bias"], *context.tokenizer, s);
+  if (given(doc, "response_format") || given(doc, "json_schema")) {
+    if (std::shared_ptr<const JsonSchema> schema = response_schema(doc)) {
+      g.constraint = json_constraint_factory(std::move(schema), *context.tokenizer, g.eos_token_ids);
+    } else {
+      g.constraint = nullptr;
+    }
+  }
   // llama.cpp's: the end tokens are never sampled, the reply runs to max_tokens.
   if (boolean_field(doc, "ignore_eos", "ignore_eos")) {
     for (std::int64_t id : g.eos_token_ids) s.logit_bias.emplace_back(id, -INFINITY);

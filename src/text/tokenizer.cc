@@ -199,4 +199,9 @@ std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens
   return joined;
 }
 
+const TokenIndex& Tokenizer::token_index() const {
+  std::call_once(index_once_, [this] { index_ = std::make_unique<TokenIndex>(TokenIndex::build(*this)); });
+  return *index_;
+}
+
 }  // namespace staticlm

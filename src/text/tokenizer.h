@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +18,7 @@
 #include "text/decoder.h"
 #include "text/normalizer.h"
 #include "text/pre_tokenizer.h"
+#include "text/token_index.h"
 #include "text/tokenizer_spec.h"
 
 namespace staticlm {
@@ -55,6 +57,8 @@ class Tokenizer {
   // One past the largest id.
   int id_limit() const { return id_limit_; }
   const std::string& name() const { return name_; }
+  // The vocabulary as sorted bytes, for constrained generation; built on first use (thread-safe).
+  const TokenIndex& token_index() const;
 
  private:
   Tokenizer() = default;
@@ -69,6 +73,8 @@ class Tokenizer {
   void encode_piece(std::string_view piece, std::vector<int>& out, BpeScratch& scratch, std::size_t limit) const;
 
   std::string name_;
+  mutable std::once_flag index_once_;
+  mutable std::unique_ptr<TokenIndex> index_;
   std::unique_ptr<BpeModel> model_;
   std::unique_ptr<Normalizer> normalizer_;      // may be null
   std::unique_ptr<PreTokenizer> pre_tokenizer_;  // may be null

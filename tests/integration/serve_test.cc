@@ -381,6 +381,61 @@ TEST_F(Serve, LogitBiasAndIgnoreEosEqualRunFlags) {
   }
 }
 
+// response_format json_schema: the reply is JSON valid for the schema (checked here key by key),
+// the same as `run -j SCHEMA` and as llama.cpp's top-level json_schema; json_object starts an
+// object; a schema keyword that cannot be enforced is a 400 naming its place.
+TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
+  const json schema = json::parse(R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
+      "age": {"type": "integer"}, "ok": {"type": "boolean"}}, "required": ["name", "age", "ok"], "additionalProperties": false})");
+  json r = request(kHello);
+  r["max_tokens"] = 100;
+  r["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "person"}, {"strict", true}, {"schema", schema}}}};
+  const HttpResult h = chat(r);
+  ASSERT_EQ(h.status, 200) << h.body;
+  const json choice = json::parse(h.body)["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "stop") << h.body;
+  const std::string content = choice["message"]["content"];
+  const json value = json::parse(content);  // throws (fails the test) unless it is JSON
+  ASSERT_TRUE(value.is_object()) << content;
+  EXPECT_EQ(value.size(), 3u) << content;
+  EXPECT_TRUE(value.at("name").is_string() && value["name"].get<std::string>().size() <= 8 * 4) << content;
+  EXPECT_TRUE(value.at("age").is_number_integer()) << content;
+  EXPECT_TRUE(value.at("ok").is_boolean()) << content;
+
+  const std::string f = dir_->file("schema_messages.json"), s = dir_->file("schema.json");
+  write(f, kHello.dump());
+  write(s, schema.dump());
+  const test::CommandResult cli = test::run_staticlm("run -m " + model() + " --messages " + f +
+                                                     " -n 100 --temp 0 --max-seq 128 --json --json-schema-file " + s);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(json::parse(cli.out).at("text"), content);
+  json llama = request(kHello);
+  llama["max_tokens"] = 100;
+  llama["json_schema"] = schema;
+  const HttpResult l = chat(llama);
+  ASSERT_EQ(l.status, 200) << l.body;
+  EXPECT_EQ(json::parse(l.body)["choices"][0]["message"]["content"], content);
+  // Without a schema the same request answers free text.
+  EXPECT_NE(run_answer(kHello), content);
+
+  json object = request(kHello);
+  object["response_format"] = {{"type", "json_object"}};
+  const HttpResult o = chat(object);
+  ASSERT_EQ(o.status, 200) << o.body;
+  const std::string start = json::parse(o.body)["choices"][0]["message"]["content"];
+  EXPECT_EQ(start.substr(start.find_first_not_of(" \n\t"), 1), "{") << start;
+
+  json pattern = request(kHello);
+  pattern["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"schema", {{"type", "string"}, {"pattern", "^a"}}}}}};
+  const HttpResult p = chat(pattern);
+  EXPECT_EQ(p.status, 400) << p.body;
+  EXPECT_EQ(json::parse(p.body)["error"]["message"],
+            "response_format.json_schema.schema at /pattern: 'pattern' is not supported (it could not be enforced while generating)");
+  const test::CommandResult bad = test::run_staticlm("run -m " + model() + " -p hi -n 1 -j '{\"minimum\": 1}'");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_EQ(bad.err, "error: json_schema at /minimum: 'minimum' is not supported (it could not be enforced while generating)\n");
+}
+
 TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
   const std::string expected = run_answer(kHello);
   const HttpResult r = chat(request(kHello));
@@ -735,6 +790,9 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"logit_bias[0]", {{"messages", kHello}, {"logit_bias", json::array({json::array({5})})}}},
       {"logit_bias[1]", {{"messages", kHello}, {"logit_bias", json::array({json::array({5, 1}), json::array({5, "x"})})}}},
       {"ignore_eos", {{"messages", kHello}, {"ignore_eos", "yes"}}},
+      {"response_format", {{"messages", kHello}, {"response_format", "json"}}},
+      {"response_format.type", {{"messages", kHello}, {"response_format", {{"type", "yaml"}}}}},
+      {"response_format.json_schema.schema", {{"messages", kHello}, {"response_format", {{"type", "json_schema"}, {"json_schema", json::object()}}}}},
   };
   for (const auto& [field, body] : cases) {
     const HttpResult e = chat(body);

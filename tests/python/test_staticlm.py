@@ -36,6 +36,23 @@ def test_penalties_and_logit_bias_match_run(model_dir, tmp_path):
         list(s.generate(prompt_ids=ids, max_new_tokens=1, logit_bias={262144: 1.0}))
 
 
+def test_json_schema_matches_run(model_dir, tmp_path):
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string", "maxLength": 4}},
+              "required": ["n", "s"], "additionalProperties": False}
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    expected = cli_tokens(model_dir, "--prompt-ids 2,105,2364 -n 60 --temp 0 --max-seq 256 --json-schema-file " + str(path),
+                          tmp_path)
+    s = staticlm.Model(model_dir).session(max_seq=256)
+    g = s.generate(prompt_ids=[2, 105, 2364], max_new_tokens=60, temperature=0, json_schema=schema)
+    assert list(g) == expected
+    assert g.result["stop_reason"] == "eos"
+    value = json.loads(g.result["text"])
+    assert sorted(value) == ["n", "s"] and isinstance(value["n"], int) and len(value["s"]) <= 4
+    with pytest.raises(ValueError, match="json_schema at /pattern"):
+        list(s.generate(prompt_ids=[2], max_new_tokens=1, json_schema='{"pattern": "a"}'))
+
+
 def test_generate_text_matches_run(model_dir, tmp_path):
     expected = cli_tokens(model_dir, "-p 'The quick brown fox' -n 6 --temp 0 --max-seq 64", tmp_path)
     s = staticlm.Model(model_dir).session(max_seq=64, threads=2)

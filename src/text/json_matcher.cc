@@ -1,0 +1,405 @@
+#include "text/json_matcher.h"
+
+#include <algorithm>
+#include <string>
+
+namespace staticlm {
+
+namespace {
+
+bool is_ws(unsigned char b) { return b == ' ' || b == '\n' || b == '\t' || b == '\r'; }
+bool is_digit(unsigned char b) { return b >= '0' && b <= '9'; }
+bool is_hex(unsigned char b) { return is_digit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F'); }
+
+constexpr const char* kLiterals[] = {"true", "false", "null"};
+
+// String flags.
+constexpr std::uint8_t kKey = 0x80;       // an object's key
+constexpr std::uint8_t kDiverged = 0x40;  // a key that is none of the listed properties
+constexpr std::uint8_t kEscape = 0x07;    // 0 plain, 1 after '\', 2..5 a \u escape's digits
+
+// Object phases.
+enum : std::uint8_t { kKeyOrEnd, kKeyNext, kColon, kMember, kCommaOrEnd };
+// Array phases (kItemsDone: after an item).
+enum : std::uint8_t { kItemOrEnd, kItemNext, kItemsDone = 3 };
+// Number states: accepting ones are 2 (a lone 0), 3 (integer digits), 5 (fraction), 8 (exponent).
+bool accepting(std::int32_t state) { return state == 2 || state == 3 || state == 5 || state == 8; }
+
+}  // namespace
+
+JsonMatcher::JsonMatcher(const JsonSchema& schema) : schema_(&schema) {
+  Frame f;
+  f.node = schema.root;
+  stack_.push_back(f);
+}
+
+const JsonSchemaNode* JsonMatcher::node(int index) const {
+  return index >= 0 ? &schema_->nodes[static_cast<std::size_t>(index)] : nullptr;
+}
+
+bool JsonMatcher::feed(unsigned char byte) { return !done_ && step(byte); }
+
+bool JsonMatcher::complete() const {
+  if (done_) return true;
+  if (stack_.size() != 1) return false;
+  const Frame& f = stack_.back();
+  if (f.kind == Kind::kNumber) return accepting(f.a);
+  if (f.kind == Kind::kEnum) return node(f.node)->enum_values[static_cast<std::size_t>(f.a)].size() == static_cast<std::size_t>(f.c);
+  return false;
+}
+
+// f.ws: 0 none yet, 1 one space, 2 + n a newline and n spaces or tabs.
+std::int64_t JsonMatcher::string_room() const {
+  if (done_ || stack_.back().kind != Kind::kString) return -1;
+  const Frame& f = stack_.back();
+  if ((f.flags & (kKey | kEscape)) != 0 || f.phase != 0) return -1;
+  const JsonSchemaNode* n = node(f.node);
+  return n && n->max_length >= 0 ? n->max_length - f.c : INT64_MAX;
+}
+
+bool JsonMatcher::whitespace(Frame& f, unsigned char byte) {
+  if (f.ws == 0 && (byte == ' ' || byte == '\n')) {
+    f.ws = byte == ' ' ? 1 : 2;
+    return true;
+  }
+  if (f.ws >= 2 && f.ws < 2 + kMaxIndent && (byte == ' ' || byte == '\t')) {
+    ++f.ws;
+    return true;
+  }
+  return false;
+}
+
+void JsonMatcher::child_done() {
+  stack_.pop_back();
+  if (stack_.empty()) {
+    done_ = true;
+    return;
+  }
+  Frame& p = stack_.back();
+  if (p.kind == Kind::kObject) {
+    p.phase = kCommaOrEnd;
+  } else if (p.kind == Kind::kArray) {
+    ++p.c;
+    p.phase = kItemsDone;
+  }
+}
+
+bool JsonMatcher::step(unsigned char byte) {
+  Frame& f = stack_.back();
+  switch (f.kind) {
+    case Kind::kValue:
+      if (is_ws(byte)) return whitespace(f, byte);
+      return start_value(f, byte);
+    case Kind::kObject:
+      if (is_ws(byte)) return whitespace(f, byte);
+      f.ws = 0;
+      return object_byte(f, byte);
+    case Kind::kArray:
+      if (is_ws(byte)) return whitespace(f, byte);
+      f.ws = 0;
+      return array_byte(f, byte);
+    case Kind::kString:
+      return string_byte(f, byte);
+    case Kind::kLiteral: {
+      const std::string_view lit = kLiterals[f.a];
+      if (byte != static_cast<unsigned char>(lit[static_cast<std::size_t>(f.b)])) return false;
+      if (++f.b == static_cast<std::int32_t>(lit.size())) child_done();
+      return true;
+    }
+    case Kind::kNumber:
+    case Kind::kEnum: {
+      bool handoff = false;
+      const bool ok = f.kind == Kind::kNumber ? number_byte(f, byte, handoff) : enum_byte(f, byte, handoff);
+      if (!ok) return false;
+      if (!handoff) return true;
+      // The value ended before this byte: it belongs to the container (or nothing may follow).
+      child_done();
+      return !done_ && step(byte);
+    }
+  }
+  return false;
+}
+
+bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
+  const JsonSchemaNode* n = node(f.node);
+  f.ws = 0;
+  if (n && !n->enum_values.empty()) {
+    f.kind = Kind::kEnum;
+    f.a = 0;
+    f.b = static_cast<std::int32_t>(n->enum_values.size());
+    f.c = 0;
+    bool handoff = false;
+    return enum_byte(f, byte, handoff) && !handoff;
+  }
+  const unsigned types = n ? n->types : kJsonAnyType;
+  if (byte == '{' && (types & kJsonObject)) {
+    if (stack_.size() > kMaxDepth) return false;
+    f.kind = Kind::kObject;
+    f.phase = kKeyOrEnd;
+    f.seen = 0;
+    return true;
+  }
+  if (byte == '[' && (types & kJsonArray)) {
+    if (stack_.size() > kMaxDepth) return false;
+    f.kind = Kind::kArray;
+    f.phase = kItemOrEnd;
+    f.c = 0;
+    return true;
+  }
+  if (byte == '"' && (types & kJsonString)) {
+    f.kind = Kind::kString;
+    f.flags = 0;
+    f.phase = 0;
+    f.c = 0;
+    return true;
+  }
+  if ((byte == '-' || is_digit(byte)) && (types & (kJsonInteger | kJsonNumber))) {
+    f.kind = Kind::kNumber;
+    f.flags = (types & kJsonNumber) ? 0 : 1;  // 1: an integer
+    f.a = 0;
+    f.b = 0;
+    f.c = 0;
+    bool handoff = false;
+    return number_byte(f, byte, handoff);
+  }
+  const int literal = byte == 't' ? 0 : byte == 'f' ? 1 : byte == 'n' ? 2 : -1;
+  if (literal >= 0 && (types & (literal == 2 ? kJsonNull : kJsonBool))) {
+    f.kind = Kind::kLiteral;
+    f.a = literal;
+    f.b = 1;
+    return true;
+  }
+  return false;
+}
+
+bool JsonMatcher::can_add_key(const Frame& object) const {
+  const JsonSchemaNode* n = node(object.node);
+  if (!n || n->additional != kJsonNoNode) return true;
+  const std::uint64_t all = n->properties.size() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n->properties.size()) - 1;
+  return (object.seen & all) != all;
+}
+
+bool JsonMatcher::key_allowed(const Frame& object) const {
+  const JsonSchemaNode* n = node(object.node);
+  return !n || (n->required & ~object.seen) == 0;
+}
+
+bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
+  switch (f.phase) {
+    case kKeyOrEnd:
+    case kKeyNext:
+      if (byte == '"' && can_add_key(f)) {
+        const JsonSchemaNode* n = node(f.node);
+        Frame k;
+        k.kind = Kind::kString;
+        k.flags = static_cast<std::uint8_t>(kKey | (n && !n->properties.empty() ? 0 : kDiverged));
+        k.node = f.node;
+        k.a = 0;
+        k.b = n ? static_cast<std::int32_t>(n->properties.size()) : 0;
+        k.c = 0;
+        stack_.push_back(k);
+        return true;
+      }
+      if (byte == '}' && f.phase == kKeyOrEnd && key_allowed(f)) {
+        child_done();
+        return true;
+      }
+      return false;
+    case kColon: {
+      if (byte != ':') return false;
+      const JsonSchemaNode* n = node(f.node);
+      Frame v;
+      v.node = !n ? kJsonAnyNode : f.c >= 0 ? n->properties[static_cast<std::size_t>(f.c)].second : n->additional;
+      f.phase = kMember;
+      stack_.push_back(v);
+      return true;
+    }
+    case kCommaOrEnd:
+      if (byte == ',' && can_add_key(f)) {
+        f.phase = kKeyNext;
+        return true;
+      }
+      if (byte == '}' && key_allowed(f)) {
+        child_done();
+        return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+int JsonMatcher::item_node(const Frame& array) const {
+  const JsonSchemaNode* n = node(array.node);
+  if (!n) return kJsonAnyNode;
+  if (n->max_items >= 0 && array.c >= n->max_items) return kJsonNoNode;
+  if (array.c < static_cast<std::int64_t>(n->prefix_items.size())) return n->prefix_items[static_cast<std::size_t>(array.c)];
+  return n->items;
+}
+
+bool JsonMatcher::array_byte(Frame& f, unsigned char byte) {
+  const JsonSchemaNode* n = node(f.node);
+  const bool enough = !n || f.c >= n->min_items;
+  if (byte == ']' && f.phase != kItemNext) {
+    if (!enough) return false;
+    child_done();
+    return true;
+  }
+  if (f.phase == kItemsDone) {
+    if (byte != ',' || item_node(f) == kJsonNoNode) return false;
+    f.phase = kItemNext;
+    return true;
+  }
+  const int item = item_node(f);
+  if (item == kJsonNoNode) return false;
+  Frame v;
+  v.node = item;
+  stack_.push_back(v);
+  return step(byte);
+}
+
+bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
+  const bool key = f.flags & kKey;
+  const std::uint8_t esc = f.flags & kEscape;
+  bool new_char = false;
+  if (f.phase > 0) {  // UTF-8 continuation bytes
+    if (byte < 0x80 || byte > 0xBF) return false;
+    --f.phase;
+  } else if (esc == 1) {
+    if (byte == 'u') {
+      f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | 2);
+    } else if (byte == '"' || byte == '\\' || byte == '/' || byte == 'b' || byte == 'f' || byte == 'n' || byte == 'r' ||
+               byte == 't') {
+      f.flags &= static_cast<std::uint8_t>(~kEscape);
+    } else {
+      return false;
+    }
+  } else if (esc >= 2) {
+    if (!is_hex(byte)) return false;
+    f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | (esc == 5 ? 0 : esc + 1));
+  } else if (byte == '"') {
+    return key ? close_key(f) : close_string(f);
+  } else if (byte == '\\') {
+    f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | 1);
+    new_char = true;
+  } else if (byte < 0x20) {
+    return false;
+  } else if (byte < 0x80) {
+    new_char = true;
+  } else if (byte >= 0xC2 && byte <= 0xDF) {
+    f.phase = 1, new_char = true;
+  } else if (byte >= 0xE0 && byte <= 0xEF) {
+    f.phase = 2, new_char = true;
+  } else if (byte >= 0xF0 && byte <= 0xF4) {
+    f.phase = 3, new_char = true;
+  } else {
+    return false;
+  }
+  if (key) {
+    // Narrow the listed properties to those spelled with these bytes so far.
+    if (!(f.flags & kDiverged)) {
+      const auto& props = node(f.node)->properties;
+      const auto pos = static_cast<std::size_t>(f.c);
+      const auto first = props.begin() + f.a, last = props.begin() + f.b;
+      const auto lo = std::partition_point(first, last, [&](const auto& p) {
+        return p.first.size() <= pos || static_cast<unsigned char>(p.first[pos]) < byte;
+      });
+      const auto hi = std::partition_point(lo, last, [&](const auto& p) { return static_cast<unsigned char>(p.first[pos]) == byte; });
+      // With no other keys allowed, a prefix only of properties already given is a dead end.
+      const std::uint64_t seen = stack_[stack_.size() - 2].seen;
+      const bool open = std::any_of(lo, hi, [&](const auto& p) { return !((seen >> (&p - props.data())) & 1); });
+      if (lo == hi || !open) {
+        if (node(f.node)->additional == kJsonNoNode) return false;
+        f.flags |= kDiverged;
+      } else {
+        f.a = static_cast<std::int32_t>(lo - props.begin());
+        f.b = static_cast<std::int32_t>(hi - props.begin());
+      }
+    }
+    ++f.c;
+  } else if (new_char) {
+    const JsonSchemaNode* n = node(f.node);
+    if (n && n->max_length >= 0 && f.c >= n->max_length) return false;
+    ++f.c;
+  }
+  return true;
+}
+
+bool JsonMatcher::close_key(const Frame& f) {
+  // A listed property not given yet, or another key where others are allowed.
+  const JsonSchemaNode* n = node(f.node);
+  std::int64_t property = -1;
+  if (!(f.flags & kDiverged) && f.a < f.b &&
+      n->properties[static_cast<std::size_t>(f.a)].first.size() == static_cast<std::size_t>(f.c)) {
+    property = f.a;
+  }
+  Frame& object = stack_[stack_.size() - 2];
+  if (property >= 0 && ((object.seen >> property) & 1)) return false;
+  if (property < 0 && n && n->additional == kJsonNoNode) return false;
+  object.c = property;
+  if (property >= 0) object.seen |= std::uint64_t{1} << property;
+  object.phase = kColon;
+  stack_.pop_back();
+  return true;
+}
+
+bool JsonMatcher::close_string(const Frame& f) {
+  const JsonSchemaNode* n = node(f.node);
+  if (n && f.c < n->min_length) return false;
+  child_done();
+  return true;
+}
+
+bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
+  const bool integer = f.flags & 1;
+  const bool digit = is_digit(byte);
+  std::int32_t next = -1;
+  switch (f.a) {
+    case 0: next = byte == '-' ? 1 : byte == '0' ? 2 : digit ? 3 : -1; break;
+    case 1: next = byte == '0' ? 2 : digit ? 3 : -1; break;
+    case 2: next = byte == '.' ? 4 : (byte == 'e' || byte == 'E') ? 6 : -1; break;
+    case 3: next = digit ? 3 : byte == '.' ? 4 : (byte == 'e' || byte == 'E') ? 6 : -1; break;
+    case 4: next = digit ? 5 : -1; break;
+    case 5: next = digit ? 5 : (byte == 'e' || byte == 'E') ? 6 : -1; break;
+    case 6: next = (byte == '+' || byte == '-') ? 7 : digit ? 8 : -1; break;
+    case 7: next = digit ? 8 : -1; break;
+    case 8: next = digit ? 8 : -1; break;
+    default: break;
+  }
+  if (integer && next >= 4) next = -1;
+  if (next < 0) {
+    if (!accepting(f.a)) return false;
+    handoff = true;
+    return true;
+  }
+  if (f.b >= kMaxNumberBytes) return false;
+  // An integer fits int64 (what a reader parses it into): at most 18 digits.
+  if (integer && f.b >= kMaxIntegerDigits + (f.flags & 2 ? 1 : 0)) return false;
+  if (f.a == 0 && byte == '-') f.flags |= 2;
+  // An exponent of at most two digits keeps every number a finite double (readers refuse 1e400).
+  if (next == 8 && ++f.c > kMaxExponentDigits) return false;
+  f.a = next;
+  ++f.b;
+  return true;
+}
+
+bool JsonMatcher::enum_byte(Frame& f, unsigned char byte, bool& handoff) {
+  const auto& values = node(f.node)->enum_values;
+  const auto pos = static_cast<std::size_t>(f.c);
+  const auto first = values.begin() + f.a, last = values.begin() + f.b;
+  const auto lo = std::partition_point(first, last, [&](const std::string& v) {
+    return v.size() <= pos || static_cast<unsigned char>(v[pos]) < byte;
+  });
+  const auto hi = std::partition_point(lo, last, [&](const std::string& v) { return static_cast<unsigned char>(v[pos]) == byte; });
+  if (lo != hi) {
+    f.a = static_cast<std::int32_t>(lo - values.begin());
+    f.b = static_cast<std::int32_t>(hi - values.begin());
+    ++f.c;
+    return true;
+  }
+  if (first->size() != pos) return false;  // no value ends here
+  handoff = true;
+  return true;
+}
+
+}  // namespace staticlm

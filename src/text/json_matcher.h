@@ -1,0 +1,76 @@
+// Byte-by-byte matcher of one JSON value against a compiled JsonSchema: feed() says whether a
+// byte can continue a text that is still the prefix of a valid value. Copying a matcher is cheap
+// (a vector of small frames), so a caller can try a token's bytes on a copy.
+//
+// Limits that keep a generation from running forever inside one value: whitespace between
+// tokens is nothing, one space, or a newline and at most kMaxIndent spaces or tabs (llama.cpp's
+// JSON grammar), numbers of at most kMaxNumberBytes bytes (integers of kMaxIntegerDigits
+// digits, so they fit int64; exponents of kMaxExponentDigits, so every number is a finite double), at most
+// kMaxDepth nested arrays and objects. Strings must be valid UTF-8 (escapes are checked, not
+// decoded: minLength / maxLength count an escape as one character). Duplicate keys are refused.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "text/json_schema.h"
+
+namespace staticlm {
+
+class JsonMatcher {
+ public:
+  static constexpr int kMaxIndent = 20;
+  static constexpr int kMaxNumberBytes = 24;
+  static constexpr int kMaxIntegerDigits = 18;
+  static constexpr int kMaxExponentDigits = 2;
+  static constexpr int kMaxDepth = 64;
+
+  // `schema` must outlive the matcher (and its copies).
+  explicit JsonMatcher(const JsonSchema& schema);
+
+  // Takes one more byte; false (and the matcher unchanged in meaning: do not feed it further)
+  // when no valid value starts with the bytes so far and this one.
+  bool feed(unsigned char byte);
+  // The bytes so far are a whole valid value (nothing more is needed; a number could go on).
+  bool complete() const;
+  // No byte can follow.
+  bool finished() const { return done_; }
+  // Inside a string value, between characters: how many more characters it may hold (INT64_MAX:
+  // any); -1 elsewhere (a key, an escape, the middle of a character, outside a string).
+  std::int64_t string_room() const;
+
+ private:
+  enum class Kind : std::uint8_t { kValue, kObject, kArray, kString, kNumber, kLiteral, kEnum };
+  struct Frame {
+    Kind kind = Kind::kValue;
+    std::uint8_t phase = 0;
+    std::uint8_t ws = 0;       // whitespace bytes in a row
+    std::uint8_t flags = 0;    // per kind (string: key, escape / \u digits / UTF-8 bytes to come)
+    std::int32_t node = kJsonAnyNode;
+    std::int32_t a = 0, b = 0;  // per kind: enum / key range, counts
+    std::int64_t c = 0;         // per kind: string length, array items, key's property
+    std::uint64_t seen = 0;     // object: properties given
+  };
+
+  const JsonSchemaNode* node(int index) const;
+  bool start_value(Frame& f, unsigned char byte);
+  bool step(unsigned char byte);
+  bool whitespace(Frame& f, unsigned char byte);
+  void child_done();
+  bool object_byte(Frame& f, unsigned char byte);
+  bool array_byte(Frame& f, unsigned char byte);
+  bool string_byte(Frame& f, unsigned char byte);
+  bool close_key(const Frame& f);
+  bool close_string(const Frame& f);
+  bool number_byte(Frame& f, unsigned char byte, bool& handoff);
+  bool enum_byte(Frame& f, unsigned char byte, bool& handoff);
+  bool key_allowed(const Frame& object) const;
+  bool can_add_key(const Frame& object) const;
+  int item_node(const Frame& array) const;
+
+  const JsonSchema* schema_;
+  std::vector<Frame> stack_;
+  bool done_ = false;
+};
+
+}  // namespace staticlm

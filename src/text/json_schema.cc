@@ -1,0 +1,252 @@
+#include "text/json_schema.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "base/error.h"
+#include "base/json_limits.h"
+
+namespace staticlm {
+
+namespace {
+
+using nlohmann::json;
+
+// Keywords that say nothing a value must satisfy here.
+const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "format", "$schema",
+                                            "$id", "$comment", "strict", "$defs", "definitions", "readOnly",
+                                            "writeOnly", "deprecated", "name"};
+
+// A property name as written between the quotes of a JSON string.
+std::string escaped(const std::string& s) {
+  const std::string d = json(s).dump();
+  return d.substr(1, d.size() - 2);
+}
+
+class Compiler {
+ public:
+  Compiler(const json& root, std::string what) : root_(root), what_(std::move(what)) {}
+
+  JsonSchema run() {
+    JsonSchema s;
+    s.root = compile(root_, "");
+    s.nodes = std::move(nodes_);
+    return s;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& at, const std::string& m) const {
+    invalid_argument(what_ + " at " + (at.empty() ? std::string("/") : at) + ": " + m);
+  }
+
+  int compile(const json& s, const std::string& at) {
+    if (s.is_boolean()) {
+      if (s.get<bool>()) return kJsonAnyNode;
+      fail(at, "a false schema allows no value");
+    }
+    if (!s.is_object()) fail(at, "expected a schema (an object or true), got " + s.dump());
+    if (const auto it = memo_.find(&s); it != memo_.end()) return it->second;
+    if (s.contains("$ref")) return reference(s, at);
+    bool constrains = false;
+    for (const auto& [key, value] : s.items()) constrains |= !kAnnotations.count(key);
+    if (!constrains) return kJsonAnyNode;
+    if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, at);
+    const int index = static_cast<int>(nodes_.size());
+    nodes_.emplace_back();
+    memo_[&s] = index;
+    JsonSchemaNode n;
+    for (const auto& [key, v] : s.items()) {
+      const std::string here = at + "/" + key;
+      if (kAnnotations.count(key)) continue;
+      if (key == "type") {
+        n.types = types(v, here);
+      } else if (key == "enum" || key == "const") {
+        if (key == "enum" && (!v.is_array() || v.empty())) fail(here, "expected a non-empty array");
+        std::vector<std::string> values;
+        if (key == "enum") {
+          for (const json& x : v) values.push_back(x.dump());
+        } else {
+          values.push_back(v.dump());
+        }
+        std::sort(values.begin(), values.end());
+        values.erase(std::unique(values.begin(), values.end()), values.end());
+        n.enum_values = std::move(values);
+      } else if (key == "properties") {
+        if (!v.is_object()) fail(here, "expected an object of schemas");
+        if (v.size() > 64) fail(here, "more than 64 properties are not supported");
+        for (const auto& [name, sub] : v.items()) n.properties.emplace_back(escaped(name), compile(sub, here + "/" + name));
+        std::sort(n.properties.begin(), n.properties.end());
+      } else if (key == "required") {
+        if (!v.is_array()) fail(here, "expected an array of property names");
+      } else if (key == "additionalProperties") {
+        n.additional = v.is_boolean() && !v.get<bool>() ? kJsonNoNode : compile(v, here);
+      } else if (key == "items") {
+        n.items = v.is_boolean() && !v.get<bool>() ? kJsonNoNode : compile(v, here);
+      } else if (key == "prefixItems") {
+        if (!v.is_array()) fail(here, "expected an array of schemas");
+        for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(compile(v[i], here + "/" + std::to_string(i)));
+      } else if (key == "minItems" || key == "maxItems" || key == "minLength" || key == "maxLength") {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0) fail(here, "expected an integer >= 0");
+        const std::int64_t x = v.get<std::int64_t>();
+        (key == "minItems" ? n.min_items : key == "maxItems" ? n.max_items : key == "minLength" ? n.min_length : n.max_length) = x;
+      } else {
+        fail(here, "'" + key + "' is not supported (it could not be enforced while generating)");
+      }
+    }
+    if (s.contains("required")) {
+      for (const json& r : s["required"]) {
+        if (!r.is_string()) fail(at + "/required", "expected property names, got " + r.dump());
+        const std::string name = escaped(r.get<std::string>());
+        const auto it = std::find_if(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; });
+        if (it == n.properties.end()) fail(at + "/required", "'" + r.get<std::string>() + "' is not among the properties");
+        n.required |= std::uint64_t{1} << (it - n.properties.begin());
+      }
+    }
+    if (n.max_items >= 0 && n.min_items > n.max_items) fail(at, "minItems is above maxItems");
+    if (n.max_length >= 0 && n.min_length > n.max_length) fail(at, "minLength is above maxLength");
+    nodes_[static_cast<std::size_t>(index)] = std::move(n);
+    return index;
+  }
+
+  unsigned types(const json& v, const std::string& at) const {
+    static const std::map<std::string, unsigned> names = {{"null", kJsonNull},       {"boolean", kJsonBool},
+                                                          {"integer", kJsonInteger}, {"number", kJsonNumber},
+                                                          {"string", kJsonString},   {"array", kJsonArray},
+                                                          {"object", kJsonObject}};
+    const auto one = [&](const json& t) {
+      const auto it = t.is_string() ? names.find(t.get<std::string>()) : names.end();
+      if (it == names.end()) fail(at, "expected a JSON type name (null, boolean, integer, number, string, array, object), got " + t.dump());
+      return it->second;
+    };
+    if (!v.is_array()) return one(v);
+    unsigned bits = 0;
+    for (const json& t : v) bits |= one(t);
+    if (bits == 0) fail(at, "expected at least one type");
+    return bits;
+  }
+
+  int reference(const json& s, const std::string& at) {
+    for (const auto& [key, value] : s.items()) {
+      if (key != "$ref" && !kAnnotations.count(key)) fail(at + "/" + key, "'" + key + "' next to $ref is not supported");
+    }
+    const json& r = s["$ref"];
+    if (!r.is_string()) fail(at + "/$ref", "expected a string");
+    const std::string ref = r.get<std::string>();
+    const json* target = nullptr;
+    if (ref == "#") {
+      target = &root_;
+    } else {
+      for (const char* base : {"#/$defs/", "#/definitions/"}) {
+        const std::string prefix = base;
+        if (ref.rfind(prefix, 0) != 0) continue;
+        const std::string container = prefix.substr(2, prefix.size() - 3), name = ref.substr(prefix.size());
+        if (root_.contains(container) && root_[container].is_object() && root_[container].contains(name)) {
+          target = &root_[container][name];
+        }
+      }
+    }
+    if (!target) fail(at + "/$ref", "'" + ref + "' is not \"#\" or a schema under #/$defs/ or #/definitions/");
+    if (++depth_ > 256) fail(at + "/$ref", "references nest deeper than 256");
+    const int n = compile(*target, ref.substr(1));
+    --depth_;
+    return n;
+  }
+
+  // anyOf / oneOf whose branches take different types: the first byte of a value picks one.
+  int alternatives(const json& s, const std::string& at) {
+    const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
+    const json& v = s[key];
+    const std::string here = at + "/" + key;
+    for (const auto& [k, value] : s.items()) {
+      if (k != key && !kAnnotations.count(k)) fail(at + "/" + k, "'" + k + "' next to " + key + " is not supported");
+    }
+    if (!v.is_array() || v.empty()) fail(here, "expected a non-empty array of schemas");
+    if (v.size() == 1) return compile(v[0], here + "/0");
+    // Reserved first, so that a branch may refer back to this schema (a tree's children).
+    const int index = static_cast<int>(nodes_.size());
+    nodes_.emplace_back();
+    memo_[&s] = index;
+    std::vector<int> branches;
+    for (std::size_t i = 0; i < v.size(); ++i) branches.push_back(compile(v[i], here + "/" + std::to_string(i)));
+    JsonSchemaNode merged;
+    merged.types = 0;
+    bool has_enum = false;
+    for (int b : branches) {
+      if (b < 0 || b == index) fail(here, "a branch that allows any value cannot be told from the others");
+      has_enum |= !nodes_[static_cast<std::size_t>(b)].enum_values.empty();
+    }
+    for (std::size_t i = 0; i < branches.size(); ++i) {
+      const JsonSchemaNode& n = nodes_[static_cast<std::size_t>(branches[i])];
+      const std::string where = here + "/" + std::to_string(i);
+      if (has_enum) {
+        // Enums mix with null and boolean branches, spelled as values.
+        std::vector<std::string> values = n.enum_values;
+        if (values.empty()) {
+          if ((n.types & ~(kJsonNull | kJsonBool)) != 0) fail(where, "an enum branch mixes only with null or boolean branches");
+          if (n.types & kJsonNull) values.push_back("null");
+          if (n.types & kJsonBool) values.insert(values.end(), {"false", "true"});
+        }
+        merged.enum_values.insert(merged.enum_values.end(), values.begin(), values.end());
+        continue;
+      }
+      const unsigned numbers = kJsonInteger | kJsonNumber;
+      if ((merged.types & n.types & ~numbers) != 0) fail(where, "branches whose types overlap are not supported");
+      merged.types |= n.types;
+      if (n.types & kJsonObject) {
+        merged.properties = n.properties;
+        merged.required = n.required;
+        merged.additional = n.additional;
+      }
+      if (n.types & kJsonArray) {
+        merged.prefix_items = n.prefix_items;
+        merged.items = n.items;
+        merged.min_items = n.min_items;
+        merged.max_items = n.max_items;
+      }
+      if (n.types & kJsonString) {
+        merged.min_length = n.min_length;
+        merged.max_length = n.max_length;
+      }
+    }
+    if (merged.types & kJsonNumber) merged.types &= ~kJsonInteger;  // integer or number: a number
+    if (has_enum) {
+      merged.types = kJsonAnyType;
+      std::sort(merged.enum_values.begin(), merged.enum_values.end());
+      merged.enum_values.erase(std::unique(merged.enum_values.begin(), merged.enum_values.end()), merged.enum_values.end());
+    }
+    nodes_[static_cast<std::size_t>(index)] = std::move(merged);
+    return index;
+  }
+
+  const json& root_;
+  std::string what_;
+  std::vector<JsonSchemaNode> nodes_;
+  std::map<const json*, int> memo_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+JsonSchema JsonSchema::parse(std::string_view text, const std::string& what) {
+  check_json_limits(text, what);
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    invalid_argument(what + ": not valid JSON (" + e.what() + ")");
+  }
+  return Compiler(doc, what).run();
+}
+
+JsonSchema JsonSchema::any_object() {
+  JsonSchema s;
+  JsonSchemaNode n;
+  n.types = kJsonObject;
+  s.nodes.push_back(n);
+  s.root = 0;
+  return s;
+}
+
+}  // namespace staticlm

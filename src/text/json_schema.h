@@ -1,0 +1,62 @@
+// A JSON Schema compiled for constrained generation (OpenAI's response_format json_schema,
+// llama.cpp's --json-schema): the subset a byte-level matcher can enforce exactly, where the
+// first byte of a value decides its type. Supported: type (one or a list), enum, const,
+// properties, required, additionalProperties (false, true or a schema), items, prefixItems,
+// minItems, maxItems, minLength, maxLength, anyOf / oneOf of branches whose types do not
+// overlap (pydantic's Optional), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
+// (title, description, default, examples, format, $schema, $id, $comment, strict) are ignored;
+// any other keyword (pattern, minimum, allOf, ...) is refused by name, so a schema is never
+// half enforced.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace staticlm {
+
+// Value types, as bits.
+enum JsonType : unsigned {
+  kJsonNull = 1,
+  kJsonBool = 2,
+  kJsonInteger = 4,
+  kJsonNumber = 8,  // any number (integers included)
+  kJsonString = 16,
+  kJsonArray = 32,
+  kJsonObject = 64,
+  kJsonAnyType = 127,
+};
+
+// Node indices with a meaning of their own.
+constexpr int kJsonAnyNode = -1;  // any JSON value
+constexpr int kJsonNoNode = -2;   // nothing allowed (additionalProperties: false, items: false)
+
+struct JsonSchemaNode {
+  unsigned types = kJsonAnyType;
+  std::vector<std::string> enum_values;  // compact serializations, sorted; empty: no enum
+  // Objects: properties by their name as written inside a JSON string (escaped), sorted.
+  std::vector<std::pair<std::string, int>> properties;
+  std::uint64_t required = 0;  // bit i: properties[i] is required
+  int additional = kJsonAnyNode;
+  // Arrays.
+  std::vector<int> prefix_items;
+  int items = kJsonAnyNode;
+  std::int64_t min_items = 0, max_items = -1;  // -1: no limit
+  // Strings, in code points.
+  std::int64_t min_length = 0, max_length = -1;
+};
+
+struct JsonSchema {
+  std::vector<JsonSchemaNode> nodes;
+  int root = kJsonAnyNode;
+
+  // Compiles a schema's JSON text. Throws kInvalidArgument naming `what` and the keyword's place
+  // (e.g. "json_schema at /properties/age: 'minimum' is not supported").
+  static JsonSchema parse(std::string_view text, const std::string& what);
+  // Any JSON object (OpenAI's response_format json_object).
+  static JsonSchema any_object();
+};
+
+}  // namespace staticlm

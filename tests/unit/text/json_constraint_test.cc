@@ -1,0 +1,89 @@
+#include "text/json_constraint.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+#include "text/tokenizer.h"
+
+namespace staticlm {
+namespace {
+
+const Tokenizer& gemma4() {
+  static const std::unique_ptr<Tokenizer> tok = [] {
+    static test::TempDir dir;
+    test::make_tiny_model(dir.path(), 1);
+    return Tokenizer::load(dir.file("tokenizer.json"));
+  }();
+  return *tok;
+}
+
+// The mask computed two ways after `prefix` (fed as the tokens it encodes to): the constraint's
+// walk over the sorted vocabulary, and every token's bytes fed one by one to a copy of a matcher.
+void expect_same_mask(const std::string& schema_text, const std::string& prefix) {
+  const Tokenizer& tok = gemma4();
+  const TokenIndex& index = tok.token_index();
+  auto schema = std::make_shared<const JsonSchema>(JsonSchema::parse(schema_text, "json_schema"));
+  const std::vector<std::int64_t> ends = {1, 106};
+  JsonConstraint c(schema, index, ends);
+  JsonMatcher m(*schema);
+  for (int id : tok.encode(prefix)) {
+    c.accept(id);
+    for (char b : index.bytes[static_cast<std::size_t>(id)]) ASSERT_TRUE(m.feed(static_cast<unsigned char>(b))) << prefix;
+  }
+  const std::int64_t vocab = tok.id_limit();
+  std::vector<std::uint8_t> fast;
+  c.allowed(vocab, fast);
+  std::vector<std::uint8_t> slow(static_cast<std::size_t>(vocab), 0);
+  std::int64_t count = 0;
+  for (std::int64_t id = 0; id < vocab; ++id) {
+    const std::string& b = index.bytes[static_cast<std::size_t>(id)];
+    bool ok = !b.empty();
+    JsonMatcher copy = m;
+    for (std::size_t i = 0; ok && i < b.size(); ++i) ok = copy.feed(static_cast<unsigned char>(b[i]));
+    if (id == 1 || id == 106) ok = m.complete();
+    slow[static_cast<std::size_t>(id)] = ok;
+    count += ok;
+  }
+  EXPECT_GT(count, 0) << prefix;
+  for (std::int64_t id = 0; id < vocab; ++id) {
+    if (fast[static_cast<std::size_t>(id)] != slow[static_cast<std::size_t>(id)]) {
+      ADD_FAILURE() << schema_text << " after '" << prefix << "': token " << id << " '" << index.bytes[static_cast<std::size_t>(id)]
+                    << "' walk " << int(fast[static_cast<std::size_t>(id)]) << ", one by one " << int(slow[static_cast<std::size_t>(id)]);
+      return;
+    }
+  }
+}
+
+TEST(JsonConstraint, VocabularyWalkEqualsTokenByToken) {
+  const std::string person = R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 6},
+      "nick": {"type": "string"}, "age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["red", "re", "blue"]}}},
+      "required": ["name", "age"], "additionalProperties": false})";
+  for (const char* prefix : {"", "{", "{\"", "{\"n", "{\"name\": \"Al", "{\"name\": \"Alice", "{\"name\": \"x\", \"age\": 4",
+                             "{\"name\": \"x\", \"age\": 4, \"tags\": [\"re", "{\"name\": \"x\", \"nick\": \"Bo \\u00e",
+                             "{\"name\": \"x\", \"age\": 4, \"nick\": \"y\", \"tags\": []"}) {
+    expect_same_mask(person, prefix);
+  }
+  for (const char* prefix : {"", "[", "[1.5e", "{\"k\": [true, \"caf\xc3\xa9", "\"a", "12"}) expect_same_mask("{}", prefix);
+}
+
+TEST(JsonConstraint, CompleteValueAllowsOnlyTheEnd) {
+  const Tokenizer& tok = gemma4();
+  auto schema = std::make_shared<const JsonSchema>(JsonSchema::parse(R"({"type": "boolean"})", "json_schema"));
+  JsonConstraint c(schema, tok.token_index(), {1, 106});
+  for (int id : tok.encode("true")) c.accept(id);
+  std::vector<std::uint8_t> allowed;
+  c.allowed(tok.id_limit(), allowed);
+  std::vector<std::int64_t> ids;
+  for (std::size_t i = 0; i < allowed.size(); ++i) {
+    if (allowed[i]) ids.push_back(static_cast<std::int64_t>(i));
+  }
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{1, 106}));
+  EXPECT_THROW(c.accept(tok.encode("x")[0]), Error);
+}
+
+}  // namespace
+}  // namespace staticlm

@@ -1,0 +1,141 @@
+#include "text/json_matcher.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "text/json_schema.h"
+
+namespace staticlm {
+namespace {
+
+// Whether the matcher takes every byte of `text` and then holds a whole value.
+bool matches(const JsonSchema& s, const std::string& text) {
+  JsonMatcher m(s);
+  for (unsigned char c : text) {
+    if (!m.feed(c)) return false;
+  }
+  return m.complete();
+}
+
+// Whether every byte of `text` is taken (a prefix of some valid value).
+bool prefix(const JsonSchema& s, const std::string& text) {
+  JsonMatcher m(s);
+  for (unsigned char c : text) {
+    if (!m.feed(c)) return false;
+  }
+  return true;
+}
+
+JsonSchema schema(const std::string& text) { return JsonSchema::parse(text, "json_schema"); }
+
+TEST(JsonMatcher, AnyValueIsJsonAndNothingElse) {
+  const JsonSchema any = schema("{}");
+  for (const char* ok : {"0", "-1.5e+3", "\"a\\u00e9\\n\"", "true", "null", "[]", "[1, [2, {}]]",
+                         "{\"a\": {\"b\": [true, false, null]}, \"c\": \"\xc3\xa9\"}", " {\n  \"k\" : 1 }"}) {
+    EXPECT_TRUE(matches(any, ok)) << ok;
+    EXPECT_NO_THROW((void)nlohmann::json::parse(ok)) << ok;  // the reference parser agrees
+  }
+  for (const char* bad : {"01", "-", "1.", "1e", "+1", "tru", "nul", "[1,]", "{\"a\" 1}", "{,}", "\"\\x\"", "\"\\u12g4\"",
+                          "{\"a\":1,}", "[1 2]", "\"\xc3\"", "\"\x01\"", "'a'", "{a:1}", "[1]]"}) {
+    EXPECT_FALSE(matches(any, bad)) << bad;
+    EXPECT_THROW((void)nlohmann::json::parse(bad), nlohmann::json::exception) << bad;
+  }
+  // Nothing after the value, not even whitespace (the end token comes next).
+  EXPECT_FALSE(matches(any, "\"a\" "));
+  // A number is whole at every digit; a string only once closed.
+  EXPECT_TRUE(prefix(any, "12") && matches(any, "12"));
+  EXPECT_TRUE(prefix(any, "\"ab") && !matches(any, "\"ab"));
+}
+
+TEST(JsonMatcher, ObjectSchemaWithRequiredAndNoOtherKeys) {
+  const JsonSchema s = schema(R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 3},
+      "age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["a", "bc"]}, "maxItems": 2}},
+      "required": ["name", "age"], "additionalProperties": false})");
+  EXPECT_TRUE(matches(s, R"({"name": "Al", "age": 3})"));
+  EXPECT_TRUE(matches(s, R"({"age":-3,"name":"","tags":["bc","a"]})"));
+  EXPECT_FALSE(matches(s, R"({"name": "Al"})"));                      // age is required
+  EXPECT_FALSE(prefix(s, R"({"nam ")"));                              // no such key
+  EXPECT_FALSE(prefix(s, R"({"nick")"));                              // no key starts so
+  EXPECT_FALSE(prefix(s, R"({"name": "Al", "name")"));               // given twice
+  EXPECT_FALSE(prefix(s, R"({"name": "Al", "nam)"));                 // already given: a dead end
+  EXPECT_TRUE(prefix(schema(R"({"properties": {"a": {}}})"), R"({"a": 1, "a)"));  // others allowed: "ab" may come
+  EXPECT_FALSE(prefix(s, R"({"name": "Alan")"));                     // maxLength 3
+  EXPECT_FALSE(prefix(s, R"({"age": 1.5)"));                         // an integer
+  EXPECT_FALSE(prefix(s, R"({"age": 1, "tags": ["c)"));               // enum
+  EXPECT_FALSE(prefix(s, R"({"age": 1, "tags": ["a", "a", )"));       // maxItems 2
+  EXPECT_FALSE(prefix(s, "[")) << "the root is an object";
+  EXPECT_TRUE(prefix(s, R"({"name": "Al", "age": 1, "tags": [)"));
+}
+
+TEST(JsonMatcher, EnumsConstsAnyOfAndRefs) {
+  const JsonSchema e = schema(R"({"enum": [1, 12, "x", null, {"a": [1]}]})");
+  for (const char* ok : {"1", "12", "\"x\"", "null", "{\"a\":[1]}"}) EXPECT_TRUE(matches(e, ok)) << ok;
+  for (const char* bad : {"2", "123", "\"y\"", "{\"a\": [1]}", "true"}) EXPECT_FALSE(matches(e, bad)) << bad;
+  // pydantic's Optional[int] and Optional[Literal]: anyOf of disjoint types.
+  const JsonSchema o = schema(R"({"anyOf": [{"type": "integer"}, {"type": "null"}]})");
+  EXPECT_TRUE(matches(o, "7") && matches(o, "null") && !matches(o, "\"7\""));
+  const JsonSchema l = schema(R"({"anyOf": [{"enum": ["a", "b"]}, {"type": "null"}]})");
+  EXPECT_TRUE(matches(l, "\"b\"") && matches(l, "null") && !matches(l, "\"c\""));
+  EXPECT_TRUE(matches(schema(R"({"const": "on"})"), "\"on\""));
+  // A tree through $defs and a recursive "#".
+  const JsonSchema t = schema(R"({"$defs": {"Node": {"type": "object", "properties": {"v": {"type": "number"},
+      "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}, "required": ["v"], "additionalProperties": false}},
+      "$ref": "#/$defs/Node"})");
+  EXPECT_TRUE(matches(t, R"({"v": 1, "kids": [{"v": 2.5, "kids": []}, {"v": -0}]})"));
+  EXPECT_FALSE(prefix(t, R"({"v": 1, "kids": [{"w")"));
+  const JsonSchema r = schema(R"({"type": ["array", "string"], "items": {"$ref": "#"}, "minItems": 1})");
+  EXPECT_TRUE(matches(r, R"(["a", ["b"]])"));
+  EXPECT_FALSE(matches(r, "[]"));
+  EXPECT_FALSE(matches(r, R"(["a", []])"));
+  const JsonSchema p = schema(R"({"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": false})");
+  EXPECT_TRUE(matches(p, R"(["a", true])") && matches(p, "[\"a\"]"));
+  EXPECT_FALSE(prefix(p, R"(["a", true, )"));
+  EXPECT_FALSE(prefix(p, "[1"));
+}
+
+TEST(JsonMatcher, WhitespaceAndNumbersAreBounded) {
+  const JsonSchema any = schema("{}");
+  EXPECT_TRUE(prefix(any, "[\n" + std::string(JsonMatcher::kMaxIndent, ' ') + "1,\n\t2, 3"));
+  EXPECT_FALSE(prefix(any, "[\n" + std::string(JsonMatcher::kMaxIndent + 1, ' ')));
+  EXPECT_FALSE(prefix(any, "[  "));
+  EXPECT_FALSE(prefix(any, "[\n\n"));
+  EXPECT_FALSE(prefix(any, "[\t"));
+  EXPECT_TRUE(prefix(any, std::string(JsonMatcher::kMaxNumberBytes, '1')));
+  EXPECT_FALSE(prefix(any, std::string(JsonMatcher::kMaxNumberBytes + 1, '1')));
+  const JsonSchema integer = schema(R"({"type": "integer"})");
+  EXPECT_TRUE(matches(integer, "-" + std::string(JsonMatcher::kMaxIntegerDigits, '9')));
+  EXPECT_FALSE(prefix(integer, std::string(JsonMatcher::kMaxIntegerDigits + 1, '9')));
+  EXPECT_TRUE(matches(any, "-1.5e-99") && !prefix(any, "1e400"));
+  EXPECT_TRUE(prefix(any, std::string(JsonMatcher::kMaxDepth, '[')));
+  EXPECT_FALSE(prefix(any, std::string(JsonMatcher::kMaxDepth + 1, '[')));
+}
+
+TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"type": "string", "pattern": "^a"})", "json_schema at /pattern: 'pattern' is not supported"},
+      {R"({"properties": {"age": {"type": "integer", "minimum": 0}}})", "json_schema at /properties/age/minimum: 'minimum'"},
+      {R"({"type": "strin"})", "json_schema at /type: expected a JSON type name"},
+      {R"({"anyOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})", "json_schema at /anyOf/1: branches whose types overlap"},
+      {R"({"$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing'"},
+      {R"({"properties": {"a": {}}, "required": ["b"]})", "json_schema at /required: 'b' is not among the properties"},
+      {"{", "json_schema: not valid JSON"},
+      {"[1]", "json_schema at /: expected a schema"},
+  };
+  for (const auto& [text, message] : cases) {
+    try {
+      (void)schema(text);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
+    }
+  }
+  // Annotations are not constraints.
+  EXPECT_TRUE(matches(schema(R"({"title": "T", "description": "d", "type": "string", "format": "date"})"), "\"x\""));
+}
+
+}  // namespace
+}  // namespace staticlm
