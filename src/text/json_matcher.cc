@@ -137,6 +137,7 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
     f.kind = Kind::kObject;
     f.phase = kKeyOrEnd;
     f.seen = 0;
+    f.b = 0;
     return true;
   }
   if (byte == '[' && (types & kJsonArray)) {
@@ -174,14 +175,15 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
 
 bool JsonMatcher::can_add_key(const Frame& object) const {
   const JsonSchemaNode* n = node(object.node);
+  if (n && n->max_properties >= 0 && object.b >= n->max_properties) return false;
   if (!n || n->additional != kJsonNoNode) return true;
   const std::uint64_t all = n->properties.size() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n->properties.size()) - 1;
   return (object.seen & all) != all;
 }
 
-bool JsonMatcher::key_allowed(const Frame& object) const {
+bool JsonMatcher::can_close(const Frame& object) const {
   const JsonSchemaNode* n = node(object.node);
-  return !n || (n->required & ~object.seen) == 0;
+  return !n || ((n->required & ~object.seen) == 0 && object.b >= n->min_properties);
 }
 
 bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
@@ -200,7 +202,7 @@ bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
         stack_.push_back(k);
         return true;
       }
-      if (byte == '}' && f.phase == kKeyOrEnd && key_allowed(f)) {
+      if (byte == '}' && f.phase == kKeyOrEnd && can_close(f)) {
         child_done();
         return true;
       }
@@ -219,7 +221,7 @@ bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
         f.phase = kKeyNext;
         return true;
       }
-      if (byte == '}' && key_allowed(f)) {
+      if (byte == '}' && can_close(f)) {
         child_done();
         return true;
       }
@@ -337,6 +339,7 @@ bool JsonMatcher::close_key(const Frame& f) {
   if (property >= 0 && ((object.seen >> property) & 1)) return false;
   if (property < 0 && n && n->additional == kJsonNoNode) return false;
   object.c = property;
+  ++object.b;  // members given
   if (property >= 0) object.seen |= std::uint64_t{1} << property;
   object.phase = kColon;
   stack_.pop_back();

@@ -64,7 +64,7 @@ class JsonMatcher {
   bool close_string(const Frame& f);
   bool number_byte(Frame& f, unsigned char byte, bool& handoff);
   bool enum_byte(Frame& f, unsigned char byte, bool& handoff);
-  bool key_allowed(const Frame& object) const;
+  bool can_close(const Frame& object) const;
   bool can_add_key(const Frame& object) const;
   int item_node(const Frame& array) const;
 

@@ -87,10 +87,16 @@ class Compiler {
       } else if (key == "prefixItems") {
         if (!v.is_array()) fail(here, "expected an array of schemas");
         for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(compile(v[i], here + "/" + std::to_string(i)));
-      } else if (key == "minItems" || key == "maxItems" || key == "minLength" || key == "maxLength") {
+      } else if (key == "minItems" || key == "maxItems" || key == "minLength" || key == "maxLength" ||
+                 key == "minProperties" || key == "maxProperties") {
         if (!v.is_number_integer() || v.get<std::int64_t>() < 0) fail(here, "expected an integer >= 0");
-        const std::int64_t x = v.get<std::int64_t>();
-        (key == "minItems" ? n.min_items : key == "maxItems" ? n.max_items : key == "minLength" ? n.min_length : n.max_length) = x;
+        const std::int64_t x = std::min<std::int64_t>(v.get<std::int64_t>(), INT32_MAX);
+        (key == "minItems"        ? n.min_items
+         : key == "maxItems"      ? n.max_items
+         : key == "minLength"     ? n.min_length
+         : key == "maxLength"     ? n.max_length
+         : key == "minProperties" ? n.min_properties
+                                  : n.max_properties) = x;
       } else {
         fail(here, "'" + key + "' is not supported (it could not be enforced while generating)");
       }
@@ -106,6 +112,7 @@ class Compiler {
     }
     if (n.max_items >= 0 && n.min_items > n.max_items) fail(at, "minItems is above maxItems");
     if (n.max_length >= 0 && n.min_length > n.max_length) fail(at, "minLength is above maxLength");
+    if (n.max_properties >= 0 && n.min_properties > n.max_properties) fail(at, "minProperties is above maxProperties");
     nodes_[static_cast<std::size_t>(index)] = std::move(n);
     return index;
   }
@@ -198,6 +205,8 @@ class Compiler {
         merged.properties = n.properties;
         merged.required = n.required;
         merged.additional = n.additional;
+        merged.min_properties = n.min_properties;
+        merged.max_properties = n.max_properties;
       }
       if (n.types & kJsonArray) {
         merged.prefix_items = n.prefix_items;

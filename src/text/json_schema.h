@@ -1,7 +1,8 @@
 // A JSON Schema compiled for constrained generation (OpenAI's response_format json_schema,
 // llama.cpp's --json-schema): the subset a byte-level matcher can enforce exactly, where the
 // first byte of a value decides its type. Supported: type (one or a list), enum, const,
-// properties, required, additionalProperties (false, true or a schema), items, prefixItems,
+// properties, required, additionalProperties (false, true or a schema), minProperties,
+// maxProperties, items, prefixItems,
 // minItems, maxItems, minLength, maxLength, anyOf / oneOf of branches whose types do not
 // overlap (pydantic's Optional), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
 // (title, description, default, examples, format, $schema, $id, $comment, strict) are ignored;
@@ -40,6 +41,7 @@ struct JsonSchemaNode {
   std::vector<std::pair<std::string, int>> properties;
   std::uint64_t required = 0;  // bit i: properties[i] is required
   int additional = kJsonAnyNode;
+  std::int64_t min_properties = 0, max_properties = -1;  // -1: no limit
   // Arrays.
   std::vector<int> prefix_items;
   int items = kJsonAnyNode;

@@ -91,6 +91,12 @@ TEST(JsonMatcher, EnumsConstsAnyOfAndRefs) {
   EXPECT_TRUE(matches(r, R"(["a", ["b"]])"));
   EXPECT_FALSE(matches(r, "[]"));
   EXPECT_FALSE(matches(r, R"(["a", []])"));
+  const JsonSchema counted = schema(R"({"type": "object", "additionalProperties": {"type": "number"}, "minProperties": 1,
+      "maxProperties": 2})");
+  EXPECT_TRUE(matches(counted, R"({"a": 1, "b": 2})") && matches(counted, R"({"x": 0.5})"));
+  EXPECT_FALSE(matches(counted, "{}"));
+  EXPECT_FALSE(prefix(counted, R"({"a": 1, "b": 2, )"));
+  EXPECT_FALSE(prefix(counted, R"({"a": "1")"));
   const JsonSchema p = schema(R"({"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": false})");
   EXPECT_TRUE(matches(p, R"(["a", true])") && matches(p, "[\"a\"]"));
   EXPECT_FALSE(prefix(p, R"(["a", true, )"));
