@@ -43,7 +43,7 @@ bool JsonMatcher::complete() const {
   if (done_) return true;
   if (stack_.size() != 1) return false;
   const Frame& f = stack_.back();
-  if (f.kind == Kind::kNumber) return accepting(f.a);
+  if (f.kind == Kind::kNumber) return accepting(f.a) && number_in_range(f);
   if (f.kind == Kind::kEnum) return node(f.node)->enum_values[static_cast<std::size_t>(f.a)].size() == static_cast<std::size_t>(f.c);
   return false;
 }
@@ -160,6 +160,7 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
     f.a = 0;
     f.b = 0;
     f.c = 0;
+    f.seen = 0;
     bool handoff = false;
     return number_byte(f, byte, handoff);
   }
@@ -353,6 +354,35 @@ bool JsonMatcher::close_string(const Frame& f) {
   return true;
 }
 
+namespace {
+
+// Whether an integer of [n.minimum, n.maximum] is written with this prefix: the sign, then
+// `digits` digits of value m (m == 0 with a digit: a lone 0, which takes no more digits).
+bool integer_prefix_fits(bool negative, std::uint64_t m, int digits, const JsonSchemaNode& n) {
+  const __int128 lo = n.minimum, hi = n.maximum;
+  if (digits <= 0) return lo <= 0;  // "-" alone: some value <= 0 (-0 is 0)
+  if (m == 0) return lo <= 0 && 0 <= hi;
+  __int128 p = 1;
+  for (int k = 0; digits + k <= JsonMatcher::kMaxIntegerDigits; ++k, p *= 10) {
+    __int128 a = static_cast<__int128>(m) * p, b = a + p - 1;
+    if (negative) std::swap(a, b), a = -a, b = -b;
+    if (b >= lo && a <= hi) return true;
+  }
+  return false;
+}
+
+bool integer_in_range(bool negative, std::uint64_t m, const JsonSchemaNode& n) {
+  const __int128 v = negative ? -static_cast<__int128>(m) : static_cast<__int128>(m);
+  return v >= n.minimum && v <= n.maximum;
+}
+
+}  // namespace
+
+bool JsonMatcher::number_in_range(const Frame& f) const {
+  const JsonSchemaNode* n = node(f.node);
+  return !n || !n->bounded || integer_in_range(f.flags & 2, f.seen, *n);
+}
+
 bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
   const bool integer = f.flags & 1;
   const bool digit = is_digit(byte);
@@ -371,7 +401,7 @@ bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
   }
   if (integer && next >= 4) next = -1;
   if (next < 0) {
-    if (!accepting(f.a)) return false;
+    if (!accepting(f.a) || !number_in_range(f)) return false;
     handoff = true;
     return true;
   }
@@ -379,6 +409,14 @@ bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
   // An integer fits int64 (what a reader parses it into): at most 18 digits.
   if (integer && f.b >= kMaxIntegerDigits + (f.flags & 2 ? 1 : 0)) return false;
   if (f.a == 0 && byte == '-') f.flags |= 2;
+  if (const JsonSchemaNode* n = node(f.node); n && n->bounded) {
+    // The integer so far (its magnitude in `seen`) must still lead to one in range.
+    const bool negative = f.flags & 2;
+    const int digits = f.b + 1 - (negative ? 1 : 0);  // after this byte
+    const std::uint64_t m = digit ? f.seen * 10 + (byte - '0') : f.seen;
+    if (!integer_prefix_fits(negative, m, digits, *n)) return false;
+    f.seen = m;
+  }
   // An exponent of at most two digits keeps every number a finite double (readers refuse 1e400).
   if (next == 8 && ++f.c > kMaxExponentDigits) return false;
   f.a = next;

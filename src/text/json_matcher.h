@@ -63,6 +63,7 @@ class JsonMatcher {
   bool close_key(const Frame& f);
   bool close_string(const Frame& f);
   bool number_byte(Frame& f, unsigned char byte, bool& handoff);
+  bool number_in_range(const Frame& f) const;
   bool enum_byte(Frame& f, unsigned char byte, bool& handoff);
   bool can_close(const Frame& object) const;
   bool can_add_key(const Frame& object) const;

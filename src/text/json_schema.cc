@@ -1,6 +1,7 @@
 #include "text/json_schema.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -97,6 +98,15 @@ class Compiler {
          : key == "maxLength"     ? n.max_length
          : key == "minProperties" ? n.min_properties
                                   : n.max_properties) = x;
+      } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" || key == "exclusiveMaximum") {
+        if (!v.is_number()) fail(here, "expected a number");
+        // Integers of at most 18 digits (json_matcher.h): bounds past them change nothing.
+        const double x = std::clamp(v.get<double>(), -1e18, 1e18);
+        n.bounded = true;
+        if (key == "minimum") n.minimum = std::max(n.minimum, static_cast<std::int64_t>(std::ceil(x)));
+        if (key == "exclusiveMinimum") n.minimum = std::max(n.minimum, static_cast<std::int64_t>(std::floor(x)) + 1);
+        if (key == "maximum") n.maximum = std::min(n.maximum, static_cast<std::int64_t>(std::floor(x)));
+        if (key == "exclusiveMaximum") n.maximum = std::min(n.maximum, static_cast<std::int64_t>(std::ceil(x)) - 1);
       } else {
         fail(here, "'" + key + "' is not supported (it could not be enforced while generating)");
       }
@@ -112,6 +122,10 @@ class Compiler {
     }
     if (n.max_items >= 0 && n.min_items > n.max_items) fail(at, "minItems is above maxItems");
     if (n.max_length >= 0 && n.min_length > n.max_length) fail(at, "minLength is above maxLength");
+    if (n.bounded && (n.types != kJsonInteger || !n.enum_values.empty())) {
+      fail(at, "minimum and maximum are enforced on integers only (\"type\": \"integer\", no enum)");
+    }
+    if (n.bounded && n.minimum > n.maximum) fail(at, "no integer lies between the minimum and the maximum");
     if (n.max_properties >= 0 && n.min_properties > n.max_properties) fail(at, "minProperties is above maxProperties");
     nodes_[static_cast<std::size_t>(index)] = std::move(n);
     return index;
@@ -214,12 +228,20 @@ class Compiler {
         merged.min_items = n.min_items;
         merged.max_items = n.max_items;
       }
+      if (n.types & kJsonInteger) {
+        merged.bounded = n.bounded;
+        merged.minimum = n.minimum;
+        merged.maximum = n.maximum;
+      }
       if (n.types & kJsonString) {
         merged.min_length = n.min_length;
         merged.max_length = n.max_length;
       }
     }
-    if (merged.types & kJsonNumber) merged.types &= ~kJsonInteger;  // integer or number: a number
+    if (merged.types & kJsonNumber) {
+      if (merged.bounded) fail(here, "a bounded integer branch next to a number branch is not supported");
+      merged.types &= ~kJsonInteger;  // integer or number: a number
+    }
     if (has_enum) {
       merged.types = kJsonAnyType;
       std::sort(merged.enum_values.begin(), merged.enum_values.end());

@@ -3,7 +3,8 @@
 // first byte of a value decides its type. Supported: type (one or a list), enum, const,
 // properties, required, additionalProperties (false, true or a schema), minProperties,
 // maxProperties, items, prefixItems,
-// minItems, maxItems, minLength, maxLength, anyOf / oneOf of branches whose types do not
+// minItems, maxItems, minLength, maxLength, minimum / maximum / exclusiveMinimum /
+// exclusiveMaximum of integers, anyOf / oneOf of branches whose types do not
 // overlap (pydantic's Optional), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
 // (title, description, default, examples, format, $schema, $id, $comment, strict) are ignored;
 // any other keyword (pattern, minimum, allOf, ...) is refused by name, so a schema is never
@@ -46,6 +47,9 @@ struct JsonSchemaNode {
   std::vector<int> prefix_items;
   int items = kJsonAnyNode;
   std::int64_t min_items = 0, max_items = -1;  // -1: no limit
+  // Integers ("type": "integer" only): minimum, maximum and the exclusive ones, made inclusive.
+  bool bounded = false;
+  std::int64_t minimum = INT64_MIN, maximum = INT64_MAX;
   // Strings, in code points.
   std::int64_t min_length = 0, max_length = -1;
 };

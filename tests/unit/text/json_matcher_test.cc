@@ -91,6 +91,18 @@ TEST(JsonMatcher, EnumsConstsAnyOfAndRefs) {
   EXPECT_TRUE(matches(r, R"(["a", ["b"]])"));
   EXPECT_FALSE(matches(r, "[]"));
   EXPECT_FALSE(matches(r, R"(["a", []])"));
+  // Integer bounds, enforced digit by digit: no prefix that cannot end in range.
+  const JsonSchema age = schema(R"({"type": "integer", "minimum": 18, "exclusiveMaximum": 130})");
+  for (const char* ok : {"18", "42", "129", "100"}) EXPECT_TRUE(matches(age, ok)) << ok;
+  for (const char* bad : {"17", "130", "1000", "-1", "0", "9"}) EXPECT_FALSE(matches(age, bad)) << bad;
+  EXPECT_TRUE(prefix(age, "1") && !matches(age, "1"));  // 18..129 start so
+  EXPECT_FALSE(prefix(age, "-"));
+  EXPECT_FALSE(prefix(age, "0"));
+  EXPECT_FALSE(prefix(age, "13"));  // 13 is too small, 130-139 too large
+  EXPECT_TRUE(prefix(age, "12") && !prefix(age, "130"));
+  const JsonSchema neg = schema(R"({"type": "integer", "minimum": -5, "maximum": -2})");
+  EXPECT_TRUE(matches(neg, "-5") && matches(neg, "-2") && !prefix(neg, "-6") && !prefix(neg, "-1") && !prefix(neg, "3"));
+  EXPECT_FALSE(matches(neg, "-"));
   const JsonSchema counted = schema(R"({"type": "object", "additionalProperties": {"type": "number"}, "minProperties": 1,
       "maxProperties": 2})");
   EXPECT_TRUE(matches(counted, R"({"a": 1, "b": 2})") && matches(counted, R"({"x": 0.5})"));
@@ -123,7 +135,8 @@ TEST(JsonMatcher, WhitespaceAndNumbersAreBounded) {
 TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"type": "string", "pattern": "^a"})", "json_schema at /pattern: 'pattern' is not supported"},
-      {R"({"properties": {"age": {"type": "integer", "minimum": 0}}})", "json_schema at /properties/age/minimum: 'minimum'"},
+      {R"({"properties": {"age": {"type": "number", "minimum": 0}}})", "json_schema at /properties/age: minimum and maximum are enforced on integers only"},
+      {R"({"type": "integer", "minimum": 3, "maximum": 2})", "json_schema at /: no integer lies between"},
       {R"({"type": "strin"})", "json_schema at /type: expected a JSON type name"},
       {R"({"anyOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})", "json_schema at /anyOf/1: branches whose types overlap"},
       {R"({"$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing'"},
