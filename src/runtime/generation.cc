@@ -24,6 +24,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Every EOS id has a logit bias of -inf.
+bool ends_banned(const GenerateOptions& o) {
+  return std::all_of(o.eos_token_ids.begin(), o.eos_token_ids.end(), [&](std::int64_t id) {
+    return std::any_of(o.sampling.logit_bias.begin(), o.sampling.logit_bias.end(),
+                       [&](const auto& b) { return b.first == id && b.second == -INFINITY; });
+  });
+}
+
 }  // namespace
 
 GenerationResult generate(TokenSource& source, std::span<const std::int64_t> history, const GenerateOptions& options,
@@ -53,6 +61,12 @@ GenerationResult generate(TokenSource& source, std::span<const std::int64_t> his
   for (;;) {
     std::span<const float> scores = logits;
     if (constraint) {
+      // Whole, with the end tokens banned (--ignore-eos): the reply ends here, not in an error.
+      if (constraint->done() && ends_banned(options)) {
+        r.reason = StopReason::kEos;
+        r.message = "the constrained reply is complete (its end tokens are banned)";
+        break;
+      }
       constraint->allowed(static_cast<std::int64_t>(logits.size()), allowed);
       masked.assign(logits.begin(), logits.end());
       for (std::size_t i = 0; i < masked.size(); ++i) {

@@ -17,6 +17,8 @@ class TokenConstraint {
   virtual void allowed(std::int64_t vocab, std::vector<std::uint8_t>& allowed) = 0;
   // The token chosen (one allowed() allowed).
   virtual void accept(std::int64_t token) = 0;
+  // Nothing but an end token may follow (the constrained text is whole).
+  virtual bool done() const = 0;
 };
 
 using TokenConstraintFactory = std::function<std::unique_ptr<TokenConstraint>()>;

@@ -18,6 +18,7 @@ class JsonConstraint : public TokenConstraint {
   JsonConstraint(std::shared_ptr<const JsonSchema> schema, const TokenIndex& index, std::vector<std::int64_t> end_ids);
   void allowed(std::int64_t vocab, std::vector<std::uint8_t>& allowed) override;
   void accept(std::int64_t token) override;
+  bool done() const override { return matcher_.finished(); }
 
  private:
   std::shared_ptr<const JsonSchema> schema_;

@@ -425,6 +425,16 @@ TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
   const std::string start = json::parse(o.body)["choices"][0]["message"]["content"];
   EXPECT_EQ(start.substr(start.find_first_not_of(" \n\t"), 1), "{") << start;
 
+  // A whole value with the end tokens banned ends the reply there.
+  json whole = request(kHello);
+  whole["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"schema", {{"type", "boolean"}}}}}};
+  whole["ignore_eos"] = true;
+  const HttpResult w = chat(whole);
+  ASSERT_EQ(w.status, 200) << w.body;
+  const json wj = json::parse(w.body)["choices"][0];
+  EXPECT_EQ(wj["finish_reason"], "stop") << w.body;
+  EXPECT_TRUE(json::parse(wj["message"]["content"].get<std::string>()).is_boolean()) << w.body;
+
   json pattern = request(kHello);
   pattern["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"schema", {{"type", "string"}, {"pattern", "^a"}}}}}};
   const HttpResult p = chat(pattern);
