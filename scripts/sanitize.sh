@@ -33,7 +33,7 @@ left_out=(
   CApi.PreprocessImageEqualsInputsCommand Plugin.PartialPluginFallsBackToCpuWithTheSameBits
   Plugin.CpuPluginImageRunIsBitIdentical Plugin.CpuPluginInspectReportIsIdentical
   Plugin.CpuPluginGenerationIsBitIdentical Replay.RecordingDoesNotChangeWhatRunGenerates
-  Serve.GreedyAnswerEqualsRunStreamedAndNot
+  Serve.GreedyAnswerEqualsRunStreamedAndNot Serve.PenaltiesEqualRunFlags Serve.LogitBiasAndIgnoreEosEqualRunFlags
   # valid inputs through paths covered above
   Plugin.OtherCommandsTakeTheBackend 'ProfileFlag.*' Inspect.ImagePromptPassesInBothProfilesFitMode
   Inspect.ThresholdsFromSetAndConfig Inspect.ModelReferenceNamesTheScaledLayer
