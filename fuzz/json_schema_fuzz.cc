@@ -1,7 +1,9 @@
 // A JSON Schema (before the first NUL) compiled for constrained generation, then the bytes after
 // it fed to the matcher. Besides refusing bad schemas by name only, the matcher is held to a
 // reference: a text it takes whole as a complete value must parse as JSON with nlohmann's parser
-// (constrained generation must never produce invalid JSON); a mismatch aborts.
+// (constrained generation must never produce invalid JSON), and when the schema is one object
+// whose minimum / maximum / exclusiveMinimum / exclusiveMaximum are numbers, a number it takes
+// whole must parse to a double within them; a mismatch aborts.
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (taken == bytes.size() && m.complete() && !nlohmann::json::accept(bytes)) {
       std::fprintf(stderr, "json_schema fuzz: the matcher took invalid JSON whole\n");
       std::abort();
+    }
+    if (taken == bytes.size() && m.complete()) {
+      const nlohmann::json s = nlohmann::json::parse(schema_text, nullptr, false);
+      const nlohmann::json v = nlohmann::json::parse(bytes, nullptr, false);
+      if (s.is_object() && v.is_number()) {
+        const double x = v.get<double>();
+        const auto bound = [&](const char* key, auto holds) {
+          const auto it = s.find(key);
+          if (it != s.end() && it->is_number() && !holds(x, it->get<double>())) {
+            std::fprintf(stderr, "json_schema fuzz: %s %s broken by a number the matcher took whole\n", key,
+                         it->dump().c_str());
+            std::abort();
+          }
+        };
+        bound("minimum", [](double a, double b) { return a >= b; });
+        bound("maximum", [](double a, double b) { return a <= b; });
+        bound("exclusiveMinimum", [](double a, double b) { return a > b; });
+        bound("exclusiveMaximum", [](double a, double b) { return a < b; });
+      }
     }
   });
   return 0;

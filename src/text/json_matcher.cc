@@ -17,6 +17,16 @@ constexpr const char* kLiterals[] = {"true", "false", "null"};
 constexpr std::uint8_t kKey = 0x80;       // an object's key
 constexpr std::uint8_t kDiverged = 0x40;  // a key that is none of the listed properties
 constexpr std::uint8_t kEscape = 0x07;    // 0 plain, 1 after '\', 2..5 a \u escape's digits
+// What the next bytes of a string must be beyond the plain rules (flags bits 3-5). Inside a
+// UTF-8 character (phase > 0): kFirst* narrow its first continuation byte (no overlong forms,
+// no UTF-16 surrogates, nothing past U+10FFFF). Else: a \u escape that may be a surrogate
+// (kMaybeSurrogate: first digit d; kHigh: D800-DBFF) and the \u dc00-dfff that must follow a
+// high one (kLowBackslash .. kLowC: its '\', 'u', 'd', then c-f). Readers refuse lone surrogates.
+constexpr std::uint8_t kPending = 0x38;
+enum : std::uint8_t {
+  kFirstA0 = 1, kFirst80To9F, kFirst90, kFirst80To8F,  // after E0, ED, F0, F4
+  kMaybeSurrogate = 1, kHigh, kLowBackslash, kLowU, kLowD, kLowC
+};
 
 // Object phases.
 enum : std::uint8_t { kKeyOrEnd, kKeyNext, kColon, kMember, kCommaOrEnd };
@@ -52,7 +62,7 @@ bool JsonMatcher::complete() const {
 std::int64_t JsonMatcher::string_room() const {
   if (done_ || stack_.back().kind != Kind::kString) return -1;
   const Frame& f = stack_.back();
-  if ((f.flags & (kKey | kEscape)) != 0 || f.phase != 0) return -1;
+  if ((f.flags & (kKey | kEscape | kPending)) != 0 || f.phase != 0) return -1;
   const JsonSchemaNode* n = node(f.node);
   return n && n->max_length >= 0 ? n->max_length - f.c : INT64_MAX;
 }
@@ -264,22 +274,45 @@ bool JsonMatcher::array_byte(Frame& f, unsigned char byte) {
 bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
   const bool key = f.flags & kKey;
   const std::uint8_t esc = f.flags & kEscape;
+  const int pending = (f.flags & kPending) >> 3;
+  const auto set_pending = [&f](int v) { f.flags = static_cast<std::uint8_t>((f.flags & ~kPending) | (v << 3)); };
+  const auto set_escape = [&f](int v) { f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | v); };
   bool new_char = false;
   if (f.phase > 0) {  // UTF-8 continuation bytes
-    if (byte < 0x80 || byte > 0xBF) return false;
+    const unsigned lo = pending == kFirstA0 ? 0xA0 : pending == kFirst90 ? 0x90 : 0x80;
+    const unsigned hi = pending == kFirst80To9F ? 0x9F : pending == kFirst80To8F ? 0x8F : 0xBF;
+    if (byte < lo || byte > hi) return false;
+    set_pending(0);
     --f.phase;
+  } else if (pending >= kLowBackslash) {  // the second half of a surrogate pair: \u dc00-dfff
+    const bool ok = pending == kLowBackslash ? byte == '\\'
+                    : pending == kLowU       ? byte == 'u'
+                    : pending == kLowD       ? (byte == 'd' || byte == 'D')
+                                             : (byte >= 'c' && byte <= 'f') || (byte >= 'C' && byte <= 'F');
+    if (!ok) return false;
+    set_pending(pending == kLowC ? 0 : pending + 1);
+    if (pending == kLowC) set_escape(4);  // its last two digits
   } else if (esc == 1) {
     if (byte == 'u') {
-      f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | 2);
+      set_escape(2);
     } else if (byte == '"' || byte == '\\' || byte == '/' || byte == 'b' || byte == 'f' || byte == 'n' || byte == 'r' ||
                byte == 't') {
-      f.flags &= static_cast<std::uint8_t>(~kEscape);
+      set_escape(0);
     } else {
       return false;
     }
   } else if (esc >= 2) {
     if (!is_hex(byte)) return false;
-    f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | (esc == 5 ? 0 : esc + 1));
+    if (esc == 2) {
+      set_pending(byte == 'd' || byte == 'D' ? kMaybeSurrogate : 0);
+    } else if (esc == 3 && pending == kMaybeSurrogate) {
+      const bool high = (byte >= '8' && byte <= '9') || (byte >= 'a' && byte <= 'b') || (byte >= 'A' && byte <= 'B');
+      if (!high && !is_digit(byte)) return false;  // d[c-f]xx: a lone low surrogate
+      set_pending(high ? kHigh : 0);
+    } else if (esc == 5 && pending == kHigh) {
+      set_pending(kLowBackslash);
+    }
+    set_escape(esc == 5 ? 0 : esc + 1);
   } else if (byte == '"') {
     return key ? close_key(f) : close_string(f);
   } else if (byte == '\\') {
@@ -293,8 +326,10 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     f.phase = 1, new_char = true;
   } else if (byte >= 0xE0 && byte <= 0xEF) {
     f.phase = 2, new_char = true;
+    set_pending(byte == 0xE0 ? kFirstA0 : byte == 0xED ? kFirst80To9F : 0);
   } else if (byte >= 0xF0 && byte <= 0xF4) {
     f.phase = 3, new_char = true;
+    set_pending(byte == 0xF0 ? kFirst90 : byte == 0xF4 ? kFirst80To8F : 0);
   } else {
     return false;
   }
@@ -371,6 +406,38 @@ bool integer_prefix_fits(bool negative, std::uint64_t m, int digits, const JsonS
   return false;
 }
 
+// A bounded number (JsonSchemaNode::decimal) in units of 10^-6. Whether one in
+// [n.min_scaled, n.max_scaled] is written with this prefix: the sign, then number state `state`
+// with `seen` (states 2, 3: the integer digits' value, `digits` of them; 4, 5: the value so far
+// in units, `places` decimals written).
+bool decimal_prefix_fits(bool negative, std::int32_t state, std::uint64_t seen, int digits, int places,
+                         const JsonSchemaNode& n) {
+  constexpr __int128 kUnit = 1000000, kMax = static_cast<__int128>(kUnit) * 1000000000000 - 1;
+  static_assert(JsonSchemaNode::kDecimalPlaces == 6 && JsonSchemaNode::kDecimalIntegerDigits == 12, "kUnit, kMax");
+  const auto hits = [&](__int128 a, __int128 b) {
+    if (negative) std::swap(a, b), a = -a, b = -b;
+    return b >= n.min_scaled && a <= n.max_scaled;
+  };
+  const __int128 v = seen;
+  switch (state) {
+    case 2: return hits(0, kUnit - 1);  // 0 or 0.ddd
+    case 3: {  // more integer digits may follow, then decimals
+      __int128 p = 1;
+      for (int m = 0; digits + m <= JsonSchemaNode::kDecimalIntegerDigits; ++m, p *= 10) {
+        if (hits(v * p * kUnit, (v + 1) * p * kUnit - 1)) return true;
+      }
+      return false;
+    }
+    case 4:
+    case 5: {
+      __int128 step = 1;
+      for (int k = places; k < JsonSchemaNode::kDecimalPlaces; ++k) step *= 10;
+      return hits(v, v + step - 1);
+    }
+    default: return hits(0, kMax);  // a sign alone
+  }
+}
+
 bool integer_in_range(bool negative, std::uint64_t m, const JsonSchemaNode& n) {
   const __int128 v = negative ? -static_cast<__int128>(m) : static_cast<__int128>(m);
   return v >= n.minimum && v <= n.maximum;
@@ -380,7 +447,11 @@ bool integer_in_range(bool negative, std::uint64_t m, const JsonSchemaNode& n) {
 
 bool JsonMatcher::number_in_range(const Frame& f) const {
   const JsonSchemaNode* n = node(f.node);
-  return !n || !n->bounded || integer_in_range(f.flags & 2, f.seen, *n);
+  if (!n || !n->bounded) return true;
+  if (!n->decimal || (f.flags & 1)) return integer_in_range(f.flags & 2, f.seen, *n);
+  const __int128 m = f.a == 5 ? static_cast<__int128>(f.seen) : static_cast<__int128>(f.seen) * 1000000;
+  const __int128 v = f.flags & 2 ? -m : m;
+  return v >= n->min_scaled && v <= n->max_scaled;
 }
 
 bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
@@ -409,7 +480,29 @@ bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
   // An integer fits int64 (what a reader parses it into): at most 18 digits.
   if (integer && f.b >= kMaxIntegerDigits + (f.flags & 2 ? 1 : 0)) return false;
   if (f.a == 0 && byte == '-') f.flags |= 2;
-  if (const JsonSchemaNode* n = node(f.node); n && n->bounded) {
+  if (const JsonSchemaNode* n = node(f.node); n && n->bounded && n->decimal && !integer) {
+    // A bounded number: no exponent, the value so far (integer digits in `seen`, then after the
+    // point in units of 10^-6, decimals counted in `c`) must still lead to one in range.
+    const bool negative = f.flags & 2;
+    std::uint64_t v = f.seen;
+    if (next >= 6) return false;
+    if (next == 2 || next == 3) {
+      if (f.b + 1 - (negative ? 1 : 0) > JsonSchemaNode::kDecimalIntegerDigits) return false;
+      v = v * 10 + (byte - '0');
+    } else if (next == 4) {
+      v *= 1000000;
+      f.c = 0;
+    } else if (next == 5) {
+      if (f.c >= JsonSchemaNode::kDecimalPlaces) return false;
+      std::uint64_t unit = 1;
+      for (int k = static_cast<int>(f.c) + 1; k < JsonSchemaNode::kDecimalPlaces; ++k) unit *= 10;
+      v += unit * (byte - '0');
+    }
+    const int digits = f.b + 1 - (negative ? 1 : 0);
+    if (!decimal_prefix_fits(negative, next, v, digits, static_cast<int>(f.c) + (next == 5 ? 1 : 0), *n)) return false;
+    if (next == 5) ++f.c;
+    f.seen = v;
+  } else if (const JsonSchemaNode* n = node(f.node); n && n->bounded) {
     // The integer so far (its magnitude in `seen`) must still lead to one in range.
     const bool negative = f.flags & 2;
     const int digits = f.b + 1 - (negative ? 1 : 0);  // after this byte

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -24,6 +26,49 @@ const std::set<std::string> kAnnotations = {"title", "description", "default", "
 std::string escaped(const std::string& s) {
   const std::string d = json(s).dump();
   return d.substr(1, d.size() - 2);
+}
+
+struct Bound {
+  double value;
+  bool exclusive;
+};
+
+// A value in units of 10^-kDecimalPlaces as the text a matcher lets through ("-12.5" for
+// -12500000), and the double a reader parses from it.
+double scaled_value(std::int64_t v) {
+  constexpr std::int64_t kUnit = 1000000;
+  static_assert(JsonSchemaNode::kDecimalPlaces == 6, "kUnit");
+  const std::uint64_t m = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  char text[48];
+  std::snprintf(text, sizeof text, "%s%llu.%06llu", v < 0 ? "-" : "", static_cast<unsigned long long>(m / kUnit),
+                static_cast<unsigned long long>(m % kUnit));
+  return std::strtod(text, nullptr);
+}
+
+// The least (lower) or greatest (!lower) value in units of 10^-kDecimalPlaces, with at most
+// kDecimalIntegerDigits integer digits, whose parsed double satisfies the bound. Found from an
+// estimate by stepping while the parsed doubles say so (they are monotone in the value), so
+// the bound holds for what a reader of the text sees, not for a rounded product. Past the
+// representable range: one past its end (a bound nothing satisfies, or none at all).
+std::int64_t scaled_bound(const Bound& b, bool lower) {
+  constexpr std::int64_t kMax = 999999999999999999;  // 12 + 6 digits
+  const auto ok = [&](std::int64_t v) {
+    const double x = scaled_value(v);
+    return lower ? (b.exclusive ? x > b.value : x >= b.value) : (b.exclusive ? x < b.value : x <= b.value);
+  };
+  if (std::isinf(b.value)) return lower ? -kMax : kMax;
+  const long double e = static_cast<long double>(b.value) * 1000000.0L;
+  if (e > static_cast<long double>(kMax)) return lower ? kMax + 1 : kMax;
+  if (e < -static_cast<long double>(kMax)) return lower ? -kMax : -kMax - 1;
+  std::int64_t v = static_cast<std::int64_t>(lower ? std::ceil(e) : std::floor(e));
+  if (lower) {
+    while (v > -kMax && ok(v - 1)) --v;
+    while (v <= kMax && !ok(v)) ++v;
+  } else {
+    while (v < kMax && ok(v + 1)) ++v;
+    while (v >= -kMax && !ok(v)) --v;
+  }
+  return v;
 }
 
 class Compiler {
@@ -58,6 +103,7 @@ class Compiler {
     nodes_.emplace_back();
     memo_[&s] = index;
     JsonSchemaNode n;
+    Bound low{-HUGE_VAL, false}, high{HUGE_VAL, false};
     for (const auto& [key, v] : s.items()) {
       const std::string here = at + "/" + key;
       if (kAnnotations.count(key)) continue;
@@ -100,13 +146,19 @@ class Compiler {
                                   : n.max_properties) = x;
       } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" || key == "exclusiveMaximum") {
         if (!v.is_number()) fail(here, "expected a number");
+        const double raw = v.get<double>();
         // Integers of at most 18 digits (json_matcher.h): bounds past them change nothing.
-        const double x = std::clamp(v.get<double>(), -1e18, 1e18);
+        const double x = std::clamp(raw, -1e18, 1e18);
         n.bounded = true;
         if (key == "minimum") n.minimum = std::max(n.minimum, static_cast<std::int64_t>(std::ceil(x)));
         if (key == "exclusiveMinimum") n.minimum = std::max(n.minimum, static_cast<std::int64_t>(std::floor(x)) + 1);
         if (key == "maximum") n.maximum = std::min(n.maximum, static_cast<std::int64_t>(std::floor(x)));
         if (key == "exclusiveMaximum") n.maximum = std::min(n.maximum, static_cast<std::int64_t>(std::ceil(x)) - 1);
+        // The same bounds for numbers, kept as doubles (the tighter of two equal ones: exclusive).
+        if (key == "minimum" && raw > low.value) low = {raw, false};
+        if (key == "exclusiveMinimum" && raw >= low.value) low = {raw, true};
+        if (key == "maximum" && raw < high.value) high = {raw, false};
+        if (key == "exclusiveMaximum" && raw <= high.value) high = {raw, true};
       } else {
         fail(here, "'" + key + "' is not supported (it could not be enforced while generating)");
       }
@@ -122,10 +174,20 @@ class Compiler {
     }
     if (n.max_items >= 0 && n.min_items > n.max_items) fail(at, "minItems is above maxItems");
     if (n.max_length >= 0 && n.min_length > n.max_length) fail(at, "minLength is above maxLength");
-    if (n.bounded && (n.types != kJsonInteger || !n.enum_values.empty())) {
-      fail(at, "minimum and maximum are enforced on integers only (\"type\": \"integer\", no enum)");
+    if (n.bounded && (!(n.types & (kJsonInteger | kJsonNumber)) || !n.enum_values.empty())) {
+      fail(at, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\" (and no enum)");
     }
-    if (n.bounded && n.minimum > n.maximum) fail(at, "no integer lies between the minimum and the maximum");
+    if (n.bounded && (n.types & kJsonNumber)) {
+      n.decimal = true;
+      n.min_scaled = scaled_bound(low, true);
+      n.max_scaled = scaled_bound(high, false);
+      if (n.min_scaled > n.max_scaled) {
+        fail(at, "no number of at most " + std::to_string(JsonSchemaNode::kDecimalPlaces) +
+                     " decimals lies between the minimum and the maximum");
+      }
+    } else if (n.bounded && n.minimum > n.maximum) {
+      fail(at, "no integer lies between the minimum and the maximum");
+    }
     if (n.max_properties >= 0 && n.min_properties > n.max_properties) fail(at, "minProperties is above maxProperties");
     nodes_[static_cast<std::size_t>(index)] = std::move(n);
     return index;
@@ -214,6 +276,9 @@ class Compiler {
       }
       const unsigned numbers = kJsonInteger | kJsonNumber;
       if ((merged.types & n.types & ~numbers) != 0) fail(where, "branches whose types overlap are not supported");
+      if ((merged.types & numbers) && (n.types & numbers) && (merged.bounded || n.bounded)) {
+        fail(where, "a bounded number branch next to another number branch is not supported");
+      }
       merged.types |= n.types;
       if (n.types & kJsonObject) {
         merged.properties = n.properties;
@@ -228,20 +293,20 @@ class Compiler {
         merged.min_items = n.min_items;
         merged.max_items = n.max_items;
       }
-      if (n.types & kJsonInteger) {
+      if (n.types & (kJsonInteger | kJsonNumber)) {
         merged.bounded = n.bounded;
+        merged.decimal = n.decimal;
         merged.minimum = n.minimum;
         merged.maximum = n.maximum;
+        merged.min_scaled = n.min_scaled;
+        merged.max_scaled = n.max_scaled;
       }
       if (n.types & kJsonString) {
         merged.min_length = n.min_length;
         merged.max_length = n.max_length;
       }
     }
-    if (merged.types & kJsonNumber) {
-      if (merged.bounded) fail(here, "a bounded integer branch next to a number branch is not supported");
-      merged.types &= ~kJsonInteger;  // integer or number: a number
-    }
+    if (merged.types & kJsonNumber) merged.types &= ~kJsonInteger;  // integer or number: a number
     if (has_enum) {
       merged.types = kJsonAnyType;
       std::sort(merged.enum_values.begin(), merged.enum_values.end());

@@ -47,9 +47,17 @@ struct JsonSchemaNode {
   std::vector<int> prefix_items;
   int items = kJsonAnyNode;
   std::int64_t min_items = 0, max_items = -1;  // -1: no limit
-  // Integers ("type": "integer" only): minimum, maximum and the exclusive ones, made inclusive.
+  // minimum, maximum and the exclusive ones, made inclusive, on the node's numbers. Integers
+  // ("type": "integer" without "number"): in minimum / maximum. Numbers (`decimal`): written
+  // without an exponent, at most kDecimalIntegerDigits digits before the point and
+  // kDecimalPlaces after it, bounded in units of 10^-kDecimalPlaces: min_scaled / max_scaled are
+  // the least and greatest such values a reader's double (strtod) of the text keeps in range.
+  static constexpr int kDecimalIntegerDigits = 12;
+  static constexpr int kDecimalPlaces = 6;
   bool bounded = false;
+  bool decimal = false;
   std::int64_t minimum = INT64_MIN, maximum = INT64_MAX;
+  std::int64_t min_scaled = 0, max_scaled = 0;
   // Strings, in code points.
   std::int64_t min_length = 0, max_length = -1;
 };

@@ -386,7 +386,8 @@ TEST_F(Serve, LogitBiasAndIgnoreEosEqualRunFlags) {
 // object; a schema keyword that cannot be enforced is a 400 naming its place.
 TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
   const json schema = json::parse(R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
-      "age": {"type": "integer"}, "ok": {"type": "boolean"}}, "required": ["name", "age", "ok"], "additionalProperties": false})");
+      "age": {"type": "integer"}, "ok": {"type": "boolean"}, "score": {"type": "number", "minimum": 0, "exclusiveMaximum": 0.5}},
+      "required": ["name", "age", "ok", "score"], "additionalProperties": false})");
   json r = request(kHello);
   r["max_tokens"] = 100;
   r["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "person"}, {"strict", true}, {"schema", schema}}}};
@@ -397,7 +398,9 @@ TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
   const std::string content = choice["message"]["content"];
   const json value = json::parse(content);  // throws (fails the test) unless it is JSON
   ASSERT_TRUE(value.is_object()) << content;
-  EXPECT_EQ(value.size(), 3u) << content;
+  EXPECT_EQ(value.size(), 4u) << content;
+  EXPECT_TRUE(value.at("score").is_number() && value["score"].get<double>() >= 0 && value["score"].get<double>() < 0.5)
+      << content;
   EXPECT_TRUE(value.at("name").is_string() && value["name"].get<std::string>().size() <= 8 * 4) << content;
   EXPECT_TRUE(value.at("age").is_number_integer()) << content;
   EXPECT_TRUE(value.at("ok").is_boolean()) << content;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -49,6 +50,27 @@ TEST(JsonMatcher, AnyValueIsJsonAndNothingElse) {
   // A number is whole at every digit; a string only once closed.
   EXPECT_TRUE(prefix(any, "12") && matches(any, "12"));
   EXPECT_TRUE(prefix(any, "\"ab") && !matches(any, "\"ab"));
+}
+
+// Strings are what strict readers take: UTF-8 without overlong forms, encoded surrogates or
+// code points past U+10FFFF, and \u escapes whose surrogates come in pairs (found by the
+// json_schema fuzz target against nlohmann's parser). A pair counts as one character.
+TEST(JsonMatcher, StringsAreStrictUtf8AndPairedSurrogates) {
+  const JsonSchema any = schema("{}");
+  for (const char* ok : {"\"\\ud83d\\ude00\"", "\"\\uD83D\\uDE00x\"", "\"\\u00e9\\ud7ff\\ue000\"", "\"\xed\x9f\xbf\"",
+                         "\"\xf4\x8f\xbf\xbf\"", "\"\xf0\x90\x80\x80\"", "\"\xe0\xa0\x80\"", "\"\xef\xbf\xbd\"", "\"\xc2\x80\""}) {
+    EXPECT_TRUE(matches(any, ok)) << ok;
+    EXPECT_NO_THROW((void)nlohmann::json::parse(ok)) << ok;
+  }
+  for (const char* bad : {"\"\\ud800\"", "\"\\ud800x\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\\ud800\\ud800\"",
+                          "\"\xe0\x80\x80\"", "\"\xf0\x8c\xb7\x9a\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xc0\xaf\""}) {
+    EXPECT_FALSE(matches(any, bad)) << bad;
+    EXPECT_THROW((void)nlohmann::json::parse(bad), nlohmann::json::exception) << bad;
+  }
+  EXPECT_TRUE(prefix(any, "\"\\ud83d\\") && !prefix(any, "\"\\ud83dx"));
+  const JsonSchema one = schema(R"({"type": "string", "maxLength": 1})");
+  EXPECT_TRUE(matches(one, "\"\\ud83d\\ude00\""));
+  EXPECT_FALSE(prefix(one, "\"\\ud83d\\ude00a"));
 }
 
 TEST(JsonMatcher, ObjectSchemaWithRequiredAndNoOtherKeys) {
@@ -132,10 +154,83 @@ TEST(JsonMatcher, WhitespaceAndNumbersAreBounded) {
   EXPECT_FALSE(prefix(any, std::string(JsonMatcher::kMaxDepth + 1, '[')));
 }
 
+// Number bounds: written without an exponent, at most 12 digits before the point and 6 after,
+// and in range as a reader's double of the text (strtod) sees it.
+TEST(JsonMatcher, NumberBoundsHoldForTheParsedValue) {
+  const JsonSchema unit = schema(R"({"type": "number", "minimum": 0, "maximum": 1})");
+  for (const char* ok : {"0", "1", "0.5", "1.0", "1.000000", "0.000001", "-0", "-0.0", "0.999999"}) {
+    EXPECT_TRUE(matches(unit, ok)) << ok;
+  }
+  for (const char* bad : {"1.000001", "-0.1", "2", "10", "1e0", "0.5e1", "0.1234567", "-1", "1.5"}) {
+    EXPECT_FALSE(matches(unit, bad)) << bad;
+  }
+  EXPECT_FALSE(prefix(unit, "2"));
+  EXPECT_FALSE(prefix(unit, "1.1"));
+  EXPECT_FALSE(prefix(unit, "-0.0000001"));
+  EXPECT_TRUE(prefix(unit, "1.") && !matches(unit, "1."));
+  const JsonSchema open = schema(R"({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1})");
+  for (const char* ok : {"0.000001", "0.999999", "0.5"}) EXPECT_TRUE(matches(open, ok)) << ok;
+  for (const char* bad : {"0", "0.0", "1", "1.0", "-0"}) EXPECT_FALSE(matches(open, bad)) << bad;
+  const JsonSchema neg = schema(R"({"type": ["number", "null"], "minimum": -2.5, "maximum": -1.25})");
+  for (const char* ok : {"-2.5", "-1.25", "-2", "-1.3", "null"}) EXPECT_TRUE(matches(neg, ok)) << ok;
+  for (const char* bad : {"-1.2", "-2.6", "-1", "0", "-3", "-2.500001"}) EXPECT_FALSE(matches(neg, bad)) << bad;
+  // 0.1 is not a double: the bound is the double nearest 0.1, which "0.1" parses to.
+  const JsonSchema tenth = schema(R"({"type": "number", "minimum": 0.1, "maximum": 0.1})");
+  EXPECT_TRUE(matches(tenth, "0.1") && matches(tenth, "0.100000"));
+  EXPECT_FALSE(prefix(tenth, "0.11") || prefix(tenth, "0.09") || matches(tenth, "0.100001"));
+  // An integer type keeps its own bounds; "number" takes integers too.
+  EXPECT_TRUE(matches(schema(R"({"type": "number", "minimum": 3})"), "3") &&
+              !matches(schema(R"({"type": "number", "minimum": 3})"), "2.999999"));
+
+  // Random walks over the bytes each matcher takes: none reaches a dead end (a prefix no byte
+  // continues and that is not whole), and every value completed parses (nlohmann) to a double
+  // within the schema's bounds, compared in doubles here.
+  struct Case {
+    const char* text;
+    double lo, hi;
+    bool lo_open, hi_open;
+  };
+  const Case cases[] = {{R"({"type": "number", "minimum": 0, "maximum": 1})", 0, 1, false, false},
+                        {R"({"type": "number", "exclusiveMinimum": -0.5, "maximum": 0.25})", -0.5, 0.25, true, false},
+                        {R"({"type": "number", "minimum": 123.4567, "exclusiveMaximum": 123.45671})", 123.4567, 123.45671, false, true},
+                        {R"({"type": "number", "minimum": -1e15})", -1e15, HUGE_VAL, false, false},
+                        {R"({"type": "number", "maximum": -7.3e-3})", -HUGE_VAL, -7.3e-3, false, false},
+                        {R"({"type": "number", "minimum": 99999.9999995, "maximum": 100000.0000004})", 99999.9999995, 100000.0000004, false, false}};
+  std::uint32_t rng = 12345;
+  const auto next = [&rng] { return rng = rng * 1664525u + 1013904223u; };
+  for (const Case& c : cases) {
+    const JsonSchema sc = schema(c.text);
+    for (int walk = 0; walk < 300; ++walk) {
+      JsonMatcher m(sc);
+      std::string text;
+      for (;;) {
+        std::vector<unsigned char> can;
+        for (int b = 0; b < 256; ++b) {
+          JsonMatcher t = m;
+          if (t.feed(static_cast<unsigned char>(b))) can.push_back(static_cast<unsigned char>(b));
+        }
+        if (can.empty() || (m.complete() && next() % 4 == 0)) {
+          ASSERT_TRUE(m.complete()) << c.text << ": dead end after \"" << text << "\"";
+          break;
+        }
+        const unsigned char b = can[next() % can.size()];
+        ASSERT_TRUE(m.feed(b));
+        text.push_back(static_cast<char>(b));
+      }
+      const double x = nlohmann::json::parse(text).get<double>();
+      EXPECT_TRUE(c.lo_open ? x > c.lo : x >= c.lo) << c.text << ": " << text;
+      EXPECT_TRUE(c.hi_open ? x < c.hi : x <= c.hi) << c.text << ": " << text;
+    }
+  }
+}
+
 TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"type": "string", "pattern": "^a"})", "json_schema at /pattern: 'pattern' is not supported"},
-      {R"({"properties": {"age": {"type": "number", "minimum": 0}}})", "json_schema at /properties/age: minimum and maximum are enforced on integers only"},
+      {R"({"properties": {"age": {"enum": [1, 2], "minimum": 0}}})", "json_schema at /properties/age: minimum and maximum are enforced with \"type\": \"integer\" or \"number\" (and no enum)"},
+      {R"({"type": "string", "minimum": 0})", "json_schema at /: minimum and maximum are enforced with"},
+      {R"({"type": "number", "minimum": 1e-7, "maximum": 9e-7})", "json_schema at /: no number of at most 6 decimals lies between"},
+      {R"({"anyOf": [{"type": "integer"}, {"type": "number", "maximum": 2}]})", "json_schema at /anyOf/1: a bounded number branch next to another number branch"},
       {R"({"type": "integer", "minimum": 3, "maximum": 2})", "json_schema at /: no integer lies between"},
       {R"({"type": "strin"})", "json_schema at /type: expected a JSON type name"},
       {R"({"anyOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})", "json_schema at /anyOf/1: branches whose types overlap"},
