@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "text/tokenizer.h"
+#include "text/utf8.h"
 
 namespace staticlm {
 
@@ -35,18 +36,13 @@ TokenIndex TokenIndex::build(const Tokenizer& tok) {
   x.chars.assign(static_cast<std::size_t>(n), 0);
   for (std::int32_t id : x.sorted) {
     const std::string& s = x.bytes[static_cast<std::size_t>(id)];
-    bool safe = true;
-    std::uint32_t chars = 0;
-    for (std::size_t i = 0; i < s.size() && safe;) {
-      const auto c = static_cast<unsigned char>(s[i]);
-      const std::size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
-      safe = len > 0 && c >= 0x20 && c != '"' && c != '\\' && i + len <= s.size();
-      for (std::size_t k = 1; safe && k < len; ++k) safe = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-      i += len;
-      ++chars;
-    }
+    // Well-formed UTF-8 (as the JSON matcher takes inside strings) with nothing to escape.
+    const bool safe = is_valid_utf8(s) && std::none_of(s.begin(), s.end(), [](char ch) {
+                        const auto c = static_cast<unsigned char>(ch);
+                        return c < 0x20 || c == '"' || c == '\\';
+                      });
     x.string_safe[static_cast<std::size_t>(id)] = safe;
-    x.chars[static_cast<std::size_t>(id)] = chars;
+    x.chars[static_cast<std::size_t>(id)] = safe ? static_cast<std::uint32_t>(utf8_length(s)) : 0;
   }
   std::sort(x.sorted.begin(), x.sorted.end(), [&](std::int32_t a, std::int32_t b) {
     return x.bytes[static_cast<std::size_t>(a)] < x.bytes[static_cast<std::size_t>(b)];
