@@ -64,6 +64,7 @@ std::int64_t JsonMatcher::string_room() const {
   const Frame& f = stack_.back();
   if ((f.flags & (kKey | kEscape | kPending)) != 0 || f.phase != 0) return -1;
   const JsonSchemaNode* n = node(f.node);
+  if (n && n->format != JsonFormat::kNone) return -1;  // every byte checked (format_step)
   return n && n->max_length >= 0 ? n->max_length - f.c : INT64_MAX;
 }
 
@@ -162,6 +163,7 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
     f.flags = 0;
     f.phase = 0;
     f.c = 0;
+    f.seen = 0;
     return true;
   }
   if ((byte == '-' || is_digit(byte)) && (types & (kJsonInteger | kJsonNumber))) {
@@ -273,6 +275,14 @@ bool JsonMatcher::array_byte(Frame& f, unsigned char byte) {
 
 bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
   const bool key = f.flags & kKey;
+  if (const JsonSchemaNode* n = node(f.node); !key && n && n->format != JsonFormat::kNone) {
+    // A formatted string (json_format.h): ASCII characters only, no escapes, in `seen`.
+    if (byte == '"') return format_complete(n->format, f.seen) && close_string(f);
+    if (!format_step(n->format, f.seen, byte)) return false;
+    if (n->max_length >= 0 && f.c >= n->max_length) return false;
+    ++f.c;
+    return true;
+  }
   const std::uint8_t esc = f.flags & kEscape;
   const int pending = (f.flags & kPending) >> 3;
   const auto set_pending = [&f](int v) { f.flags = static_cast<std::uint8_t>((f.flags & ~kPending) | (v << 3)); };

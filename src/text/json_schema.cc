@@ -96,7 +96,10 @@ class Compiler {
     if (const auto it = memo_.find(&s); it != memo_.end()) return it->second;
     if (s.contains("$ref")) return reference(s, at);
     bool constrains = false;
-    for (const auto& [key, value] : s.items()) constrains |= !kAnnotations.count(key);
+    for (const auto& [key, value] : s.items()) {
+      constrains |= !kAnnotations.count(key) || (key == "format" && value.is_string() &&
+                                                 json_format(value.get<std::string>()) != JsonFormat::kNone);
+    }
     if (!constrains) return kJsonAnyNode;
     if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, at);
     const int index = static_cast<int>(nodes_.size());
@@ -106,6 +109,7 @@ class Compiler {
     Bound low{-HUGE_VAL, false}, high{HUGE_VAL, false};
     for (const auto& [key, v] : s.items()) {
       const std::string here = at + "/" + key;
+      if (key == "format" && v.is_string()) n.format = json_format(v.get<std::string>());
       if (kAnnotations.count(key)) continue;
       if (key == "type") {
         n.types = types(v, here);
@@ -304,6 +308,7 @@ class Compiler {
       if (n.types & kJsonString) {
         merged.min_length = n.min_length;
         merged.max_length = n.max_length;
+        merged.format = n.format;
       }
     }
     if (merged.types & kJsonNumber) merged.types &= ~kJsonInteger;  // integer or number: a number

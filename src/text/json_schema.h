@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "text/json_format.h"
+
 namespace staticlm {
 
 // Value types, as bits.
@@ -58,8 +60,9 @@ struct JsonSchemaNode {
   bool decimal = false;
   std::int64_t minimum = INT64_MIN, maximum = INT64_MAX;
   std::int64_t min_scaled = 0, max_scaled = 0;
-  // Strings, in code points.
+  // Strings, in code points; `format` (json_format.h) when the schema names one enforced.
   std::int64_t min_length = 0, max_length = -1;
+  JsonFormat format = JsonFormat::kNone;
 };
 
 struct JsonSchema {

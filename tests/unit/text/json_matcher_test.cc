@@ -33,6 +33,28 @@ bool prefix(const JsonSchema& s, const std::string& text) {
 
 JsonSchema schema(const std::string& text) { return JsonSchema::parse(text, "json_schema"); }
 
+// A random value the matcher lets through: bytes picked at random among those it takes, until
+// none is taken or (when stop_one_in > 0) at random once the value is whole. Sets *dead_end
+// when it stops on a prefix no byte continues that is not a whole value.
+std::string random_value(const JsonSchema& s, std::uint32_t& rng, unsigned stop_one_in, bool* dead_end) {
+  const auto next = [&rng] { return rng = rng * 1664525u + 1013904223u; };
+  JsonMatcher m(s);
+  std::string text;
+  for (;;) {
+    std::vector<unsigned char> can;
+    for (int b = 0; b < 256; ++b) {
+      JsonMatcher t = m;
+      if (t.feed(static_cast<unsigned char>(b))) can.push_back(static_cast<unsigned char>(b));
+    }
+    if (can.empty() || (stop_one_in > 0 && m.complete() && next() % stop_one_in == 0)) break;
+    const unsigned char b = can[next() % can.size()];
+    m.feed(b);
+    text.push_back(static_cast<char>(b));
+  }
+  *dead_end = !m.complete();
+  return text;
+}
+
 TEST(JsonMatcher, AnyValueIsJsonAndNothingElse) {
   const JsonSchema any = schema("{}");
   for (const char* ok : {"0", "-1.5e+3", "\"a\\u00e9\\n\"", "true", "null", "[]", "[1, [2, {}]]",
@@ -197,29 +219,72 @@ TEST(JsonMatcher, NumberBoundsHoldForTheParsedValue) {
                         {R"({"type": "number", "maximum": -7.3e-3})", -HUGE_VAL, -7.3e-3, false, false},
                         {R"({"type": "number", "minimum": 99999.9999995, "maximum": 100000.0000004})", 99999.9999995, 100000.0000004, false, false}};
   std::uint32_t rng = 12345;
-  const auto next = [&rng] { return rng = rng * 1664525u + 1013904223u; };
   for (const Case& c : cases) {
     const JsonSchema sc = schema(c.text);
     for (int walk = 0; walk < 300; ++walk) {
-      JsonMatcher m(sc);
-      std::string text;
-      for (;;) {
-        std::vector<unsigned char> can;
-        for (int b = 0; b < 256; ++b) {
-          JsonMatcher t = m;
-          if (t.feed(static_cast<unsigned char>(b))) can.push_back(static_cast<unsigned char>(b));
-        }
-        if (can.empty() || (m.complete() && next() % 4 == 0)) {
-          ASSERT_TRUE(m.complete()) << c.text << ": dead end after \"" << text << "\"";
-          break;
-        }
-        const unsigned char b = can[next() % can.size()];
-        ASSERT_TRUE(m.feed(b));
-        text.push_back(static_cast<char>(b));
-      }
+      bool dead_end = false;
+      const std::string text = random_value(sc, rng, 4, &dead_end);
+      ASSERT_FALSE(dead_end) << c.text << ": dead end after " << text;
       const double x = nlohmann::json::parse(text).get<double>();
       EXPECT_TRUE(c.lo_open ? x > c.lo : x >= c.lo) << c.text << ": " << text;
       EXPECT_TRUE(c.hi_open ? x < c.hi : x <= c.hi) << c.text << ": " << text;
+    }
+  }
+}
+
+// "format": date, time, date-time and uuid are enforced (a real calendar day, RFC 3339 times
+// with an offset, 8-4-4-4-12 hex); other formats stay annotations.
+TEST(JsonMatcher, StringFormatsAreEnforced) {
+  const JsonSchema date = schema(R"({"type": "string", "format": "date"})");
+  for (const char* ok : {"\"2024-02-29\"", "\"2023-12-31\"", "\"0001-01-01\"", "\"2000-02-29\"", "\"1999-04-30\""}) {
+    EXPECT_TRUE(matches(date, ok)) << ok;
+  }
+  for (const char* bad : {"\"2023-02-29\"", "\"1900-02-29\"", "\"2024-04-31\"", "\"2024-13-01\"", "\"2024-00-10\"",
+                          "\"2024-01-00\"", "\"0000-01-01\"", "\"2024-1-01\"", "\"2024-01-01T\"", "\"\"", "\"24-01-01\""}) {
+    EXPECT_FALSE(matches(date, bad)) << bad;
+  }
+  EXPECT_FALSE(prefix(date, "\"2023-02-3"));  // no day 30 or 31 in February
+  EXPECT_FALSE(prefix(date, "\"2024-1-"));
+  const JsonSchema time = schema(R"({"type": "string", "format": "time"})");
+  for (const char* ok : {"\"23:59:59Z\"", "\"00:00:00.5+01:00\"", "\"12:30:00.123456-08:30\""}) EXPECT_TRUE(matches(time, ok)) << ok;
+  for (const char* bad : {"\"24:00:00Z\"", "\"12:60:00Z\"", "\"12:00:60Z\"", "\"12:00:00\"", "\"12:00:00.Z\"",
+                          "\"12:00:00.1234567Z\"", "\"12:00:00+24:00\"", "\"12:00Z\""}) {
+    EXPECT_FALSE(matches(time, bad)) << bad;
+  }
+  const JsonSchema stamp = schema(R"({"type": ["string", "null"], "format": "date-time"})");
+  EXPECT_TRUE(matches(stamp, "\"2024-02-29T23:59:59.999Z\"") && matches(stamp, "null"));
+  EXPECT_FALSE(matches(stamp, "\"2024-02-29 23:59:59Z\"") || matches(stamp, "\"2024-02-29\""));
+  const JsonSchema uuid = schema(R"({"format": "uuid"})");  // strings only; other types as they are
+  EXPECT_TRUE(matches(uuid, "\"123e4567-e89b-12d3-A456-426614174000\"") && matches(uuid, "42"));
+  EXPECT_FALSE(matches(uuid, "\"123e4567e89b12d3a456426614174000\"") || matches(uuid, "\"123e4567-e89b-12d3-a456-42661417400g\""));
+  EXPECT_FALSE(prefix(uuid, "\"123e4567-e89b-12d3-a456-4266141740000"));
+  EXPECT_FALSE(prefix(uuid, "\"\\u0031"));  // no escapes in a formatted string
+  EXPECT_TRUE(matches(schema(R"({"type": "string", "format": "email"})"), "\"anything\""));  // not enforced
+
+  // Random walks: never a dead end, every completed date is a real calendar day (checked here
+  // by its own leap-year rule) and every date-time has its parts.
+  std::uint32_t rng = 99;
+  for (const char* text : {R"({"type": "string", "format": "date"})", R"({"type": "string", "format": "date-time"})",
+                           R"({"type": "string", "format": "uuid"})"}) {
+    const JsonSchema sc = schema(text);
+    for (int walk = 0; walk < 400; ++walk) {
+      bool dead_end = false;
+      const std::string out = random_value(sc, rng, 0, &dead_end);
+      ASSERT_FALSE(dead_end) << text << ": dead end after " << out;
+      const std::string v = nlohmann::json::parse(out).get<std::string>();
+      if (std::string(text).find("uuid") != std::string::npos) {
+        EXPECT_EQ(v.size(), 36u) << v;
+        continue;
+      }
+      const int y = std::stoi(v.substr(0, 4)), mo = std::stoi(v.substr(5, 2)), d = std::stoi(v.substr(8, 2));
+      const bool leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+      const int dim[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+      EXPECT_TRUE(y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= dim[mo - 1]) << v;
+      if (v.size() > 10) {
+        EXPECT_EQ(v[10], 'T') << v;
+        EXPECT_LE(std::stoi(v.substr(11, 2)), 23) << v;
+        EXPECT_TRUE(v.back() == 'Z' || v[v.size() - 3] == ':') << v;
+      }
     }
   }
 }
@@ -248,7 +313,7 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
     }
   }
   // Annotations are not constraints.
-  EXPECT_TRUE(matches(schema(R"({"title": "T", "description": "d", "type": "string", "format": "date"})"), "\"x\""));
+  EXPECT_TRUE(matches(schema(R"({"title": "T", "description": "d", "type": "string", "format": "hostname"})"), "\"x\""));
 }
 
 }  // namespace

@@ -1,0 +1,145 @@
+#include "text/json_format.h"
+
+#include <cstring>
+
+namespace staticlm {
+
+namespace {
+
+// Where a formatted text is. The fixed parts are walked by `pos` in a template; a time's
+// decimals and offset are phases after it.
+struct State {
+  std::uint8_t pos = 0;     // characters of the current template taken
+  std::uint8_t phase = 0;   // see below
+  std::uint8_t digits = 0;  // decimals of the second taken
+  std::uint8_t last = 0;    // the digit before this one (two-digit fields)
+  std::uint16_t year = 0;
+  std::uint8_t month = 0;
+  std::uint8_t unused = 0;
+};
+static_assert(sizeof(State) == 8, "packed into 64 bits");
+
+// Phases: the date template, the time template, after the seconds (".", "Z", "+", "-"), the
+// decimals, the offset template, done; a uuid is its own template.
+enum : std::uint8_t { kDatePart, kTimePart, kAfterSeconds, kDecimals, kOffset, kDone, kUuidPart };
+
+constexpr std::string_view kDateTemplate = "YYYY-MM-DD";
+constexpr std::string_view kTimeTemplate = "hh:mm:ss";
+constexpr std::string_view kOffsetTemplate = "hh:mm";
+constexpr std::string_view kUuidTemplate = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+
+bool format_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+bool format_hex(unsigned char c) { return format_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+int days_in(int month, int year) {
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+  return month == 2 && leap ? 29 : days[month - 1];
+}
+
+// The fixed-width date fields, digit by digit: a prefix is taken only if some whole date has it.
+bool date_char(State& s, unsigned char c) {
+  const char slot = kDateTemplate[s.pos];
+  if (slot == '-') return c == '-';
+  if (!format_digit(c)) return false;
+  const int d = c - '0';
+  if (slot == 'Y') {
+    s.year = static_cast<std::uint16_t>(s.year * 10 + d);
+    return s.pos < 3 || s.year > 0;  // year 0000 does not exist for Python's datetime
+  }
+  if (slot == 'M') {
+    if (s.pos == 5) return d <= 1 && (s.last = static_cast<std::uint8_t>(d), true);
+    const int m = s.last * 10 + d;
+    if (m < 1 || m > 12) return false;
+    s.month = static_cast<std::uint8_t>(m);
+    return true;
+  }
+  const int max = days_in(s.month, s.year);
+  if (s.pos == 8) return d <= max / 10 && (s.last = static_cast<std::uint8_t>(d), true);
+  const int day = s.last * 10 + d;
+  return day >= 1 && day <= max;
+}
+
+// hh:mm(:ss) fields: hours 00-23, minutes and seconds 00-59.
+bool clock_char(State& s, std::string_view tmpl, unsigned char c) {
+  const char slot = tmpl[s.pos];
+  if (slot == ':') return c == ':';
+  if (!format_digit(c)) return false;
+  const int d = c - '0';
+  const bool first = s.pos == 0 || tmpl[s.pos - 1] == ':';
+  if (first) {
+    s.last = static_cast<std::uint8_t>(d);
+    return slot == 'h' ? d <= 2 : d <= 5;
+  }
+  return slot != 'h' || s.last * 10 + d <= 23;
+}
+
+}  // namespace
+
+JsonFormat json_format(std::string_view name) {
+  if (name == "date") return JsonFormat::kDate;
+  if (name == "time") return JsonFormat::kTime;
+  if (name == "date-time") return JsonFormat::kDateTime;
+  if (name == "uuid") return JsonFormat::kUuid;
+  return JsonFormat::kNone;
+}
+
+bool format_step(JsonFormat format, std::uint64_t& packed, unsigned char c) {
+  State s;
+  std::memcpy(&s, &packed, sizeof s);
+  if (packed == 0) {
+    s.phase = format == JsonFormat::kUuid ? kUuidPart : format == JsonFormat::kTime ? kTimePart : kDatePart;
+    s.pos = 0;
+  }
+  bool ok = false;
+  switch (s.phase) {
+    case kUuidPart:
+      ok = s.pos < kUuidTemplate.size() && (kUuidTemplate[s.pos] == '-' ? c == '-' : format_hex(c));
+      if (ok && ++s.pos == kUuidTemplate.size()) s.phase = kDone;
+      break;
+    case kDatePart:
+      if (s.pos == kDateTemplate.size()) {  // date-time: the 'T' between date and time
+        ok = c == 'T';
+        if (ok) s.phase = kTimePart, s.pos = 0;
+        break;
+      }
+      ok = date_char(s, c);
+      if (ok && ++s.pos == kDateTemplate.size() && format == JsonFormat::kDate) s.phase = kDone;
+      break;
+    case kTimePart:
+      ok = clock_char(s, kTimeTemplate, c);
+      if (ok && ++s.pos == kTimeTemplate.size()) s.phase = kAfterSeconds;
+      break;
+    case kAfterSeconds:
+    case kDecimals:
+      if (c == '.' && s.phase == kAfterSeconds) {
+        ok = true;
+        s.phase = kDecimals, s.digits = 0;
+      } else if (format_digit(c) && s.phase == kDecimals) {
+        ok = s.digits < 6;
+        ++s.digits;
+      } else if ((c == 'Z' || c == '+' || c == '-') && (s.phase == kAfterSeconds || s.digits > 0)) {
+        ok = true;
+        s.phase = c == 'Z' ? kDone : kOffset, s.pos = 0;
+      }
+      break;
+    case kOffset:
+      ok = clock_char(s, kOffsetTemplate, c);
+      if (ok && ++s.pos == kOffsetTemplate.size()) s.phase = kDone;
+      break;
+    default:
+      break;
+  }
+  if (!ok) return false;
+  std::memcpy(&packed, &s, sizeof s);  // never 0 again: a field moved
+  return true;
+}
+
+bool format_complete(JsonFormat format, std::uint64_t packed) {
+  if (format == JsonFormat::kNone) return true;
+  State s;
+  std::memcpy(&s, &packed, sizeof s);
+  return packed != 0 && s.phase == kDone;
+}
+
+}  // namespace staticlm

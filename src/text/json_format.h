@@ -1,0 +1,23 @@
+// JSON Schema "format" values the constrained decoder enforces on strings: "date" (YYYY-MM-DD,
+// a real calendar day, year 0001-9999), "time" (hh:mm:ss, up to 6 decimals of a second, then
+// "Z" or an offset +hh:mm / -hh:mm), "date-time" (date "T" time: RFC 3339), "uuid" (8-4-4-4-12
+// hex digits). What they generate is what strict readers (RFC 3339, Python's datetime,
+// pydantic) take. Other format names stay annotations (JsonFormat::kNone).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace staticlm {
+
+enum class JsonFormat : std::uint8_t { kNone, kDate, kTime, kDateTime, kUuid };
+
+JsonFormat json_format(std::string_view name);
+
+// The text so far of a formatted string, packed (0: nothing yet). format_step takes one more
+// byte of the string's content and says whether a valid text still starts so; format_complete
+// whether the text so far is a whole value.
+bool format_step(JsonFormat format, std::uint64_t& state, unsigned char byte);
+bool format_complete(JsonFormat format, std::uint64_t state);
+
+}  // namespace staticlm
