@@ -28,9 +28,6 @@ constexpr std::string_view kTimeTemplate = "hh:mm:ss";
 constexpr std::string_view kOffsetTemplate = "hh:mm";
 constexpr std::string_view kUuidTemplate = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
 
-bool format_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-bool format_hex(unsigned char c) { return format_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
 int days_in(int month, int year) {
   static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
@@ -41,7 +38,7 @@ int days_in(int month, int year) {
 bool date_char(State& s, unsigned char c) {
   const char slot = kDateTemplate[s.pos];
   if (slot == '-') return c == '-';
-  if (!format_digit(c)) return false;
+  if (!ascii_digit(c)) return false;
   const int d = c - '0';
   if (slot == 'Y') {
     s.year = static_cast<std::uint16_t>(s.year * 10 + d);
@@ -64,7 +61,7 @@ bool date_char(State& s, unsigned char c) {
 bool clock_char(State& s, std::string_view tmpl, unsigned char c) {
   const char slot = tmpl[s.pos];
   if (slot == ':') return c == ':';
-  if (!format_digit(c)) return false;
+  if (!ascii_digit(c)) return false;
   const int d = c - '0';
   const bool first = s.pos == 0 || tmpl[s.pos - 1] == ':';
   if (first) {
@@ -94,7 +91,7 @@ bool format_step(JsonFormat format, std::uint64_t& packed, unsigned char c) {
   bool ok = false;
   switch (s.phase) {
     case kUuidPart:
-      ok = s.pos < kUuidTemplate.size() && (kUuidTemplate[s.pos] == '-' ? c == '-' : format_hex(c));
+      ok = s.pos < kUuidTemplate.size() && (kUuidTemplate[s.pos] == '-' ? c == '-' : ascii_hex(c));
       if (ok && ++s.pos == kUuidTemplate.size()) s.phase = kDone;
       break;
     case kDatePart:
@@ -115,7 +112,7 @@ bool format_step(JsonFormat format, std::uint64_t& packed, unsigned char c) {
       if (c == '.' && s.phase == kAfterSeconds) {
         ok = true;
         s.phase = kDecimals, s.digits = 0;
-      } else if (format_digit(c) && s.phase == kDecimals) {
+      } else if (ascii_digit(c) && s.phase == kDecimals) {
         ok = s.digits < 6;
         ++s.digits;
       } else if ((c == 'Z' || c == '+' || c == '-') && (s.phase == kAfterSeconds || s.digits > 0)) {

@@ -12,6 +12,10 @@ namespace staticlm {
 
 enum class JsonFormat : std::uint8_t { kNone, kDate, kTime, kDateTime, kUuid };
 
+// ASCII classes of JSON's grammar (digits of numbers, hex digits of \u escapes and uuids).
+inline bool ascii_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+inline bool ascii_hex(unsigned char c) { return ascii_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
 JsonFormat json_format(std::string_view name);
 
 // The text so far of a formatted string, packed (0: nothing yet). format_step takes one more

@@ -8,8 +8,6 @@ namespace staticlm {
 namespace {
 
 bool is_ws(unsigned char b) { return b == ' ' || b == '\n' || b == '\t' || b == '\r'; }
-bool is_digit(unsigned char b) { return b >= '0' && b <= '9'; }
-bool is_hex(unsigned char b) { return is_digit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F'); }
 
 constexpr const char* kLiterals[] = {"true", "false", "null"};
 
@@ -166,7 +164,7 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
     f.seen = 0;
     return true;
   }
-  if ((byte == '-' || is_digit(byte)) && (types & (kJsonInteger | kJsonNumber))) {
+  if ((byte == '-' || ascii_digit(byte)) && (types & (kJsonInteger | kJsonNumber))) {
     f.kind = Kind::kNumber;
     f.flags = (types & kJsonNumber) ? 0 : 1;  // 1: an integer
     f.a = 0;
@@ -312,12 +310,12 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
       return false;
     }
   } else if (esc >= 2) {
-    if (!is_hex(byte)) return false;
+    if (!ascii_hex(byte)) return false;
     if (esc == 2) {
       set_pending(byte == 'd' || byte == 'D' ? kMaybeSurrogate : 0);
     } else if (esc == 3 && pending == kMaybeSurrogate) {
       const bool high = (byte >= '8' && byte <= '9') || (byte >= 'a' && byte <= 'b') || (byte >= 'A' && byte <= 'B');
-      if (!high && !is_digit(byte)) return false;  // d[c-f]xx: a lone low surrogate
+      if (!high && !ascii_digit(byte)) return false;  // d[c-f]xx: a lone low surrogate
       set_pending(high ? kHigh : 0);
     } else if (esc == 5 && pending == kHigh) {
       set_pending(kLowBackslash);
@@ -416,14 +414,21 @@ bool integer_prefix_fits(bool negative, std::uint64_t m, int digits, const JsonS
   return false;
 }
 
+// 10^(6 - places) in 10^-6 units: the weight of decimal number `places` (from 1), and the span
+// of the values that continue a text with `places` decimals.
+std::int64_t decimal_step(int places) {
+  static constexpr std::int64_t kSteps[] = {1000000, 100000, 10000, 1000, 100, 10, 1};
+  static_assert(JsonSchemaNode::kDecimalPlaces == 6, "kSteps");
+  return kSteps[places];
+}
+
 // A bounded number (JsonSchemaNode::decimal) in units of 10^-6. Whether one in
 // [n.min_scaled, n.max_scaled] is written with this prefix: the sign, then number state `state`
 // with `seen` (states 2, 3: the integer digits' value, `digits` of them; 4, 5: the value so far
 // in units, `places` decimals written).
 bool decimal_prefix_fits(bool negative, std::int32_t state, std::uint64_t seen, int digits, int places,
                          const JsonSchemaNode& n) {
-  constexpr __int128 kUnit = 1000000, kMax = static_cast<__int128>(kUnit) * 1000000000000 - 1;
-  static_assert(JsonSchemaNode::kDecimalPlaces == 6 && JsonSchemaNode::kDecimalIntegerDigits == 12, "kUnit, kMax");
+  constexpr __int128 kUnit = JsonSchemaNode::kDecimalUnit;
   const auto hits = [&](__int128 a, __int128 b) {
     if (negative) std::swap(a, b), a = -a, b = -b;
     return b >= n.min_scaled && a <= n.max_scaled;
@@ -439,12 +444,8 @@ bool decimal_prefix_fits(bool negative, std::int32_t state, std::uint64_t seen, 
       return false;
     }
     case 4:
-    case 5: {
-      __int128 step = 1;
-      for (int k = places; k < JsonSchemaNode::kDecimalPlaces; ++k) step *= 10;
-      return hits(v, v + step - 1);
-    }
-    default: return hits(0, kMax);  // a sign alone
+    case 5: return hits(v, v + decimal_step(places) - 1);
+    default: return hits(0, JsonSchemaNode::kDecimalMax);  // a sign alone
   }
 }
 
@@ -459,14 +460,14 @@ bool JsonMatcher::number_in_range(const Frame& f) const {
   const JsonSchemaNode* n = node(f.node);
   if (!n || !n->bounded) return true;
   if (!n->decimal || (f.flags & 1)) return integer_in_range(f.flags & 2, f.seen, *n);
-  const __int128 m = f.a == 5 ? static_cast<__int128>(f.seen) : static_cast<__int128>(f.seen) * 1000000;
+  const __int128 m = static_cast<__int128>(f.seen) * (f.a == 5 ? 1 : JsonSchemaNode::kDecimalUnit);
   const __int128 v = f.flags & 2 ? -m : m;
   return v >= n->min_scaled && v <= n->max_scaled;
 }
 
 bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
   const bool integer = f.flags & 1;
-  const bool digit = is_digit(byte);
+  const bool digit = ascii_digit(byte);
   std::int32_t next = -1;
   switch (f.a) {
     case 0: next = byte == '-' ? 1 : byte == '0' ? 2 : digit ? 3 : -1; break;
@@ -500,17 +501,15 @@ bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
       if (f.b + 1 - (negative ? 1 : 0) > JsonSchemaNode::kDecimalIntegerDigits) return false;
       v = v * 10 + (byte - '0');
     } else if (next == 4) {
-      v *= 1000000;
+      v *= JsonSchemaNode::kDecimalUnit;
       f.c = 0;
     } else if (next == 5) {
       if (f.c >= JsonSchemaNode::kDecimalPlaces) return false;
-      std::uint64_t unit = 1;
-      for (int k = static_cast<int>(f.c) + 1; k < JsonSchemaNode::kDecimalPlaces; ++k) unit *= 10;
-      v += unit * (byte - '0');
+      ++f.c;
+      v += static_cast<std::uint64_t>(decimal_step(static_cast<int>(f.c))) * (byte - '0');
     }
     const int digits = f.b + 1 - (negative ? 1 : 0);
-    if (!decimal_prefix_fits(negative, next, v, digits, static_cast<int>(f.c) + (next == 5 ? 1 : 0), *n)) return false;
-    if (next == 5) ++f.c;
+    if (!decimal_prefix_fits(negative, next, v, digits, static_cast<int>(f.c), *n)) return false;
     f.seen = v;
   } else if (const JsonSchemaNode* n = node(f.node); n && n->bounded) {
     // The integer so far (its magnitude in `seen`) must still lead to one in range.

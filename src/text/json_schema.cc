@@ -36,8 +36,8 @@ struct Bound {
 // A value in units of 10^-kDecimalPlaces as the text a matcher lets through ("-12.5" for
 // -12500000), and the double a reader parses from it.
 double scaled_value(std::int64_t v) {
-  constexpr std::int64_t kUnit = 1000000;
-  static_assert(JsonSchemaNode::kDecimalPlaces == 6, "kUnit");
+  constexpr std::int64_t kUnit = JsonSchemaNode::kDecimalUnit;
+  static_assert(JsonSchemaNode::kDecimalPlaces == 6, "the %06llu below");
   const std::uint64_t m = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
   char text[48];
   std::snprintf(text, sizeof text, "%s%llu.%06llu", v < 0 ? "-" : "", static_cast<unsigned long long>(m / kUnit),
@@ -51,13 +51,13 @@ double scaled_value(std::int64_t v) {
 // the bound holds for what a reader of the text sees, not for a rounded product. Past the
 // representable range: one past its end (a bound nothing satisfies, or none at all).
 std::int64_t scaled_bound(const Bound& b, bool lower) {
-  constexpr std::int64_t kMax = 999999999999999999;  // 12 + 6 digits
+  constexpr std::int64_t kMax = JsonSchemaNode::kDecimalMax;
   const auto ok = [&](std::int64_t v) {
     const double x = scaled_value(v);
     return lower ? (b.exclusive ? x > b.value : x >= b.value) : (b.exclusive ? x < b.value : x <= b.value);
   };
   if (std::isinf(b.value)) return lower ? -kMax : kMax;
-  const long double e = static_cast<long double>(b.value) * 1000000.0L;
+  const long double e = static_cast<long double>(b.value) * JsonSchemaNode::kDecimalUnit;
   if (e > static_cast<long double>(kMax)) return lower ? kMax + 1 : kMax;
   if (e < -static_cast<long double>(kMax)) return lower ? -kMax : -kMax - 1;
   std::int64_t v = static_cast<std::int64_t>(lower ? std::ceil(e) : std::floor(e));

@@ -56,6 +56,8 @@ struct JsonSchemaNode {
   // the least and greatest such values a reader's double (strtod) of the text keeps in range.
   static constexpr int kDecimalIntegerDigits = 12;
   static constexpr int kDecimalPlaces = 6;
+  static constexpr std::int64_t kDecimalUnit = 1000000;                        // 10^kDecimalPlaces
+  static constexpr std::int64_t kDecimalMax = kDecimalUnit * 1000000000000 - 1;  // 12 + 6 nines
   bool bounded = false;
   bool decimal = false;
   std::int64_t minimum = INT64_MIN, maximum = INT64_MAX;
