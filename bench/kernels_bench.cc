@@ -170,24 +170,37 @@ void BM_Gemm(benchmark::State& state) {
 }
 BENCHMARK(BM_Gemm)->ArgsProduct({{64, 512}, {0, 1}, {1, 2}})->UseRealTime();
 
-// args: context length, threads. One decode row of a full-attention E2B layer (8 heads of 512,
-// one KV head) over a cache of max_seq 2048.
+// args: context length, threads, head_dim (512: a full-attention E2B layer, 256: a sliding
+// one), caches cycled. One decode row, 8 heads, one KV head, max_seq 2048 (1 cache) or ctx + 64
+// (128 caches: as in a decode step, where the weights streamed since the last step have pushed
+// the cache out to memory).
 void BM_AttentionDecode(benchmark::State& state) {
-  const std::int64_t ctx = state.range(0), s = 2048, heads = 8, hd = 512;
-  const auto k = wave(static_cast<std::size_t>((s - 1) * hd), 0.3), v = wave(static_cast<std::size_t>((s - 1) * hd), 0.7);
+  const std::int64_t ctx = state.range(0), heads = 8, hd = state.range(2), caches = state.range(3);
+  const std::int64_t s = caches == 1 ? 2048 : ctx + 64;
+  std::vector<std::vector<float>> k, v;
+  for (std::int64_t c = 0; c < caches; ++c) {
+    k.push_back(wave(static_cast<std::size_t>((s - 1) * hd), 0.3 + 0.01 * static_cast<double>(c)));
+    v.push_back(wave(static_cast<std::size_t>((s - 1) * hd), 0.7 + 0.01 * static_cast<double>(c)));
+  }
   const auto ck = wave(static_cast<std::size_t>(hd), 0.2), cv = wave(static_cast<std::size_t>(hd), 0.9);
   const auto q = wave(static_cast<std::size_t>(heads * hd), 0.5);
   std::vector<float> mask(s), out(heads * hd), scratch;
   build_decode_mask(mask, s, ctx, std::nullopt, -120.0f);
-  const KvSegment segs[2] = {{k.data(), v.data(), s - 1, (s - 1) * hd}, {ck.data(), cv.data(), 1, hd}};
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  std::int64_t i = 0;
   for (auto _ : state) {
+    const auto c = static_cast<std::size_t>(i++ % caches);
+    const KvSegment segs[2] = {{k[c].data(), v[c].data(), s - 1, (s - 1) * hd}, {ck.data(), cv.data(), 1, hd}};
     attention(q.data(), {1, heads, 1, hd}, segs, mask.data(), s, 1.0f, out.data(), scratch, &pool);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetLabel(kernel_target());
 }
-BENCHMARK(BM_AttentionDecode)->ArgsProduct({{128, 1024}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_AttentionDecode)
+    ->ArgsProduct({{128, 1024}, {1, 2}, {512}, {1}})
+    ->ArgsProduct({{16, 48, 128}, {1, 2}, {256}, {128}})
+    ->ArgsProduct({{128}, {1, 2}, {512}, {128}})
+    ->UseRealTime();
 
 // args: valid rows, threads. Causal prefill of a sliding E2B layer's shape (8 heads of 256).
 void BM_AttentionPrefill(benchmark::State& state) {

@@ -14,6 +14,7 @@
 #include "base/thread_pool.h"
 #include "inspect/backend_check.h"
 #include "model/checkpoint.h"
+#include "runtime/argmax.h"
 #include "runtime/runtime.h"
 #include "runtime/static_input_builder.h"
 #include "runtime/generation_defaults.h"
@@ -106,7 +107,7 @@ std::vector<inspect::CheckCall> generated_calls(const BackendCheckOptions& a, co
     logits = runtime->prefill_tokens(ids);
   }
   for (std::int64_t i = 0; i < a.decode_steps && runtime->remaining_capacity() > 0; ++i) {
-    logits = runtime->decode(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    logits = runtime->decode(argmax_first(logits));
   }
   return sampler.take();
 }

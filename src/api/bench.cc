@@ -18,6 +18,7 @@
 #include "model/checkpoint.h"
 #include "model/flops.h"
 #include "model/weight_stats.h"
+#include "runtime/argmax.h"
 #include "runtime/runtime.h"
 
 namespace staticlm::api {
@@ -138,14 +139,14 @@ BenchResult run_bench(const BenchOptions& a) {
   auto t0 = std::chrono::steady_clock::now();
   auto logits = runtime->prefill_tokens(prompt);
   r.prefill_seconds = seconds_since(t0);
-  std::int64_t token = std::max_element(logits.begin(), logits.end()) - logits.begin();
+  std::int64_t token = argmax_first(logits);
   r.time_to_first_token_seconds = seconds_since(t0);  // the first token id is known here
   t0 = std::chrono::steady_clock::now();
   r.decode_peak_rss_bytes = resident_bytes();
   for (std::int64_t i = 0; i < a.decode_tokens; ++i) {
     const auto step = std::chrono::steady_clock::now();
     logits = runtime->decode(token);
-    token = std::max_element(logits.begin(), logits.end()) - logits.begin();
+    token = argmax_first(logits);
     r.decode_step_seconds.push_back(seconds_since(step));
     r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());  // a read of /proc: microseconds
   }

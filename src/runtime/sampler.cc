@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "runtime/argmax.h"
 
 namespace staticlm {
 
@@ -38,6 +39,18 @@ Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(optio
 
 void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t> history) {
   const std::int64_t v = static_cast<std::int64_t>(logits.size());
+  // Greedy with nothing that changes the scores: the first maximum of the logits themselves,
+  // without the copy and the scalar passes below (0.5 ms a token for E2B's 262144 logits).
+  // Non-finite or all -inf logits take the full path for its error.
+  if (options_.greedy() && options_.logit_bias.empty() && options_.repetition_penalty == 1.0 &&
+      options_.presence_penalty == 0 && options_.frequency_penalty == 0) {
+    const MaxScan m = scan_max(logits);
+    if (!m.non_finite && m.max != -INFINITY) {
+      candidates_.clear();
+      candidates_.emplace_back(first_index_of(logits, m.max), 1.0);
+      return;
+    }
+  }
   scores_.assign(logits.begin(), logits.end());
   // NaN or +Inf has no argmax or softmax that means anything (-Inf is a masked token); they come
   // from non-finite weights or activations, so say so instead of returning an arbitrary token.

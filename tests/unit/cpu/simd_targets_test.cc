@@ -1,8 +1,8 @@
 // Every SIMD kernel against the scalar reference, on every kernel target this CPU has (SSE4,
 // AVX2, AVX3, AVX3_DL, and the AVX-512 BF16 GEMM where present): GEMV/GEMM for F32, F16 and
 // BF16 weights with and without bf16 activations, on odd shapes that leave tails everywhere;
-// attention (decode with two key segments, causal and sliding prefill with padding, a shared
-// key-padding mask as the vision tower uses); gelu; RMSNorm; bf16 rounding.
+// attention (decode with two key segments and with key ranges cut across threads, causal and sliding prefill with padding, a shared
+// key-padding mask as the vision tower uses); gelu; RMSNorm; bf16 rounding; the greedy argmax.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "backends/cpu/kernels/matmul.h"
 #include "backends/cpu/kernels/rmsnorm.h"
 #include "base/half.h"
+#include "runtime/argmax.h"
 #include "runtime/masks.h"
 
 namespace staticlm::cpu {
@@ -241,24 +242,49 @@ TEST(SimdTargets, SharedKeyPaddingMaskAsTheVisionTower) {
 }
 
 TEST(SimdTargets, DecodeAttentionReadsPastAndCurrentSegments) {
-  // max_seq 64: 63 past slots of which 20 are used, plus the current token's row.
-  // Heads per KV head: 4 (two groups), 8 (one group cut in two chunks for two threads), 5 (cut
-  // in chunks of 3 and 2: tiles of 4 heads left short). Head dims 32 and 72 (72 = 4 vectors of
-  // 16 + 8: every part of the value loop on every vector length); 21 open keys (a short tile).
-  for (const std::int64_t hd : {32, 72}) {
-    for (const auto& [heads, kv_heads] : {std::pair<int, int>{8, 2}, {8, 1}, {5, 1}}) {
-      for (std::optional<std::int64_t> window : {std::optional<std::int64_t>(), std::optional<std::int64_t>(8)}) {
-        const AttentionCase c{window ? "decode sliding" : "decode", 1, heads, kv_heads, hd, 64};
-        std::vector<float> mask(64);
-        build_decode_mask(mask, 64, 20, window, -120.0f);
-        const auto past_k = random_vec(2 * 63 * hd, 41, -3, 3), past_v = random_vec(2 * 63 * hd, 42);
-        const auto cur_k = random_vec(2 * hd, 43, -3, 3), cur_v = random_vec(2 * hd, 44);
-        const auto q = random_vec(heads * hd, 45, -3, 3);
-        expect_attention_matches(c, mask, 64,
-                                 {KvSegment{past_k.data(), past_v.data(), 63, 63 * hd},
-                                  KvSegment{cur_k.data(), cur_v.data(), 1, hd}},
-                                 q);
+  // max_seq 64 with 20 past slots used, and max_seq 512 with 400 (with two threads, enough key
+  // floats for head_dim 72 to be cut in two key ranges and merged), plus the current token's
+  // row. Heads per KV head: 4 (two groups), 8 (one group), 5 (tiles of 4 heads left short).
+  // Head dims 32 and 72 (72 = 4 vectors of 16 + 8: every part of the value loop on every
+  // vector length); 21 open keys (a short tile); windows of 8 and 350.
+  for (const auto& [seq, used] : {std::pair<std::int64_t, std::int64_t>{64, 20}, {512, 400}}) {
+    for (const std::int64_t hd : {32, 72}) {
+      for (const auto& [heads, kv_heads] : {std::pair<int, int>{8, 2}, {8, 1}, {5, 1}}) {
+        for (const bool sliding : {false, true}) {
+          const std::optional<std::int64_t> window = sliding ? std::optional<std::int64_t>(seq == 64 ? 8 : 350) : std::nullopt;
+          const AttentionCase c{window ? "decode sliding" : "decode", 1, heads, kv_heads, hd, seq};
+          std::vector<float> mask(static_cast<std::size_t>(seq));
+          build_decode_mask(mask, seq, used, window, -120.0f);
+          const std::int64_t past = seq - 1;
+          const auto past_k = random_vec(2 * past * hd, 41, -3, 3), past_v = random_vec(2 * past * hd, 42);
+          const auto cur_k = random_vec(2 * hd, 43, -3, 3), cur_v = random_vec(2 * hd, 44);
+          const auto q = random_vec(heads * hd, 45, -3, 3);
+          expect_attention_matches(c, mask, seq,
+                                   {KvSegment{past_k.data(), past_v.data(), past, past * hd},
+                                    KvSegment{cur_k.data(), cur_v.data(), 1, hd}},
+                                   q);
+        }
       }
+    }
+  }
+}
+
+// The greedy argmax and the logit scan on every target equal their scalar definition.
+TEST(SimdTargets, ArgmaxAndMaxScan) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{15}, std::size_t{33}, std::size_t{1000}, std::size_t{262144}}) {
+    std::vector<float> x = random_vec(static_cast<std::int64_t>(n), 51, -5, 5);
+    const std::size_t top = n * 2 / 3;
+    x[top] = 9.0f;
+    if (top + 1 < n) x[top + 1] = 9.0f;
+    for (const std::string& t : simd_targets()) {
+      TargetGuard g(t);
+      EXPECT_EQ(argmax_first(x), static_cast<std::int64_t>(top)) << n << " on " << t;
+      EXPECT_EQ(scan_max(x).max, 9.0f) << n << " on " << t;
+      EXPECT_FALSE(scan_max(x).non_finite) << n << " on " << t;
+      std::vector<float> y = x;
+      y[n / 3] = NAN;
+      EXPECT_TRUE(scan_max(y).non_finite) << n << " on " << t;
+      EXPECT_EQ(argmax_first(y), static_cast<std::int64_t>(n / 3 == top ? (top + 1 < n ? top + 1 : 0) : top)) << n << " on " << t;
     }
   }
 }

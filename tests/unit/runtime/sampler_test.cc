@@ -35,6 +35,27 @@ TEST(Sampler, GreedyIsFirstArgmax) {
   expect_dist(s.distribution(l, {}), {0, 1, 0, 0});
 }
 
+// Greedy with nothing to change the scores takes a vectorized scan of the logits; it agrees
+// with the full path (forced here by a zero logit bias) on vocabulary-sized logits with ties,
+// masked tokens and a NaN deep inside.
+TEST(Sampler, GreedyFastPathAgreesWithTheFullPath) {
+  std::vector<float> l(262144);
+  for (std::size_t i = 0; i < l.size(); ++i) l[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i * i % 100003)));
+  SamplingOptions biased = opts(0.0);
+  biased.logit_bias = {{0, 0.0f}};
+  Sampler fast(opts(0.0)), full(biased);
+  for (const std::size_t top : {std::size_t{17}, std::size_t{131071}, std::size_t{262143}}) {
+    std::vector<float> x = l;
+    x[top] = 3.0f;
+    if (top + 5 < x.size()) x[top + 5] = 3.0f;  // a tie after it
+    x[top / 2] = -INFINITY;
+    EXPECT_EQ(fast.sample(x, {}), static_cast<std::int64_t>(top));
+    EXPECT_EQ(full.sample(x, {}), static_cast<std::int64_t>(top));
+    x[200000] = NAN;
+    EXPECT_THROW(fast.sample(x, {}), Error);
+  }
+}
+
 TEST(Sampler, PlainSoftmax) {
   Sampler s(opts());
   expect_dist(s.distribution(logits_of({0.5, 0.3, 0.2}), {}), {0.5, 0.3, 0.2});

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/dot.h"
@@ -13,6 +14,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/attention.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -85,7 +87,10 @@ HWY_INLINE float ExpShifted(float* p, std::int64_t n, float mx) {
 constexpr int kTile = 4;
 
 // s[h][j] = q[h] . k[j] over n elements.
-HWY_INLINE void Scores4x4(const float* const* q, const float* const* k, std::int64_t n, float s[kTile][kTile]) {
+// `next`: the key rows of the following tile, prefetched at the same offsets (a decode step's
+// cache rows come from memory).
+HWY_INLINE void Scores4x4(const float* const* q, const float* const* k, const float* const* next, std::int64_t n,
+                          float s[kTile][kTile]) {
   const DF d;
   using V = hn::Vec<DF>;
   const std::int64_t L = static_cast<std::int64_t>(hn::Lanes(d));
@@ -96,6 +101,7 @@ HWY_INLINE void Scores4x4(const float* const* q, const float* const* k, std::int
   for (; i + L <= n; i += L) {
     V kv[kTile];
     for (int j = 0; j < kTile; ++j) kv[j] = hn::LoadU(d, k[j] + i);
+    for (int j = 0; j < kTile; ++j) hwy::Prefetch(next[j] + i);
     for (int h = 0; h < kTile; ++h) {
       const V qv = hn::LoadU(d, q[h] + i);
       for (int j = 0; j < kTile; ++j) acc[h][j] = hn::MulAdd(qv, kv[j], acc[h][j]);
@@ -109,6 +115,9 @@ HWY_INLINE void Scores4x4(const float* const* q, const float* const* k, std::int
     }
   }
 }
+
+constexpr std::int64_t kValuesAhead = 16;
+constexpr std::int64_t kKeysAhead = 8;
 
 // o[h][c .. c + kVecs * L) = inv[h] * sum_j w[h][j] * v[j][c ..] over the n rows of v, for
 // kTile heads.
@@ -124,6 +133,9 @@ HWY_INLINE void WeightedValues(const float* const* w, const float* const* v, std
   for (std::int64_t j = 0; j < n; ++j) {
     V vv[kVecs];
     for (int x = 0; x < kVecs; ++x) vv[x] = hn::LoadU(d, v[j] + c + x * L);
+    // The value rows come from memory too; each column block walks all of them.
+    const float* ahead = v[std::min<std::int64_t>(j + kValuesAhead, n - 1)] + c;
+    for (int x = 0; x < kVecs; ++x) hwy::Prefetch(ahead + x * L);
     for (int h = 0; h < kTile; ++h) {
       const V wv = hn::Set(d, w[h][j]);
       for (int x = 0; x < kVecs; ++x) acc[h][x] = hn::MulAdd(wv, vv[x], acc[h][x]);
@@ -135,32 +147,16 @@ HWY_INLINE void WeightedValues(const float* const* w, const float* const* v, std
   }
 }
 
-// Heads [0, nh) of one query row that share KV head kvh (q and o: nh rows of hd), over the keys
-// the mask row leaves open; false when none is open (the caller then runs the reference over
-// every key). p: nh * total + 2 * nh floats.
-bool AttendHeads(const float* q, std::int64_t nh, std::int64_t hd, const KvSegment* segs, std::int64_t n_segs,
-                 std::int64_t kvh, const float* m, float scale, float* o, float* p, std::int64_t total) {
+// Heads [0, nh) of one query row over n keys given as rows (krow, vrow: hd floats each) with
+// their mask values. p: nh * p_stride scores plus nh floats. With `normalize`, o = softmax(scores)
+// times the values; otherwise o holds the weighted sum before the division and mx / sum each
+// head's largest score and sum of exp(score - mx), for the caller to merge with other key ranges.
+void AttendKeys(const float* q, std::int64_t nh, std::int64_t hd, const float* const* krow, const float* const* vrow,
+                const float* kmask, std::int64_t n, float scale, float* o, float* p, std::int64_t p_stride,
+                bool normalize, float* mx, float* sum) {
   const DF d;
   const std::int64_t L = static_cast<std::int64_t>(hn::Lanes(d));
-  // The open keys: their key and value rows and mask values, in key order.
-  static thread_local std::vector<const float*> krow, vrow;
-  static thread_local std::vector<float> kmask;
-  krow.clear(), vrow.clear(), kmask.clear();
-  std::int64_t col = 0;
-  for (std::int64_t si = 0; si < n_segs; ++si) {
-    const KvSegment& s = segs[si];
-    const float* kb = s.k + kvh * s.head_stride;
-    const float* vb = s.v + kvh * s.head_stride;
-    for (std::int64_t r = 0; r < s.rows; ++r, ++col) {
-      if (m[col] <= kNegligibleMask) continue;
-      krow.push_back(kb + r * hd);
-      vrow.push_back(vb + r * hd);
-      kmask.push_back(m[col]);
-    }
-  }
-  const std::int64_t kept = static_cast<std::int64_t>(krow.size());
-  if (kept == 0) return false;
-  float* inv = p + nh * total;
+  float* inv = p + nh * p_stride;
   // A tile short of heads or keys repeats its last one; the repeats' results are dropped (or,
   // for a repeated head, stored twice with the same values).
   for (std::int64_t h0 = 0; h0 < nh; h0 += kTile) {
@@ -171,34 +167,57 @@ bool AttendHeads(const float* q, std::int64_t nh, std::int64_t hd, const KvSegme
     float ih[kTile];
     for (int t = 0; t < kTile; ++t) {
       const std::int64_t h = h0 + std::min<std::int64_t>(t, hn_ - 1);
-      qh[t] = q + h * hd, ph[t] = p + h * total, oh[t] = o + h * hd;
+      qh[t] = q + h * hd, ph[t] = p + h * p_stride, oh[t] = o + h * hd;
     }
-    for (std::int64_t j0 = 0; j0 < kept; j0 += kTile) {
-      const std::int64_t jn = std::min<std::int64_t>(kTile, kept - j0);
+    for (std::int64_t j0 = 0; j0 < n; j0 += kTile) {
+      const std::int64_t jn = std::min<std::int64_t>(kTile, n - j0);
       const float* kj[kTile];
-      for (int t = 0; t < kTile; ++t) kj[t] = krow[static_cast<std::size_t>(j0 + std::min<std::int64_t>(t, jn - 1))];
+      for (int t = 0; t < kTile; ++t) kj[t] = krow[j0 + std::min<std::int64_t>(t, jn - 1)];
+      const float* kn[kTile];
+      for (int t = 0; t < kTile; ++t) kn[t] = krow[std::min<std::int64_t>(j0 + kKeysAhead + t, n - 1)];
       float s[kTile][kTile];
-      Scores4x4(qh, kj, hd, s);
+      Scores4x4(qh, kj, kn, hd, s);
       for (std::int64_t h = 0; h < hn_; ++h)
-        for (std::int64_t j = 0; j < jn; ++j) p[(h0 + h) * total + j0 + j] = s[h][j] * scale + kmask[j0 + j];
+        for (std::int64_t j = 0; j < jn; ++j) p[(h0 + h) * p_stride + j0 + j] = s[h][j] * scale + kmask[j0 + j];
     }
     for (std::int64_t h = 0; h < hn_; ++h) {
-      float* ps = p + (h0 + h) * total;
-      inv[h0 + h] = 1.0f / ExpShifted(ps, kept, *std::max_element(ps, ps + kept));
+      float* ps = p + (h0 + h) * p_stride;
+      const float top = *std::max_element(ps, ps + n);
+      const float total = ExpShifted(ps, n, top);
+      inv[h0 + h] = normalize ? 1.0f / total : 1.0f;
+      if (!normalize) mx[h0 + h] = top, sum[h0 + h] = total;
     }
     for (int t = 0; t < kTile; ++t) ih[t] = inv[h0 + std::min<std::int64_t>(t, hn_ - 1)];
     std::int64_t c = 0;
-    for (; c + 4 * L <= hd; c += 4 * L) WeightedValues<4>(ph, vrow.data(), kept, c, ih, oh);
-    for (; c + L <= hd; c += L) WeightedValues<1>(ph, vrow.data(), kept, c, ih, oh);
+    for (; c + 4 * L <= hd; c += 4 * L) WeightedValues<4>(ph, vrow, n, c, ih, oh);
+    for (; c + L <= hd; c += L) WeightedValues<1>(ph, vrow, n, c, ih, oh);
     for (; c < hd; ++c) {
       for (int t = 0; t < kTile; ++t) {
-        float sum = 0;
-        for (std::int64_t j = 0; j < kept; ++j) sum += ph[t][j] * vrow[static_cast<std::size_t>(j)][c];
-        oh[t][c] = sum * ih[t];
+        float acc = 0;
+        for (std::int64_t j = 0; j < n; ++j) acc += ph[t][j] * vrow[j][c];
+        oh[t][c] = acc * ih[t];
       }
     }
   }
-  return true;
+}
+
+// out[0, hd) = sum over parts of c[part] * o[part * part_stride + (0, hd)]: the merge of one
+// head's key ranges (c: each range's weight, exp(its max - the overall max) / the overall sum).
+void MergeKeyRanges(const float* o, std::int64_t part_stride, const float* c, std::int64_t parts, std::int64_t hd,
+                    float* out) {
+  const DF d;
+  const std::int64_t L = static_cast<std::int64_t>(hn::Lanes(d));
+  std::int64_t i = 0;
+  for (; i + L <= hd; i += L) {
+    auto acc = hn::Zero(d);
+    for (std::int64_t t = 0; t < parts; ++t) acc = hn::MulAdd(hn::Set(d, c[t]), hn::LoadU(d, o + t * part_stride + i), acc);
+    hn::StoreU(acc, d, out + i);
+  }
+  for (; i < hd; ++i) {
+    float acc = 0;
+    for (std::int64_t t = 0; t < parts; ++t) acc += c[t] * o[t * part_stride + i];
+    out[i] = acc;
+  }
 }
 
 // s[i] = exp(s[i] * scale + m[i] - max) for i < n; returns the sum.
@@ -227,7 +246,8 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace staticlm::cpu {
 
-HWY_EXPORT(AttendHeads);
+HWY_EXPORT(AttendKeys);
+HWY_EXPORT(MergeKeyRanges);
 HWY_EXPORT(ScaleMaskExp);
 
 namespace {
@@ -241,39 +261,147 @@ std::int64_t total_keys(std::span<const KvSegment> keys) {
 // Query rows per block of the blocked path.
 constexpr std::int64_t kQueryBlock = 64;
 
+// The keys a mask row leaves open (above kNegligibleMask) for KV head kvh: their key and value
+// rows and mask values, in key order.
+struct OpenKeys {
+  std::vector<const float*> k, v;
+  std::vector<float> m;
+
+  void collect(std::span<const KvSegment> keys, std::int64_t kvh, std::int64_t hd, const float* mask) {
+    k.clear(), v.clear(), m.clear();
+    std::int64_t col = 0;
+    for (const KvSegment& s : keys) {
+      const float* kb = s.k + kvh * s.head_stride;
+      const float* vb = s.v + kvh * s.head_stride;
+      for (std::int64_t r = 0; r < s.rows; ++r, ++col) {
+        if (mask[col] <= kNegligibleMask) continue;
+        k.push_back(kb + r * hd);
+        v.push_back(vb + r * hd);
+        m.push_back(mask[col]);
+      }
+    }
+  }
+  std::int64_t size() const { return static_cast<std::int64_t>(k.size()); }
+};
+
+// Key ranges are cut only when a pair has this many key floats (open keys x head_dim): the
+// threads then exchange the query and the partial outputs, about 5 us on the 2-vCPU VM, which
+// one thread takes to read 80 cold keys of 256 (BM_AttentionDecode/*/2/256/128).
+constexpr std::int64_t kSplitMinFloats = 80 * 256;
+
+// Items: (query row, KV head) pairs, each reading its key and value rows once for all the
+// heads that share them. With fewer pairs than threads (decode: one), each pair's open keys are
+// cut in ranges, one per thread, and the ranges merged as in flash decoding: every thread then
+// streams part of the cache instead of all of it (a decode step's cache comes from memory; cut
+// by heads, both threads read every key and value row).
 void attention_rows(const float* q, const AttentionShape& shape, std::span<const KvSegment> keys, const float* mask,
                     std::int64_t mask_stride, float scale, float* out, std::vector<float>& scratch, ThreadPool* pool) {
   const std::int64_t hd = shape.head_dim, group = shape.heads / shape.kv_heads;
   const std::int64_t total = total_keys(keys);
   const int participants = pool ? pool->size() : 1;
-  // Items: (query row, KV head, chunk of the heads sharing it). A chunk reads each key and value
-  // row once for all its heads; the group is cut in chunks only as far as the threads need.
-  const std::int64_t rows_x_kv = shape.queries * shape.kv_heads;
-  const std::int64_t parts = std::clamp<std::int64_t>((participants + rows_x_kv - 1) / rows_x_kv, 1, group);
-  const std::int64_t chunk = (group + parts - 1) / parts;
-  const std::int64_t per_worker = chunk * total + 2 * chunk;
-  scratch.resize(static_cast<std::size_t>(per_worker * participants));
-  const auto heads_kernel = HWY_DYNAMIC_DISPATCH(AttendHeads);
-  parallel_for(pool, rows_x_kv * parts, 1, static_cast<double>(2 * total * hd * chunk),
+  const std::int64_t pairs = shape.queries * shape.kv_heads;
+  const auto kernel = HWY_DYNAMIC_DISPATCH(AttendKeys);
+  // What a pair falls back to when its mask opens no key: the reference over every key.
+  const auto closed = [&](std::int64_t pair, float* p) {
+    const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads;
+    for (std::int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
+      detail::attend_row_reference(q + (i * shape.heads + h) * hd, hd, keys, kvh, mask + i * mask_stride, scale,
+                                   out + (i * shape.heads + h) * hd, p);
+    }
+  };
+  const std::int64_t per_worker = group * total + group;
+  const std::int64_t ranges = std::max<std::int64_t>(1, participants / pairs);
+  if (ranges == 1) {
+    scratch.resize(static_cast<std::size_t>(per_worker * participants));
+    parallel_for(pool, pairs, 1, static_cast<double>(2 * total * hd * group), [&](std::int64_t b, std::int64_t e, int worker) {
+      static thread_local OpenKeys open;
+      float* p = scratch.data() + static_cast<std::int64_t>(worker) * per_worker;
+      for (std::int64_t pair = b; pair < e; ++pair) {
+        const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads;
+        open.collect(keys, kvh, hd, mask + i * mask_stride);
+        if (open.size() == 0) {
+          closed(pair, p);
+          continue;
+        }
+        const std::int64_t h0 = kvh * group;
+        kernel(q + (i * shape.heads + h0) * hd, group, hd, open.k.data(), open.v.data(), open.m.data(), open.size(), scale,
+               out + (i * shape.heads + h0) * hd, p, total, true, nullptr, nullptr);
+      }
+    });
+    return;
+  }
+  // The caller's lists, read by every worker (a thread_local named in the loop body would be
+  // the worker's own).
+  static thread_local std::vector<OpenKeys> open_of_caller;
+  std::vector<OpenKeys>& open = open_of_caller;
+  open.resize(static_cast<std::size_t>(pairs));
+  std::int64_t most = 0;
+  for (std::int64_t pair = 0; pair < pairs; ++pair) {
+    open[static_cast<std::size_t>(pair)].collect(keys, pair % shape.kv_heads, hd, mask + pair / shape.kv_heads * mask_stride);
+    most = std::max(most, open[static_cast<std::size_t>(pair)].size());
+  }
+  if (most * hd < kSplitMinFloats) {  // few keys: one thread, the hand-off would cost more
+    scratch.resize(static_cast<std::size_t>(per_worker));
+    for (std::int64_t pair = 0; pair < pairs; ++pair) {
+      const OpenKeys& o = open[static_cast<std::size_t>(pair)];
+      if (o.size() == 0) {
+        closed(pair, scratch.data());
+        continue;
+      }
+      const std::int64_t i = pair / shape.kv_heads, h0 = pair % shape.kv_heads * group;
+      kernel(q + (i * shape.heads + h0) * hd, group, hd, o.k.data(), o.v.data(), o.m.data(), o.size(), scale,
+             out + (i * shape.heads + h0) * hd, scratch.data(), total, true, nullptr, nullptr);
+    }
+    return;
+  }
+  // Per (pair, range): the unnormalised outputs, then each head's max and sum; then per worker
+  // the scores.
+  const std::int64_t part = group * hd + 2 * group, items = pairs * ranges;
+  scratch.resize(static_cast<std::size_t>(items * part + per_worker * participants));
+  float* partial = scratch.data();
+  float* work = partial + items * part;
+  parallel_for(pool, items, 1, static_cast<double>(2 * (most / ranges + 1) * hd * group),
                [&](std::int64_t b, std::int64_t e, int worker) {
-                 float* p = scratch.data() + static_cast<std::int64_t>(worker) * per_worker;
+                 float* p = work + static_cast<std::int64_t>(worker) * per_worker;
                  for (std::int64_t item = b; item < e; ++item) {
-                   const std::int64_t i = item / (shape.kv_heads * parts);
-                   const std::int64_t kvh = item / parts % shape.kv_heads;
-                   const std::int64_t h0 = kvh * group + item % parts * chunk;
-                   const std::int64_t nh = std::min(chunk, (kvh + 1) * group - h0);
-                   if (nh <= 0) continue;
-                   const float* m = mask + i * mask_stride;
-                   const float* qv = q + (i * shape.heads + h0) * hd;
-                   float* o = out + (i * shape.heads + h0) * hd;
-                   if (!heads_kernel(qv, nh, hd, keys.data(), static_cast<std::int64_t>(keys.size()), kvh, m, scale, o,
-                                     p, total)) {
-                     for (std::int64_t h = 0; h < nh; ++h) {
-                       detail::attend_row_reference(qv + h * hd, hd, keys, kvh, m, scale, o + h * hd, p);
-                     }
+                   const std::int64_t pair = item / ranges, r = item % ranges;
+                   const OpenKeys& o = open[static_cast<std::size_t>(pair)];
+                   const std::int64_t j0 = o.size() * r / ranges, j1 = o.size() * (r + 1) / ranges;
+                   float* po = partial + item * part;
+                   if (j0 == j1) {  // an empty range weighs nothing in the merge
+                     std::fill(po, po + group * hd, 0.0f);
+                     std::fill(po + group * hd, po + group * hd + group, -INFINITY);
+                     std::fill(po + group * hd + group, po + part, 0.0f);
+                     continue;
                    }
+                   const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads;
+                   kernel(q + (i * shape.heads + kvh * group) * hd, group, hd, o.k.data() + j0, o.v.data() + j0,
+                          o.m.data() + j0, j1 - j0, scale, po, p, j1 - j0, false, po + group * hd,
+                          po + group * hd + group);
                  }
                });
+  const auto merge = HWY_DYNAMIC_DISPATCH(MergeKeyRanges);
+  std::vector<float> c(static_cast<std::size_t>(ranges));
+  for (std::int64_t pair = 0; pair < pairs; ++pair) {
+    if (open[static_cast<std::size_t>(pair)].size() == 0) {
+      closed(pair, work);
+      continue;
+    }
+    const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads;
+    const float* base = partial + pair * ranges * part;
+    for (std::int64_t h = 0; h < group; ++h) {
+      float top = -INFINITY;
+      for (std::int64_t r = 0; r < ranges; ++r) top = std::max(top, base[r * part + group * hd + h]);
+      double total_sum = 0;
+      for (std::int64_t r = 0; r < ranges; ++r) {
+        const float mx = base[r * part + group * hd + h];
+        c[static_cast<std::size_t>(r)] = mx == -INFINITY ? 0.0f : std::exp(mx - top);
+        total_sum += static_cast<double>(c[static_cast<std::size_t>(r)]) * base[r * part + group * hd + group + h];
+      }
+      for (float& x : c) x = static_cast<float>(x / total_sum);
+      merge(base + h * hd, part, c.data(), ranges, hd, out + (i * shape.heads + kvh * group + h) * hd);
+    }
+  }
 }
 
 // Many queries, one key segment: per (head, query block), scores = Q K[lo:hi]^T and
