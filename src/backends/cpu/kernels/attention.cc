@@ -300,6 +300,7 @@ void attention_rows(const float* q, const AttentionShape& shape, std::span<const
   const std::int64_t total = total_keys(keys);
   const int participants = pool ? pool->size() : 1;
   const std::int64_t pairs = shape.queries * shape.kv_heads;
+  if (pairs <= 0) return;
   const auto kernel = HWY_DYNAMIC_DISPATCH(AttendKeys);
   // What a pair falls back to when its mask opens no key: the reference over every key.
   const auto closed = [&](std::int64_t pair, float* p) {
