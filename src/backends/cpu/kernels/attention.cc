@@ -284,16 +284,20 @@ struct OpenKeys {
   std::int64_t size() const { return static_cast<std::int64_t>(k.size()); }
 };
 
-// Key ranges are cut only when a pair has this many key floats (open keys x head_dim): the
-// threads then exchange the query and the partial outputs, about 5 us on the 2-vCPU VM, which
-// one thread takes to read 80 cold keys of 256 (BM_AttentionDecode/*/2/256/128).
+// A decode row's keys are cut in ranges only when it has this many key floats open (open keys
+// x head_dim): the threads then exchange the query and the partial outputs, about 5 us on the
+// 2-vCPU VM, which one thread takes to read 80 cold keys of 256 (BM_AttentionDecode/*/2/256/128).
 constexpr std::int64_t kSplitMinFloats = 80 * 256;
+// How many ranges: a constant, not the thread count, so that every --threads (and no pool)
+// computes the same ranges and merges them in the same order: the CPU backend's results do not
+// depend on the thread count (docs/record-replay.md).
+constexpr std::int64_t kKeyRanges = 2;
 
 // Items: (query row, KV head) pairs, each reading its key and value rows once for all the
-// heads that share them. With fewer pairs than threads (decode: one), each pair's open keys are
-// cut in ranges, one per thread, and the ranges merged as in flash decoding: every thread then
-// streams part of the cache instead of all of it (a decode step's cache comes from memory; cut
-// by heads, both threads read every key and value row).
+// heads that share them. A single pair (a decode row: one query, E2B's one KV head) with many
+// open keys is cut in kKeyRanges ranges instead, computed in parallel and merged as in flash
+// decoding: each thread then streams part of the cache, not all of it (a decode step's cache
+// comes from memory; cut by heads, both threads read every key and value row).
 void attention_rows(const float* q, const AttentionShape& shape, std::span<const KvSegment> keys, const float* mask,
                     std::int64_t mask_stride, float scale, float* out, std::vector<float>& scratch, ThreadPool* pool) {
   const std::int64_t hd = shape.head_dim, group = shape.heads / shape.kv_heads;
@@ -311,8 +315,7 @@ void attention_rows(const float* q, const AttentionShape& shape, std::span<const
     }
   };
   const std::int64_t per_worker = group * total + group;
-  const std::int64_t ranges = std::max<std::int64_t>(1, participants / pairs);
-  if (ranges == 1) {
+  if (pairs > 1) {
     scratch.resize(static_cast<std::size_t>(per_worker * participants));
     parallel_for(pool, pairs, 1, static_cast<double>(2 * total * hd * group), [&](std::int64_t b, std::int64_t e, int worker) {
       static thread_local OpenKeys open;
@@ -331,77 +334,51 @@ void attention_rows(const float* q, const AttentionShape& shape, std::span<const
     });
     return;
   }
-  // The caller's lists, read by every worker (a thread_local named in the loop body would be
-  // the worker's own).
-  static thread_local std::vector<OpenKeys> open_of_caller;
-  std::vector<OpenKeys>& open = open_of_caller;
-  open.resize(static_cast<std::size_t>(pairs));
-  std::int64_t most = 0;
-  for (std::int64_t pair = 0; pair < pairs; ++pair) {
-    open[static_cast<std::size_t>(pair)].collect(keys, pair % shape.kv_heads, hd, mask + pair / shape.kv_heads * mask_stride);
-    most = std::max(most, open[static_cast<std::size_t>(pair)].size());
-  }
-  if (most * hd < kSplitMinFloats) {  // few keys: one thread, the hand-off would cost more
+  // One pair (query 0, KV head 0). Its lists are the caller's, read by every worker (a
+  // thread_local named in the loop body would be the worker's own).
+  static thread_local OpenKeys open_of_caller;
+  const OpenKeys& o = open_of_caller;
+  open_of_caller.collect(keys, 0, hd, mask);
+  if (o.size() == 0) {
     scratch.resize(static_cast<std::size_t>(per_worker));
-    for (std::int64_t pair = 0; pair < pairs; ++pair) {
-      const OpenKeys& o = open[static_cast<std::size_t>(pair)];
-      if (o.size() == 0) {
-        closed(pair, scratch.data());
-        continue;
-      }
-      const std::int64_t i = pair / shape.kv_heads, h0 = pair % shape.kv_heads * group;
-      kernel(q + (i * shape.heads + h0) * hd, group, hd, o.k.data(), o.v.data(), o.m.data(), o.size(), scale,
-             out + (i * shape.heads + h0) * hd, scratch.data(), total, true, nullptr, nullptr);
-    }
+    closed(0, scratch.data());
     return;
   }
-  // Per (pair, range): the unnormalised outputs, then each head's max and sum; then per worker
-  // the scores.
-  const std::int64_t part = group * hd + 2 * group, items = pairs * ranges;
-  scratch.resize(static_cast<std::size_t>(items * part + per_worker * participants));
+  if (o.size() < kKeyRanges || o.size() * hd < kSplitMinFloats) {  // few keys: one thread, the hand-off would cost more
+    scratch.resize(static_cast<std::size_t>(per_worker));
+    kernel(q, group, hd, o.k.data(), o.v.data(), o.m.data(), o.size(), scale, out, scratch.data(), total, true, nullptr,
+           nullptr);
+    return;
+  }
+  // Per range: the unnormalised outputs, then each head's max and sum; then per worker the
+  // scores.
+  const std::int64_t part = group * hd + 2 * group;
+  scratch.resize(static_cast<std::size_t>(kKeyRanges * part + per_worker * participants));
   float* partial = scratch.data();
-  float* work = partial + items * part;
-  parallel_for(pool, items, 1, static_cast<double>(2 * (most / ranges + 1) * hd * group),
+  float* work = partial + kKeyRanges * part;
+  parallel_for(pool, kKeyRanges, 1, static_cast<double>(2 * (o.size() / kKeyRanges + 1) * hd * group),
                [&](std::int64_t b, std::int64_t e, int worker) {
                  float* p = work + static_cast<std::int64_t>(worker) * per_worker;
-                 for (std::int64_t item = b; item < e; ++item) {
-                   const std::int64_t pair = item / ranges, r = item % ranges;
-                   const OpenKeys& o = open[static_cast<std::size_t>(pair)];
-                   const std::int64_t j0 = o.size() * r / ranges, j1 = o.size() * (r + 1) / ranges;
-                   float* po = partial + item * part;
-                   if (j0 == j1) {  // an empty range weighs nothing in the merge
-                     std::fill(po, po + group * hd, 0.0f);
-                     std::fill(po + group * hd, po + group * hd + group, -INFINITY);
-                     std::fill(po + group * hd + group, po + part, 0.0f);
-                     continue;
-                   }
-                   const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads;
-                   kernel(q + (i * shape.heads + kvh * group) * hd, group, hd, o.k.data() + j0, o.v.data() + j0,
-                          o.m.data() + j0, j1 - j0, scale, po, p, j1 - j0, false, po + group * hd,
-                          po + group * hd + group);
+                 for (std::int64_t r = b; r < e; ++r) {
+                   const std::int64_t j0 = o.size() * r / kKeyRanges, j1 = o.size() * (r + 1) / kKeyRanges;
+                   float* po = partial + r * part;  // j0 < j1: at least one key a range
+                   kernel(q, group, hd, o.k.data() + j0, o.v.data() + j0, o.m.data() + j0, j1 - j0, scale, po, p,
+                          j1 - j0, false, po + group * hd, po + group * hd + group);
                  }
                });
   const auto merge = HWY_DYNAMIC_DISPATCH(MergeKeyRanges);
-  std::vector<float> c(static_cast<std::size_t>(ranges));
-  for (std::int64_t pair = 0; pair < pairs; ++pair) {
-    if (open[static_cast<std::size_t>(pair)].size() == 0) {
-      closed(pair, work);
-      continue;
+  float c[kKeyRanges];
+  for (std::int64_t h = 0; h < group; ++h) {
+    float top = -INFINITY;
+    for (std::int64_t r = 0; r < kKeyRanges; ++r) top = std::max(top, partial[r * part + group * hd + h]);
+    double total_sum = 0;
+    for (std::int64_t r = 0; r < kKeyRanges; ++r) {
+      const float mx = partial[r * part + group * hd + h];
+      c[r] = std::exp(mx - top);
+      total_sum += static_cast<double>(c[r]) * partial[r * part + group * hd + group + h];
     }
-    const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads;
-    const float* base = partial + pair * ranges * part;
-    for (std::int64_t h = 0; h < group; ++h) {
-      float top = -INFINITY;
-      for (std::int64_t r = 0; r < ranges; ++r) top = std::max(top, base[r * part + group * hd + h]);
-      double total_sum = 0;
-      for (std::int64_t r = 0; r < ranges; ++r) {
-        const float mx = base[r * part + group * hd + h];
-        c[static_cast<std::size_t>(r)] = mx == -INFINITY ? 0.0f : std::exp(mx - top);
-        total_sum += static_cast<double>(c[static_cast<std::size_t>(r)]) * base[r * part + group * hd + group + h];
-      }
-      for (float& x : c) x = static_cast<float>(x / total_sum);
-      merge(base + h * hd, part, c.data(), ranges, hd, out + (i * shape.heads + kvh * group + h) * hd);
-    }
+    for (float& x : c) x = static_cast<float>(x / total_sum);
+    merge(partial + h * hd, part, c, kKeyRanges, hd, out + h * hd);
   }
 }
 
