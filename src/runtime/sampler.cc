@@ -39,69 +39,66 @@ Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(optio
 
 void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t> history) {
   const std::int64_t v = static_cast<std::int64_t>(logits.size());
-  // Greedy with nothing that changes the scores: the first maximum of the logits themselves,
-  // without the copy and the scalar passes below (0.5 ms a token for E2B's 262144 logits).
-  // Non-finite or all -inf logits take the full path for its error.
-  if (options_.greedy() && options_.logit_bias.empty() && options_.repetition_penalty == 1.0 &&
-      options_.presence_penalty == 0 && options_.frequency_penalty == 0) {
-    const MaxScan m = scan_max(logits);
-    if (!m.non_finite && m.max != -INFINITY) {
-      candidates_.clear();
-      candidates_.emplace_back(first_index_of(logits, m.max), 1.0);
-      return;
-    }
-  }
-  scores_.assign(logits.begin(), logits.end());
-  // NaN or +Inf has no argmax or softmax that means anything (-Inf is a masked token); they come
-  // from non-finite weights or activations, so say so instead of returning an arbitrary token.
-  const auto non_finite = [](float x) { return std::isnan(x) || x == INFINITY; };
-  if (const auto first = std::find_if(scores_.begin(), scores_.end(), non_finite); first != scores_.end()) {
-    const std::int64_t bad = std::count_if(first, scores_.end(), non_finite);
+  // One vectorized pass for the maximum and any NaN or +Inf (E2B: 262144 logits a token; the
+  // scalar passes this replaced took 0.5 ms). NaN or +Inf has no argmax or softmax that means
+  // anything (-Inf is a masked token); they come from non-finite weights or activations, so say
+  // so instead of returning an arbitrary token.
+  const MaxScan scan = scan_max(logits);
+  if (scan.non_finite) {
+    const auto non_finite = [](float x) { return std::isnan(x) || x == INFINITY; };
+    const auto first = std::find_if(logits.begin(), logits.end(), non_finite);
+    const std::int64_t bad = std::count_if(first, logits.end(), non_finite);
     invalid_file("the model's logits hold " + std::to_string(bad) + " NaN or +Inf values of " + std::to_string(v) +
-                 " (first at token " + std::to_string(first - scores_.begin()) +
+                 " (first at token " + std::to_string(first - logits.begin()) +
                  "): the checkpoint's weights or the inputs hold non-finite values");
   }
-  for (const auto& [t, bias] : options_.logit_bias) {
-    if (t >= v) {
-      invalid_argument("sampling option logit_bias: token " + std::to_string(t) + " is outside the vocabulary (" +
-                       std::to_string(v) + " tokens)");
+  // The scores: the logits themselves, or a copy that the bias and penalties change.
+  std::span<const float> scores = logits;
+  float top = v > 0 ? scan.max : 0.0f;
+  if (!options_.logit_bias.empty() || options_.repetition_penalty != 1.0 || options_.presence_penalty != 0 ||
+      options_.frequency_penalty != 0) {
+    scores_.assign(logits.begin(), logits.end());
+    for (const auto& [t, bias] : options_.logit_bias) {
+      if (t >= v) {
+        invalid_argument("sampling option logit_bias: token " + std::to_string(t) + " is outside the vocabulary (" +
+                         std::to_string(v) + " tokens)");
+      }
+      scores_[static_cast<std::size_t>(t)] += bias;
     }
-    scores_[static_cast<std::size_t>(t)] += bias;
-  }
-  // Repetition penalty (once per distinct token): divide positive scores, multiply negative ones.
-  if (options_.repetition_penalty != 1.0) {
-    const float pen = static_cast<float>(options_.repetition_penalty);
-    std::vector<std::int64_t> seen(history.begin(), history.end());
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    for (std::int64_t t : seen) {
-      if (t < 0 || t >= v) continue;
-      float& s = scores_[static_cast<std::size_t>(t)];
-      s = s < 0 ? s * pen : s / pen;
+    // Repetition penalty (once per distinct token): divide positive scores, multiply negative ones.
+    if (options_.repetition_penalty != 1.0) {
+      const float pen = static_cast<float>(options_.repetition_penalty);
+      std::vector<std::int64_t> seen(history.begin(), history.end());
+      std::sort(seen.begin(), seen.end());
+      seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+      for (std::int64_t t : seen) {
+        if (t < 0 || t >= v) continue;
+        float& s = scores_[static_cast<std::size_t>(t)];
+        s = s < 0 ? s * pen : s / pen;
+      }
     }
-  }
-  // Presence and frequency penalties on what this sampler picked (OpenAI: logit -= frequency x
-  // count + presence x (count > 0)).
-  if (options_.presence_penalty != 0 || options_.frequency_penalty != 0) {
-    for (const auto& [t, count] : picked_) {
-      if (t < 0 || t >= v) continue;
-      scores_[static_cast<std::size_t>(t)] -=
-          static_cast<float>(options_.frequency_penalty * count + options_.presence_penalty);
+    // Presence and frequency penalties on what this sampler picked (OpenAI: logit -= frequency x
+    // count + presence x (count > 0)).
+    if (options_.presence_penalty != 0 || options_.frequency_penalty != 0) {
+      for (const auto& [t, count] : picked_) {
+        if (t < 0 || t >= v) continue;
+        scores_[static_cast<std::size_t>(t)] -=
+            static_cast<float>(options_.frequency_penalty * count + options_.presence_penalty);
+      }
     }
+    scores = scores_;
+    top = v > 0 ? scan_max(scores).max : 0.0f;
   }
   candidates_.clear();
-  const float top = v > 0 ? *std::max_element(scores_.begin(), scores_.end()) : 0.0f;
   if (top == -INFINITY) invalid_argument("sampling: every token's logit is -inf (logit_bias or the response format bans them all)");
   // A temperature so small that the scaled scores overflow (say 5e-324) is its limit, greedy.
   const double inv_t = 1.0 / options_.temperature;
   if (options_.greedy() || !std::isfinite(inv_t) || (std::isfinite(top) && !std::isfinite(top * inv_t))) {
-    // First maximum, as torch.argmax.
-    const auto best = std::max_element(scores_.begin(), scores_.end()) - scores_.begin();
-    candidates_.emplace_back(best, 1.0);
+    candidates_.emplace_back(first_index_of(scores, top), 1.0);  // the first maximum, as torch.argmax
     return;
   }
   candidates_.reserve(static_cast<std::size_t>(v));
-  for (std::int64_t i = 0; i < v; ++i) candidates_.emplace_back(i, static_cast<double>(scores_[i]) * inv_t);
+  for (std::int64_t i = 0; i < v; ++i) candidates_.emplace_back(i, static_cast<double>(scores[static_cast<std::size_t>(i)]) * inv_t);
   auto by_score = [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); };
   // top-k keeps every token scoring at least the k-th score (ties included, as upstream).
   if (options_.top_k > 0 && options_.top_k < v) {

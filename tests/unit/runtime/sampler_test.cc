@@ -35,10 +35,10 @@ TEST(Sampler, GreedyIsFirstArgmax) {
   expect_dist(s.distribution(l, {}), {0, 1, 0, 0});
 }
 
-// Greedy with nothing to change the scores takes a vectorized scan of the logits; it agrees
-// with the full path (forced here by a zero logit bias) on vocabulary-sized logits with ties,
-// masked tokens and a NaN deep inside.
-TEST(Sampler, GreedyFastPathAgreesWithTheFullPath) {
+// Greedy with nothing to change the scores reads the logits in place; with a (zero) logit bias
+// it scans a changed copy. Both give the first maximum on vocabulary-sized logits with ties and
+// masked tokens, and refuse a NaN deep inside.
+TEST(Sampler, GreedyOnTheLogitsAndOnAChangedCopyAgree) {
   std::vector<float> l(262144);
   for (std::size_t i = 0; i < l.size(); ++i) l[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i * i % 100003)));
   SamplingOptions biased = opts(0.0);
@@ -53,6 +53,7 @@ TEST(Sampler, GreedyFastPathAgreesWithTheFullPath) {
     EXPECT_EQ(full.sample(x, {}), static_cast<std::int64_t>(top));
     x[200000] = NAN;
     EXPECT_THROW(fast.sample(x, {}), Error);
+    EXPECT_THROW(full.sample(x, {}), Error);
   }
 }
 

@@ -116,6 +116,8 @@ HWY_INLINE void Scores4x4(const float* const* q, const float* const* k, const fl
   }
 }
 
+// Prefetch distances in keys (a decode step's cache rows come from memory): the value rows 16
+// keys ahead, the key rows of the tile 8 keys ahead.
 constexpr std::int64_t kValuesAhead = 16;
 constexpr std::int64_t kKeysAhead = 8;
 
@@ -306,30 +308,28 @@ void attention_rows(const float* q, const AttentionShape& shape, std::span<const
   const std::int64_t pairs = shape.queries * shape.kv_heads;
   if (pairs <= 0) return;
   const auto kernel = HWY_DYNAMIC_DISPATCH(AttendKeys);
-  // What a pair falls back to when its mask opens no key: the reference over every key.
-  const auto closed = [&](std::int64_t pair, float* p) {
-    const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads;
-    for (std::int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
-      detail::attend_row_reference(q + (i * shape.heads + h) * hd, hd, keys, kvh, mask + i * mask_stride, scale,
-                                   out + (i * shape.heads + h) * hd, p);
-    }
-  };
+  // One pair whole over its open keys, or, when its mask opens none, the reference over every
+  // key. p: per_worker floats.
   const std::int64_t per_worker = group * total + group;
+  const auto whole = [&](std::int64_t pair, const OpenKeys& open, float* p) {
+    const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads, h0 = kvh * group;
+    if (open.size() == 0) {
+      for (std::int64_t h = h0; h < h0 + group; ++h) {
+        detail::attend_row_reference(q + (i * shape.heads + h) * hd, hd, keys, kvh, mask + i * mask_stride, scale,
+                                     out + (i * shape.heads + h) * hd, p);
+      }
+      return;
+    }
+    kernel(q + (i * shape.heads + h0) * hd, group, hd, open.k.data(), open.v.data(), open.m.data(), open.size(), scale,
+           out + (i * shape.heads + h0) * hd, p, total, true, nullptr, nullptr);
+  };
   if (pairs > 1) {
     scratch.resize(static_cast<std::size_t>(per_worker * participants));
     parallel_for(pool, pairs, 1, static_cast<double>(2 * total * hd * group), [&](std::int64_t b, std::int64_t e, int worker) {
       static thread_local OpenKeys open;
-      float* p = scratch.data() + static_cast<std::int64_t>(worker) * per_worker;
       for (std::int64_t pair = b; pair < e; ++pair) {
-        const std::int64_t i = pair / shape.kv_heads, kvh = pair % shape.kv_heads;
-        open.collect(keys, kvh, hd, mask + i * mask_stride);
-        if (open.size() == 0) {
-          closed(pair, p);
-          continue;
-        }
-        const std::int64_t h0 = kvh * group;
-        kernel(q + (i * shape.heads + h0) * hd, group, hd, open.k.data(), open.v.data(), open.m.data(), open.size(), scale,
-               out + (i * shape.heads + h0) * hd, p, total, true, nullptr, nullptr);
+        open.collect(keys, pair % shape.kv_heads, hd, mask + pair / shape.kv_heads * mask_stride);
+        whole(pair, open, scratch.data() + static_cast<std::int64_t>(worker) * per_worker);
       }
     });
     return;
@@ -339,15 +339,9 @@ void attention_rows(const float* q, const AttentionShape& shape, std::span<const
   static thread_local OpenKeys open_of_caller;
   const OpenKeys& o = open_of_caller;
   open_of_caller.collect(keys, 0, hd, mask);
-  if (o.size() == 0) {
-    scratch.resize(static_cast<std::size_t>(per_worker));
-    closed(0, scratch.data());
-    return;
-  }
   if (o.size() < kKeyRanges || o.size() * hd < kSplitMinFloats) {  // few keys: one thread, the hand-off would cost more
     scratch.resize(static_cast<std::size_t>(per_worker));
-    kernel(q, group, hd, o.k.data(), o.v.data(), o.m.data(), o.size(), scale, out, scratch.data(), total, true, nullptr,
-           nullptr);
+    whole(0, o, scratch.data());
     return;
   }
   // Per range: the unnormalised outputs, then each head's max and sum; then per worker the
