@@ -3,13 +3,16 @@
 // reference: a text it takes whole as a complete value must parse as JSON with nlohmann's parser
 // (constrained generation must never produce invalid JSON), and when the schema is one object
 // whose minimum / maximum / exclusiveMinimum / exclusiveMaximum are numbers, a number it takes
-// whole must parse to a double within them; a mismatch aborts.
+// whole must parse to a double within them, and a string it takes whole must match the object's
+// pattern when checked whole, within its minLength / maxLength; a mismatch aborts.
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "fuzz_util.h"
 #include "text/json_matcher.h"
+#include "text/json_pattern.h"
 #include "text/json_schema.h"
+#include "text/utf8.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace staticlm;
@@ -28,6 +31,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (taken == bytes.size() && m.complete()) {
       const nlohmann::json s = nlohmann::json::parse(schema_text, nullptr, false);
       const nlohmann::json v = nlohmann::json::parse(bytes, nullptr, false);
+      // A string taken whole matches the pattern as a whole-string check sees it (the matcher
+      // decodes escapes and UTF-8 on the way; the check decodes nothing), within its lengths.
+      if (s.is_object() && v.is_string() && s.contains("pattern") && s["pattern"].is_string()) {
+        const std::string text = v.get<std::string>();
+        const JsonPattern p = JsonPattern::compile(s["pattern"].get<std::string>(), "pattern");
+        const auto length = static_cast<std::int64_t>(utf8_length(text));
+        const bool short_ok = !s.contains("minLength") || !s["minLength"].is_number_integer() || length >= s["minLength"].get<std::int64_t>();
+        const bool long_ok = !s.contains("maxLength") || !s["maxLength"].is_number_integer() || length <= s["maxLength"].get<std::int64_t>();
+        if (!p.matches(text) || !short_ok || !long_ok) {
+          std::fprintf(stderr, "json_schema fuzz: the matcher took a string its pattern or lengths refuse\n");
+          std::abort();
+        }
+      }
       if (s.is_object() && v.is_number()) {
         const double x = v.get<double>();
         const auto bound = [&](const char* key, auto holds) {

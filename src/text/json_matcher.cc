@@ -62,7 +62,7 @@ std::int64_t JsonMatcher::string_room() const {
   const Frame& f = stack_.back();
   if ((f.flags & (kKey | kEscape | kPending)) != 0 || f.phase != 0) return -1;
   const JsonSchemaNode* n = node(f.node);
-  if (n && n->format != JsonFormat::kNone) return -1;  // every byte checked (format_step)
+  if (n && (n->format != JsonFormat::kNone || n->pattern >= 0)) return -1;  // every byte checked
   return n && n->max_length >= 0 ? n->max_length - f.c : INT64_MAX;
 }
 
@@ -162,6 +162,7 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
     f.phase = 0;
     f.c = 0;
     f.seen = 0;
+    f.rx = JsonPattern::start();
     return true;
   }
   if ((byte == '-' || ascii_digit(byte)) && (types & (kJsonInteger | kJsonNumber))) {
@@ -275,12 +276,21 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
   const bool key = f.flags & kKey;
   if (const JsonSchemaNode* n = node(f.node); !key && n && n->format != JsonFormat::kNone) {
     // A formatted string (json_format.h): ASCII characters only, no escapes, in `seen`.
-    if (byte == '"') return format_complete(n->format, f.seen) && close_string(f);
+    if (byte == '"') {
+      if (n->pattern >= 0 && !schema_->patterns[static_cast<std::size_t>(n->pattern)].accepts(f.rx)) return false;
+      return format_complete(n->format, f.seen) && close_string(f);
+    }
     if (!format_step(n->format, f.seen, byte)) return false;
     if (n->max_length >= 0 && f.c >= n->max_length) return false;
+    if (!pattern_char(f, byte, f.c + 1)) return false;
     ++f.c;
     return true;
   }
+  const JsonSchemaNode* const pn = key ? nullptr : node(f.node);
+  const bool patterned = pn && pn->pattern >= 0;
+  // A patterned string's character, once its last byte is in (escapes decoded; f.a gathers a
+  // UTF-8 character's bits).
+  char32_t complete = 0xFFFFFFFF;
   const std::uint8_t esc = f.flags & kEscape;
   const int pending = (f.flags & kPending) >> 3;
   const auto set_pending = [&f](int v) { f.flags = static_cast<std::uint8_t>((f.flags & ~kPending) | (v << 3)); };
@@ -292,6 +302,15 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     if (byte < lo || byte > hi) return false;
     set_pending(0);
     --f.phase;
+    if (patterned) {
+      f.a = static_cast<std::int32_t>((static_cast<std::uint32_t>(f.a) << 6) | (byte & 0x3F));
+      if (f.phase == 0) {
+        complete = static_cast<char32_t>(f.a);
+      } else if (!pattern_may(f, static_cast<char32_t>(f.a) << (6 * f.phase),
+                              ((static_cast<char32_t>(f.a) + 1) << (6 * f.phase)) - 1, f.c)) {
+        return false;  // no character these bytes begin can be taken
+      }
+    }
   } else if (pending >= kLowBackslash) {  // the second half of a surrogate pair: \u dc00-dfff
     const bool ok = pending == kLowBackslash ? byte == '\\'
                     : pending == kLowU       ? byte == 'u'
@@ -302,10 +321,12 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     if (pending == kLowC) set_escape(4);  // its last two digits
   } else if (esc == 1) {
     if (byte == 'u') {
+      if (patterned) return false;
       set_escape(2);
     } else if (byte == '"' || byte == '\\' || byte == '/' || byte == 'b' || byte == 'f' || byte == 'n' || byte == 'r' ||
                byte == 't') {
       set_escape(0);
+      complete = byte == 'b' ? 0x08 : byte == 'f' ? 0x0C : byte == 'n' ? 0x0A : byte == 'r' ? 0x0D : byte == 't' ? 0x09 : byte;
     } else {
       return false;
     }
@@ -322,21 +343,39 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     }
     set_escape(esc == 5 ? 0 : esc + 1);
   } else if (byte == '"') {
+    if (patterned && !schema_->patterns[static_cast<std::size_t>(pn->pattern)].accepts(f.rx)) return false;
     return key ? close_key(f) : close_string(f);
   } else if (byte == '\\') {
+    if (patterned) {
+      bool some = false;
+      for (char32_t c : {U'"', U'\\', U'/', U'\b', U'\f', U'\n', U'\r', U'\t'}) some = some || pattern_may(f, c, c, f.c + 1);
+      if (!some) return false;
+    }
     f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | 1);
     new_char = true;
   } else if (byte < 0x20) {
     return false;
   } else if (byte < 0x80) {
     new_char = true;
+    complete = byte;
   } else if (byte >= 0xC2 && byte <= 0xDF) {
+    if (patterned && !pattern_may(f, (byte & 0x1Fu) << 6, ((byte & 0x1Fu) << 6) | 0x3F, f.c + 1)) return false;
     f.phase = 1, new_char = true;
+    if (patterned) f.a = byte & 0x1F;
   } else if (byte >= 0xE0 && byte <= 0xEF) {
+    // The characters it can begin: no overlong forms (E0: from U+0800), no surrogates (ED).
+    const char32_t lo = byte == 0xE0 ? 0x800 : (byte & 0x0Fu) << 12;
+    const char32_t hi = byte == 0xED ? 0xD7FF : ((byte & 0x0Fu) << 12) | 0xFFF;
+    if (patterned && !pattern_may(f, lo, hi, f.c + 1)) return false;
     f.phase = 2, new_char = true;
+    if (patterned) f.a = byte & 0x0F;
     set_pending(byte == 0xE0 ? kFirstA0 : byte == 0xED ? kFirst80To9F : 0);
   } else if (byte >= 0xF0 && byte <= 0xF4) {
+    const char32_t lo = byte == 0xF0 ? 0x10000 : (byte & 0x07u) << 18;
+    const char32_t hi = std::min<char32_t>(((byte & 0x07u) << 18) | 0x3FFFF, 0x10FFFF);
+    if (patterned && !pattern_may(f, lo, hi, f.c + 1)) return false;
     f.phase = 3, new_char = true;
+    if (patterned) f.a = byte & 0x07;
     set_pending(byte == 0xF0 ? kFirst90 : byte == 0xF4 ? kFirst80To8F : 0);
   } else {
     return false;
@@ -368,7 +407,26 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     if (n && n->max_length >= 0 && f.c >= n->max_length) return false;
     ++f.c;
   }
+  if (patterned && complete != 0xFFFFFFFF && !pattern_char(f, complete, f.c)) return false;
   return true;
+}
+
+// `chars`: the string's length with the character the bytes begin.
+bool JsonMatcher::pattern_may(const Frame& f, char32_t lo, char32_t hi, std::int64_t chars) const {
+  const JsonSchemaNode* n = node(f.node);
+  const std::int64_t at_most = n->max_length >= 0 ? n->max_length - chars : INT64_MAX;
+  return schema_->patterns[static_cast<std::size_t>(n->pattern)].may_step(f.rx, lo, hi, at_most, n->min_length - chars);
+}
+
+// `chars`: the string's length with c. Refused too when no match fits minLength / maxLength.
+bool JsonMatcher::pattern_char(Frame& f, char32_t c, std::int64_t chars) const {
+  const JsonSchemaNode* n = node(f.node);
+  if (!n || n->pattern < 0) return true;
+  const JsonPattern& p = schema_->patterns[static_cast<std::size_t>(n->pattern)];
+  if (!p.step(f.rx, c)) return false;
+  const std::int64_t fewest = p.fewest_to_match(f.rx), most = p.most_to_match(f.rx);
+  if (fewest < 0 || (n->max_length >= 0 && chars + fewest > n->max_length)) return false;
+  return most == INT64_MAX || chars + most >= n->min_length;
 }
 
 bool JsonMatcher::close_key(const Frame& f) {

@@ -8,6 +8,8 @@
 // digits, so they fit int64; exponents of kMaxExponentDigits, so every number is a finite double), at most
 // kMaxDepth nested arrays and objects. Strings must be valid UTF-8 (escapes are checked, not
 // decoded: minLength / maxLength count an escape as one character). Duplicate keys are refused.
+// A string with a `pattern` is matched character by character (its escapes decoded); it takes
+// no \u escapes (raw UTF-8 writes any character a \u could, but the control characters).
 #pragma once
 
 #include <cstdint>
@@ -50,6 +52,7 @@ class JsonMatcher {
     std::int32_t a = 0, b = 0;  // per kind: enum / key range, counts
     std::int64_t c = 0;         // per kind: string length, array items, key's property
     std::uint64_t seen = 0;     // object: properties given
+    JsonPattern::State rx{};    // string with a pattern: the automaton's state
   };
 
   const JsonSchemaNode* node(int index) const;
@@ -62,6 +65,8 @@ class JsonMatcher {
   bool string_byte(Frame& f, unsigned char byte);
   bool close_key(const Frame& f);
   bool close_string(const Frame& f);
+  bool pattern_char(Frame& f, char32_t c, std::int64_t chars) const;
+  bool pattern_may(const Frame& f, char32_t lo, char32_t hi, std::int64_t chars) const;
   bool number_byte(Frame& f, unsigned char byte, bool& handoff);
   bool number_in_range(const Frame& f) const;
   bool enum_byte(Frame& f, unsigned char byte, bool& handoff);

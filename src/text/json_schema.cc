@@ -79,6 +79,7 @@ class Compiler {
     JsonSchema s;
     s.root = compile(root_, "");
     s.nodes = std::move(nodes_);
+    s.patterns = std::move(patterns_);
     return s;
   }
 
@@ -148,6 +149,10 @@ class Compiler {
          : key == "maxLength"     ? n.max_length
          : key == "minProperties" ? n.min_properties
                                   : n.max_properties) = x;
+      } else if (key == "pattern") {
+        if (!v.is_string()) fail(here, "expected a regular expression (a string)");
+        patterns_.push_back(JsonPattern::compile(v.get<std::string>(), what_ + " at " + here));
+        n.pattern = static_cast<int>(patterns_.size()) - 1;
       } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" || key == "exclusiveMaximum") {
         if (!v.is_number()) fail(here, "expected a number");
         const double raw = v.get<double>();
@@ -174,6 +179,23 @@ class Compiler {
         const auto it = std::find_if(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; });
         if (it == n.properties.end()) fail(at + "/required", "'" + r.get<std::string>() + "' is not among the properties");
         n.required |= std::uint64_t{1} << (it - n.properties.begin());
+      }
+    }
+    if (n.pattern >= 0 && !n.enum_values.empty()) {
+      // The pattern holds for string values: keep the ones it matches.
+      const JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
+      std::erase_if(n.enum_values, [&](const std::string& v) {
+        const json x = json::parse(v);
+        return x.is_string() && !p.matches(x.get<std::string>());
+      });
+      if (n.enum_values.empty()) fail(at, "no value of the enum matches the pattern");
+    }
+    if (n.pattern >= 0) {
+      const JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
+      const std::int64_t fewest = p.fewest_to_match(JsonPattern::start()), most = p.most_to_match(JsonPattern::start());
+      if (fewest < 0) fail(at + "/pattern", "the pattern matches no string");
+      if ((n.max_length >= 0 && fewest > n.max_length) || (most != INT64_MAX && most < n.min_length)) {
+        fail(at, "no string between minLength and maxLength matches the pattern");
       }
     }
     if (n.max_items >= 0 && n.min_items > n.max_items) fail(at, "minItems is above maxItems");
@@ -309,6 +331,7 @@ class Compiler {
         merged.min_length = n.min_length;
         merged.max_length = n.max_length;
         merged.format = n.format;
+        merged.pattern = n.pattern;
       }
     }
     if (merged.types & kJsonNumber) merged.types &= ~kJsonInteger;  // integer or number: a number
@@ -324,6 +347,7 @@ class Compiler {
   const json& root_;
   std::string what_;
   std::vector<JsonSchemaNode> nodes_;
+  std::vector<JsonPattern> patterns_;
   std::map<const json*, int> memo_;
   int depth_ = 0;
 };

@@ -3,11 +3,11 @@
 // first byte of a value decides its type. Supported: type (one or a list), enum, const,
 // properties, required, additionalProperties (false, true or a schema), minProperties,
 // maxProperties, items, prefixItems,
-// minItems, maxItems, minLength, maxLength, minimum / maximum / exclusiveMinimum /
+// minItems, maxItems, minLength, maxLength, pattern (json_pattern.h), minimum / maximum / exclusiveMinimum /
 // exclusiveMaximum of integers, anyOf / oneOf of branches whose types do not
 // overlap (pydantic's Optional), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
 // (title, description, default, examples, format, $schema, $id, $comment, strict) are ignored;
-// any other keyword (pattern, minimum, allOf, ...) is refused by name, so a schema is never
+// any other keyword (allOf, not, multipleOf, ...) is refused by name, so a schema is never
 // half enforced.
 #pragma once
 
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "text/json_format.h"
+#include "text/json_pattern.h"
 
 namespace staticlm {
 
@@ -65,10 +66,12 @@ struct JsonSchemaNode {
   // Strings, in code points; `format` (json_format.h) when the schema names one enforced.
   std::int64_t min_length = 0, max_length = -1;
   JsonFormat format = JsonFormat::kNone;
+  int pattern = -1;  // index in JsonSchema::patterns; -1: none
 };
 
 struct JsonSchema {
   std::vector<JsonSchemaNode> nodes;
+  std::vector<JsonPattern> patterns;  // the nodes' `pattern`s
   int root = kJsonAnyNode;
 
   // Compiles a schema's JSON text. Throws kInvalidArgument naming `what` and the keyword's place

@@ -22,6 +22,7 @@
 #include <iterator>
 #include <span>
 #include <sstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -386,8 +387,9 @@ TEST_F(Serve, LogitBiasAndIgnoreEosEqualRunFlags) {
 // object; a schema keyword that cannot be enforced is a 400 naming its place.
 TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
   const json schema = json::parse(R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
-      "age": {"type": "integer"}, "ok": {"type": "boolean"}, "score": {"type": "number", "minimum": 0, "exclusiveMaximum": 0.5}},
-      "required": ["name", "age", "ok", "score"], "additionalProperties": false})");
+      "age": {"type": "integer"}, "ok": {"type": "boolean"}, "score": {"type": "number", "minimum": 0, "exclusiveMaximum": 0.5},
+      "code": {"type": "string", "pattern": "^[A-Z]{2}-\\d{3}$"}},
+      "required": ["name", "age", "ok", "score", "code"], "additionalProperties": false})");
   json r = request(kHello);
   r["max_tokens"] = 100;
   r["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", "person"}, {"strict", true}, {"schema", schema}}}};
@@ -398,7 +400,9 @@ TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
   const std::string content = choice["message"]["content"];
   const json value = json::parse(content);  // throws (fails the test) unless it is JSON
   ASSERT_TRUE(value.is_object()) << content;
-  EXPECT_EQ(value.size(), 4u) << content;
+  EXPECT_EQ(value.size(), 5u) << content;
+  EXPECT_TRUE(value.at("code").is_string() && std::regex_match(value["code"].get<std::string>(), std::regex("[A-Z]{2}-\\d{3}")))
+      << content;
   EXPECT_TRUE(value.at("score").is_number() && value["score"].get<double>() >= 0 && value["score"].get<double>() < 0.5)
       << content;
   EXPECT_TRUE(value.at("name").is_string() && value["name"].get<std::string>().size() <= 8 * 4) << content;
@@ -438,12 +442,12 @@ TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
   EXPECT_EQ(wj["finish_reason"], "stop") << w.body;
   EXPECT_TRUE(json::parse(wj["message"]["content"].get<std::string>()).is_boolean()) << w.body;
 
-  json pattern = request(kHello);
-  pattern["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"schema", {{"type", "string"}, {"pattern", "^a"}}}}}};
-  const HttpResult p = chat(pattern);
+  json refused = request(kHello);
+  refused["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"schema", {{"type", "string"}, {"not", {{"const", "a"}}}}}}}};
+  const HttpResult p = chat(refused);
   EXPECT_EQ(p.status, 400) << p.body;
   EXPECT_EQ(json::parse(p.body)["error"]["message"],
-            "response_format.json_schema.schema at /pattern: 'pattern' is not supported (it could not be enforced while generating)");
+            "response_format.json_schema.schema at /not: 'not' is not supported (it could not be enforced while generating)");
   const test::CommandResult bad = test::run_staticlm("run -m " + model() + " -p hi -n 1 -j '{\"multipleOf\": 2}'");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_EQ(bad.err, "error: json_schema at /multipleOf: 'multipleOf' is not supported (it could not be enforced while generating)\n");

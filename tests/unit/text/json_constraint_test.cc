@@ -68,6 +68,10 @@ TEST(JsonConstraint, VocabularyWalkEqualsTokenByToken) {
     expect_same_mask(person, prefix);
   }
   for (const char* prefix : {"", "[", "[1.5e", "{\"k\": [true, \"caf\xc3\xa9", "\"a", "12"}) expect_same_mask("{}", prefix);
+  // A pattern checks every character (no token passes unfed); \u escapes are not taken.
+  for (const char* prefix : {"", "\"", "\"ab", "\"ab-1", "\"ab-12"}) {
+    expect_same_mask(R"({"type": "string", "pattern": "^[a-z]+-\\d{2}$", "maxLength": 6})", prefix);
+  }
 }
 
 TEST(JsonConstraint, CompleteValueAllowsOnlyTheEnd) {

@@ -289,9 +289,70 @@ TEST(JsonMatcher, StringFormatsAreEnforced) {
   }
 }
 
+// "pattern" (json_pattern.h) on the string's characters, escapes and UTF-8 decoded.
+TEST(JsonMatcher, PatternHoldsOnDecodedStrings) {
+  const JsonSchema code = schema(R"({"type": "string", "pattern": "^[A-Z]{3}-\\d{4}$"})");
+  EXPECT_TRUE(matches(code, "\"ABC-1234\""));
+  EXPECT_FALSE(matches(code, "\"ABC-123\""));
+  EXPECT_TRUE(prefix(code, "\"ABC-123"));
+  EXPECT_FALSE(prefix(code, "\"AbC"));
+  EXPECT_FALSE(prefix(code, "\"ABC-12345"));
+  // Escapes are the characters they stand for; \u escapes are not written in patterned strings.
+  const JsonSchema lines = schema(R"({"pattern": "^a\\n\"b\\\\$"})");
+  EXPECT_TRUE(matches(lines, R"("a\n\"b\\")"));
+  EXPECT_FALSE(matches(lines, R"("a\t\"b\\")"));
+  EXPECT_FALSE(prefix(lines, R"("\u0061)"));
+  // UTF-8 characters as code points; minLength / maxLength as well.
+  const JsonSchema accents = schema(R"({"pattern": "^\u00e9+.$", "maxLength": 3})");
+  EXPECT_TRUE(matches(accents, "\"\xC3\xA9\xE2\x82\xAC\""));
+  EXPECT_TRUE(matches(accents, "\"\xC3\xA9\xC3\xA9x\""));
+  EXPECT_FALSE(prefix(accents, "\"\xC3\xA9\xC3\xA9\xC3\xA9x"));
+  EXPECT_FALSE(prefix(accents, "\"e"));
+  // Unanchored: anywhere in the string; other types are not strings and pass.
+  const JsonSchema cat = schema(R"({"type": ["string", "integer"], "pattern": "cat"})");
+  EXPECT_TRUE(matches(cat, "\"concatenate\""));
+  EXPECT_FALSE(matches(cat, "\"dog\""));
+  EXPECT_TRUE(matches(cat, "12"));
+  // Keys are not the pattern's; a property's string is.
+  const JsonSchema obj = schema(
+      R"({"type": "object", "properties": {"zip": {"type": "string", "pattern": "^\\d{5}$"}}, "additionalProperties": false})");
+  EXPECT_TRUE(matches(obj, R"({"zip": "12345"})"));
+  EXPECT_FALSE(matches(obj, R"({"zip": "1234"})"));
+  EXPECT_FALSE(prefix(obj, R"({"zip": "1234a)"));
+  // With a format both hold.
+  const JsonSchema y2k = schema(R"({"type": "string", "format": "date", "pattern": "^2000-"})");
+  EXPECT_TRUE(matches(y2k, "\"2000-02-29\""));
+  EXPECT_FALSE(matches(y2k, "\"2001-02-28\""));
+  // An enum keeps the strings the pattern matches.
+  const JsonSchema e = schema(R"({"enum": ["ab", "cd", 3], "pattern": "^a"})");
+  EXPECT_TRUE(matches(e, "\"ab\""));
+  EXPECT_FALSE(matches(e, "\"cd\""));
+  EXPECT_TRUE(matches(e, "3"));
+  // anyOf: the string branch keeps its pattern.
+  const JsonSchema opt = schema(R"({"anyOf": [{"type": "string", "pattern": "^x+$"}, {"type": "null"}]})");
+  EXPECT_TRUE(matches(opt, "\"xx\""));
+  EXPECT_TRUE(matches(opt, "null"));
+  EXPECT_FALSE(prefix(opt, "\"xy"));
+}
+
 TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"type": "string", "pattern": "^a"})", "json_schema at /pattern: 'pattern' is not supported"},
+      {R"({"type": "string", "allOf": [{"maxLength": 3}]})", "json_schema at /allOf: 'allOf' is not supported"},
+      {R"({"properties": {"id": {"pattern": "(a)\\1"}}})", "json_schema at /properties/id/pattern: backreferences are not supported"},
+      {R"({"pattern": "(?=a)b"})", "json_schema at /pattern: lookahead and lookbehind are not supported"},
+      {R"({"pattern": "a\\bc"})", "json_schema at /pattern: word boundaries"},
+      {R"({"pattern": "a^b"})", "json_schema at /pattern: '^' and '$' are supported only at the start and end"},
+      {R"({"pattern": "[a-z]{300}"})", "json_schema at /pattern: the pattern is too large to enforce"},
+      {R"j({"pattern": "(a"})j", "json_schema at /pattern: a missing ')'"},
+      {R"j({"pattern": "a)"})j", "json_schema at /pattern: unmatched ')'"},
+      {R"({"pattern": "[z-a]"})", "json_schema at /pattern: a class range out of order"},
+      {R"({"pattern": 5})", "json_schema at /pattern: expected a regular expression"},
+      {R"({"pattern": "^\\d{3}$", "maxLength": 2})", "json_schema at /: no string between minLength and maxLength matches the pattern"},
+      {R"({"pattern": "^a?$", "minLength": 2})", "json_schema at /: no string between minLength and maxLength matches the pattern"},
+      {R"({"pattern": "[]"})", "json_schema at /pattern: the pattern matches no string"},
+      {"{\"pattern\": \"" + std::string(100, '(') + std::string(100, ')') + "\"}", "json_schema at /pattern: groups nested more than 64 deep"},
+      {R"({"pattern": "((){1000}){1000}"})", "json_schema at /pattern: the pattern is too large to enforce"},
+      {R"({"enum": ["ab", "cd"], "pattern": "^x"})", "json_schema at /: no value of the enum matches the pattern"},
       {R"({"properties": {"age": {"enum": [1, 2], "minimum": 0}}})", "json_schema at /properties/age: minimum and maximum are enforced with \"type\": \"integer\" or \"number\" (and no enum)"},
       {R"({"type": "string", "minimum": 0})", "json_schema at /: minimum and maximum are enforced with"},
       {R"({"type": "number", "minimum": 1e-7, "maximum": 9e-7})", "json_schema at /: no number of at most 6 decimals lies between"},
