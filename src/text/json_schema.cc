@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -102,6 +103,7 @@ class Compiler {
                                                  json_format(value.get<std::string>()) != JsonFormat::kNone);
     }
     if (!constrains) return kJsonAnyNode;
+    if (s.contains("allOf")) return all_of(s, at);
     if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, at);
     const int index = static_cast<int>(nodes_.size());
     nodes_.emplace_back();
@@ -263,6 +265,93 @@ class Compiler {
     return n;
   }
 
+  // allOf: the branches (and the keywords next to allOf, as one more) compiled, then one node
+  // that holds them all: types, required properties and bounds intersected, properties
+  // gathered. Refused where one node cannot say it: a property, items, a pattern, a format or
+  // number bounds given by two branches, additionalProperties or enum next to other branches.
+  int all_of(const json& s, const std::string& at) {
+    const std::string here = at + "/allOf";
+    const json& v = s["allOf"];
+    if (!v.is_array() || v.empty()) fail(here, "expected a non-empty array of schemas");
+    // Reserved first, as alternatives(): a branch may refer back to this schema.
+    const int index = static_cast<int>(nodes_.size());
+    nodes_.emplace_back();
+    memo_[&s] = index;
+    json siblings = s;
+    siblings.erase("allOf");
+    std::vector<std::pair<int, std::string>> branches;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string where = here + "/" + std::to_string(i);
+      branches.emplace_back(compile(v[i], where), where);
+    }
+    // The siblings live as long as the compiler (their node may be memoized by address).
+    siblings_.push_back(std::make_unique<json>(std::move(siblings)));
+    branches.emplace_back(compile(*siblings_.back(), at), at);
+    std::erase_if(branches, [](const auto& b) { return b.first == kJsonAnyNode; });
+    for (const auto& [b, where] : branches) {
+      if (b == index) fail(where, "an allOf branch that refers back to the allOf is not supported");
+    }
+    JsonSchemaNode m;
+    for (std::size_t i = 0; i < branches.size(); ++i) {
+      const JsonSchemaNode n = nodes_[static_cast<std::size_t>(branches[i].first)];
+      const std::string& where = branches[i].second;
+      const auto once = [&](bool here_set, bool before, const char* what) {
+        if (here_set && before) fail(where, std::string(what) + " given by two allOf branches is not supported");
+      };
+      if (branches.size() > 1) {
+        if (!n.enum_values.empty()) fail(where, "enum or const next to other allOf branches is not supported");
+        if (n.additional != kJsonAnyNode) fail(where, "additionalProperties next to other allOf branches is not supported");
+      } else {
+        m = n;
+        break;
+      }
+      m.types &= n.types;
+      for (const auto& p : n.properties) {
+        const auto it = std::find_if(m.properties.begin(), m.properties.end(), [&](const auto& q) { return q.first == p.first; });
+        if (it != m.properties.end() && it->second != p.second) fail(where, "property " + p.first + " given by two allOf branches is not supported");
+        if (it == m.properties.end()) m.properties.push_back(p);
+      }
+      m.min_properties = std::max(m.min_properties, n.min_properties);
+      if (n.max_properties >= 0) m.max_properties = m.max_properties < 0 ? n.max_properties : std::min(m.max_properties, n.max_properties);
+      once(!n.prefix_items.empty() || n.items != kJsonAnyNode, !m.prefix_items.empty() || m.items != kJsonAnyNode, "items");
+      if (!n.prefix_items.empty() || n.items != kJsonAnyNode) m.prefix_items = n.prefix_items, m.items = n.items;
+      m.min_items = std::max(m.min_items, n.min_items);
+      if (n.max_items >= 0) m.max_items = m.max_items < 0 ? n.max_items : std::min(m.max_items, n.max_items);
+      once(n.bounded, m.bounded, "minimum / maximum");
+      if (n.bounded) {
+        m.bounded = true, m.decimal = n.decimal, m.minimum = n.minimum, m.maximum = n.maximum;
+        m.min_scaled = n.min_scaled, m.max_scaled = n.max_scaled;
+      }
+      m.min_length = std::max(m.min_length, n.min_length);
+      if (n.max_length >= 0) m.max_length = m.max_length < 0 ? n.max_length : std::min(m.max_length, n.max_length);
+      once(n.format != JsonFormat::kNone, m.format != JsonFormat::kNone, "format");
+      if (n.format != JsonFormat::kNone) m.format = n.format;
+      once(n.pattern >= 0, m.pattern >= 0, "pattern");
+      if (n.pattern >= 0) m.pattern = n.pattern;
+    }
+    if (branches.size() > 1) {
+      if (m.types == 0) fail(here, "no value has a type every allOf branch allows");
+      if (m.properties.size() > 64) fail(here, "more than 64 properties are not supported");
+      std::sort(m.properties.begin(), m.properties.end());
+      // Required: by name, from every branch, against the gathered properties.
+      for (const auto& [b, where] : branches) {
+        const JsonSchemaNode& n = nodes_[static_cast<std::size_t>(b)];
+        for (std::size_t i = 0; i < n.properties.size(); ++i) {
+          if (!((n.required >> i) & 1)) continue;
+          const auto it = std::find_if(m.properties.begin(), m.properties.end(), [&](const auto& q) { return q.first == n.properties[i].first; });
+          m.required |= std::uint64_t{1} << (it - m.properties.begin());
+        }
+      }
+      if (m.max_items >= 0 && m.min_items > m.max_items) fail(here, "minItems is above maxItems");
+      if (m.max_length >= 0 && m.min_length > m.max_length) fail(here, "minLength is above maxLength");
+      if (m.max_properties >= 0 && m.min_properties > m.max_properties) fail(here, "minProperties is above maxProperties");
+      if (m.bounded && !(m.types & (kJsonInteger | kJsonNumber))) fail(here, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\"");
+    }
+    if (branches.empty()) m = JsonSchemaNode();
+    nodes_[static_cast<std::size_t>(index)] = std::move(m);
+    return index;
+  }
+
   // anyOf / oneOf whose branches take different types: the first byte of a value picks one.
   int alternatives(const json& s, const std::string& at) {
     const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
@@ -348,6 +437,7 @@ class Compiler {
   std::string what_;
   std::vector<JsonSchemaNode> nodes_;
   std::vector<JsonPattern> patterns_;
+  std::vector<std::unique_ptr<json>> siblings_;  // allOf's neighbours, as a schema of their own
   std::map<const json*, int> memo_;
   int depth_ = 0;
 };

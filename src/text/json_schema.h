@@ -5,9 +5,9 @@
 // maxProperties, items, prefixItems,
 // minItems, maxItems, minLength, maxLength, pattern (json_pattern.h), minimum / maximum / exclusiveMinimum /
 // exclusiveMaximum of integers, anyOf / oneOf of branches whose types do not
-// overlap (pydantic's Optional), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
+// overlap (pydantic's Optional), allOf (merged into one node), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
 // (title, description, default, examples, format, $schema, $id, $comment, strict) are ignored;
-// any other keyword (allOf, not, multipleOf, ...) is refused by name, so a schema is never
+// any other keyword (not, multipleOf, ...) is refused by name, so a schema is never
 // half enforced.
 #pragma once
 

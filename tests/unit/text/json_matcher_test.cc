@@ -335,9 +335,46 @@ TEST(JsonMatcher, PatternHoldsOnDecodedStrings) {
   EXPECT_FALSE(prefix(opt, "\"xy"));
 }
 
+// allOf: one node that holds every branch (pydantic v1 writes a described field as allOf of one
+// $ref; a model extended by another is two object branches).
+TEST(JsonMatcher, AllOfHoldsEveryBranch) {
+  const JsonSchema pydantic = schema(R"({"definitions": {"Pet": {"type": "object", "properties": {"name": {"type": "string"}},
+      "required": ["name"]}}, "type": "object", "properties": {"pet": {"title": "Pet", "description": "the pet",
+      "allOf": [{"$ref": "#/definitions/Pet"}]}}, "required": ["pet"]})");
+  EXPECT_TRUE(matches(pydantic, R"({"pet": {"name": "x"}})"));
+  EXPECT_FALSE(matches(pydantic, R"({"pet": {}})"));
+  EXPECT_FALSE(prefix(pydantic, R"({"pet": 3)"));
+  const JsonSchema both = schema(R"({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+      {"properties": {"b": {"type": "string", "maxLength": 2}}, "required": ["b"]}], "maxProperties": 2})");
+  EXPECT_TRUE(matches(both, R"({"a": 1, "b": "xy"})"));
+  EXPECT_TRUE(matches(both, R"({"b": "", "a": -4})"));
+  EXPECT_FALSE(matches(both, R"({"a": 1})"));
+  EXPECT_FALSE(prefix(both, R"({"a": "s")"));
+  EXPECT_FALSE(prefix(both, R"({"a": 1, "b": "xyz)"));
+  EXPECT_FALSE(prefix(both, R"({"a": 1, "b": "x", "c)"));
+  const JsonSchema narrowed = schema(R"({"allOf": [{"type": ["string", "integer"]}, {"type": "string", "minLength": 2}, {"maxLength": 3}]})");
+  EXPECT_TRUE(matches(narrowed, "\"ab\""));
+  EXPECT_FALSE(matches(narrowed, "\"a\""));
+  EXPECT_FALSE(prefix(narrowed, "5"));
+  EXPECT_FALSE(prefix(narrowed, "\"abcd"));
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"allOf": [{"pattern": "a"}, {"pattern": "b"}]})", "json_schema at /allOf/1: pattern given by two allOf branches"},
+           {R"({"allOf": [{"type": "string"}, {"type": "integer"}]})", "json_schema at /allOf: no value has a type every allOf branch allows"},
+           {R"({"allOf": [{"properties": {"a": {}}, "additionalProperties": false}, {"type": "object"}]})",
+            "json_schema at /allOf/0: additionalProperties next to other allOf branches"},
+           {R"({"allOf": []})", "json_schema at /allOf: expected a non-empty array"}}) {
+    try {
+      (void)schema(text);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
+    }
+  }
+}
+
 TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"type": "string", "allOf": [{"maxLength": 3}]})", "json_schema at /allOf: 'allOf' is not supported"},
+      {R"({"type": "string", "not": {"maxLength": 3}})", "json_schema at /not: 'not' is not supported"},
       {R"({"properties": {"id": {"pattern": "(a)\\1"}}})", "json_schema at /properties/id/pattern: backreferences are not supported"},
       {R"({"pattern": "(?=a)b"})", "json_schema at /pattern: lookahead and lookbehind are not supported"},
       {R"({"pattern": "a\\bc"})", "json_schema at /pattern: word boundaries"},
