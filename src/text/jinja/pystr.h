@@ -12,6 +12,9 @@
 namespace staticlm::jinja::py {
 
 bool is_space(char32_t c);
+// str.isprintable() of one character: not in Cc, Cf, Cs, Co, Cn, Zl, Zp or Zs (but ' '), so
+// repr() writes it as is.
+bool is_printable(char32_t c);
 std::u32string decode(std::string_view s);
 std::string encode(std::u32string_view s);
 

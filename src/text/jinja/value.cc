@@ -1,5 +1,7 @@
 #include "text/jinja/value.h"
 
+#include "text/jinja/pystr.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "text/jinja/limits.h"
+#include "text/jinja/pystr.h"
 #include "text/utf8.h"
 
 namespace staticlm::jinja {
@@ -191,8 +194,8 @@ std::string repr_string(const std::string& s) {
   const bool has_single = s.find('\'') != std::string::npos, has_double = s.find('"') != std::string::npos;
   const char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
-  for (unsigned char c : s) {
-    if (c == quote || c == '\\') {
+  for (const char32_t c : py::decode(s)) {
+    if (c == static_cast<char32_t>(quote) || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
     } else if (c == '\n') {
@@ -201,12 +204,13 @@ std::string repr_string(const std::string& s) {
       out += "\\r";
     } else if (c == '\t') {
       out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\x%02x", c);
+    } else if (!py::is_printable(c)) {
+      // As Python: \xhh below U+0100, \uhhhh below U+10000, \Uhhhhhhhh above.
+      char b[16];
+      std::snprintf(b, sizeof b, c < 0x100 ? "\\x%02x" : c < 0x10000 ? "\\u%04x" : "\\U%08x", static_cast<unsigned>(c));
       out += b;
     } else {
-      out += static_cast<char>(c);
+      out += py::encode(std::u32string(1, c));
     }
   }
   return out + quote;
