@@ -45,9 +45,59 @@ const JsonSchemaNode* JsonMatcher::node(int index) const {
   return index >= 0 ? &schema_->nodes[static_cast<std::size_t>(index)] : nullptr;
 }
 
-bool JsonMatcher::feed(unsigned char byte) { return !done_ && step(byte); }
+bool JsonMatcher::feed_path(unsigned char byte, std::vector<JsonMatcher>& forks) {
+  forks_ = &forks;
+  const bool ok = !done_ && step(byte);
+  forks_ = nullptr;
+  return ok;
+}
+
+bool JsonMatcher::feed(unsigned char byte) {
+  std::vector<JsonMatcher> forks;
+  if (others_.empty()) {
+    const bool ok = feed_path(byte, forks);
+    if (forks.empty()) return ok;  // the common case: one reading
+    others_ = std::move(forks);
+    if (!ok) {
+      // This reading failed: the first fork takes its place.
+      JsonMatcher first = std::move(others_.front());
+      others_.erase(others_.begin());
+      stack_ = std::move(first.stack_), done_ = first.done_;
+    }
+    if (others_.size() > kMaxReadings) others_.erase(others_.begin() + kMaxReadings, others_.end());
+    return true;
+  }
+  std::vector<JsonMatcher> readings = std::move(others_);
+  others_.clear();
+  JsonMatcher self = *this;
+  readings.insert(readings.begin(), std::move(self));
+  std::vector<JsonMatcher> kept;
+  for (JsonMatcher& r : readings) {
+    if (r.feed_path(byte, forks)) kept.push_back(std::move(r));
+  }
+  for (JsonMatcher& f : forks) kept.push_back(std::move(f));
+  if (kept.empty()) {
+    // No reading takes the byte; the matcher stays as it was (callers feed no further).
+    others_ = std::vector<JsonMatcher>(std::make_move_iterator(readings.begin() + 1), std::make_move_iterator(readings.end()));
+    return false;
+  }
+  stack_ = std::move(kept.front().stack_), done_ = kept.front().done_;
+  kept.erase(kept.begin());
+  if (kept.size() > kMaxReadings) kept.erase(kept.begin() + kMaxReadings, kept.end());
+  others_ = std::move(kept);
+  return true;
+}
 
 bool JsonMatcher::complete() const {
+  if (path_complete()) return true;
+  return std::any_of(others_.begin(), others_.end(), [](const JsonMatcher& m) { return m.path_complete(); });
+}
+
+bool JsonMatcher::finished() const {
+  return done_ && std::all_of(others_.begin(), others_.end(), [](const JsonMatcher& m) { return m.done_; });
+}
+
+bool JsonMatcher::path_complete() const {
   if (done_) return true;
   if (stack_.size() != 1) return false;
   const Frame& f = stack_.back();
@@ -56,8 +106,14 @@ bool JsonMatcher::complete() const {
   return false;
 }
 
-// f.ws: 0 none yet, 1 one space, 2 + n a newline and n spaces or tabs.
 std::int64_t JsonMatcher::string_room() const {
+  std::int64_t room = path_string_room();
+  for (const JsonMatcher& m : others_) room = std::min(room, m.path_string_room());
+  return room;
+}
+
+// f.ws: 0 none yet, 1 one space, 2 + n a newline and n spaces or tabs.
+std::int64_t JsonMatcher::path_string_room() const {
   if (done_ || stack_.back().kind != Kind::kString) return -1;
   const Frame& f = stack_.back();
   if ((f.flags & (kKey | kEscape | kPending)) != 0 || f.phase != 0) return -1;
@@ -131,6 +187,21 @@ bool JsonMatcher::step(unsigned char byte) {
 
 bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
   const JsonSchemaNode* n = node(f.node);
+  if (n && !n->any_of.empty()) {
+    // Overlapping anyOf branches: this reading takes the first, a copy each other one; the
+    // byte starts the value on each (start_value is the last thing a byte does).
+    for (std::size_t i = 1; i < n->any_of.size(); ++i) {
+      JsonMatcher copy = *this;
+      copy.others_.clear();
+      copy.stack_.back().node = n->any_of[i];
+      if (copy.start_value(copy.stack_.back(), byte)) {
+        copy.forks_ = nullptr;
+        forks_->push_back(std::move(copy));
+      }
+    }
+    f.node = n->any_of[0];
+    return start_value(f, byte);
+  }
   f.ws = 0;
   if (n && !n->enum_values.empty()) {
     f.kind = Kind::kEnum;

@@ -8,6 +8,8 @@
 // digits, so they fit int64; exponents of kMaxExponentDigits, so every number is a finite double), at most
 // kMaxDepth nested arrays and objects. Strings must be valid UTF-8 (escapes are checked, not
 // decoded: minLength / maxLength count an escape as one character). Duplicate keys are refused.
+// An anyOf whose branches overlap is followed on every branch the bytes so far fit (a value is
+// taken when one of them takes it).
 // A string with a `pattern` is matched character by character (its escapes decoded); it takes
 // no \u escapes (raw UTF-8 writes any character a \u could, but the control characters).
 #pragma once
@@ -26,6 +28,8 @@ class JsonMatcher {
   static constexpr int kMaxIntegerDigits = 18;
   static constexpr int kMaxExponentDigits = 2;
   static constexpr int kMaxDepth = 64;
+  // Readings followed at once (anyOf branches that fit the bytes so far); more are dropped.
+  static constexpr std::size_t kMaxReadings = 64;
 
   // `schema` must outlive the matcher (and its copies).
   explicit JsonMatcher(const JsonSchema& schema);
@@ -36,7 +40,7 @@ class JsonMatcher {
   // The bytes so far are a whole valid value (nothing more is needed; a number could go on).
   bool complete() const;
   // No byte can follow.
-  bool finished() const { return done_; }
+  bool finished() const;
   // Inside a string value, between characters: how many more characters it may hold (INT64_MAX:
   // any); -1 elsewhere (a key, an escape, the middle of a character, outside a string).
   std::int64_t string_room() const;
@@ -74,9 +78,17 @@ class JsonMatcher {
   bool can_add_key(const Frame& object) const;
   int item_node(const Frame& array) const;
 
+  bool feed_path(unsigned char byte, std::vector<JsonMatcher>& forks);
+  bool path_complete() const;
+  std::int64_t path_string_room() const;
+
   const JsonSchema* schema_;
   std::vector<Frame> stack_;
   bool done_ = false;
+  // The other readings of the bytes so far, where an anyOf's overlapping branches all fit them
+  // (each with no readings of its own); this one is the first.
+  std::vector<JsonMatcher> others_;
+  std::vector<JsonMatcher>* forks_ = nullptr;  // while feeding: where start_value puts new readings
 };
 
 }  // namespace staticlm

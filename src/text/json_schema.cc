@@ -352,6 +352,29 @@ class Compiler {
     return index;
   }
 
+  // Whether alternatives() can merge the branches into one node: their types do not overlap
+  // (integer and number do, as do two bounded number branches), enums mix only with null and
+  // boolean branches, and no branch is itself followed side by side.
+  bool first_byte_decides(const std::vector<int>& branches) const {
+    const unsigned numbers = kJsonInteger | kJsonNumber;
+    unsigned seen = 0;
+    bool has_enum = false, bounded = false, numbered = false, other = false;
+    for (int b : branches) {
+      const JsonSchemaNode& n = nodes_[static_cast<std::size_t>(b)];
+      if (!n.any_of.empty()) return false;
+      if (!n.enum_values.empty()) {
+        has_enum = true;
+        continue;
+      }
+      other |= (n.types & ~(kJsonNull | kJsonBool)) != 0;
+      if ((seen & n.types & ~numbers) != 0) return false;
+      if ((n.types & numbers) && (numbered && (bounded || n.bounded))) return false;
+      if (n.types & numbers) bounded |= n.bounded, numbered = true;
+      seen |= n.types;
+    }
+    return !(has_enum && other);
+  }
+
   // anyOf / oneOf whose branches take different types: the first byte of a value picks one.
   int alternatives(const json& s, const std::string& at) {
     const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
@@ -372,8 +395,18 @@ class Compiler {
     merged.types = 0;
     bool has_enum = false;
     for (int b : branches) {
+      if (b == kJsonAnyNode && std::string(key) == "anyOf") {
+        nodes_[static_cast<std::size_t>(index)] = JsonSchemaNode();  // any value
+        return index;
+      }
       if (b < 0 || b == index) fail(here, "a branch that allows any value cannot be told from the others");
       has_enum |= !nodes_[static_cast<std::size_t>(b)].enum_values.empty();
+    }
+    if (std::string(key) == "anyOf" && !first_byte_decides(branches)) {
+      merged.types = kJsonAnyType;
+      merged.any_of = branches;
+      nodes_[static_cast<std::size_t>(index)] = std::move(merged);
+      return index;
     }
     for (std::size_t i = 0; i < branches.size(); ++i) {
       const JsonSchemaNode& n = nodes_[static_cast<std::size_t>(branches[i])];

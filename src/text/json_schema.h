@@ -4,8 +4,9 @@
 // properties, required, additionalProperties (false, true or a schema), minProperties,
 // maxProperties, items, prefixItems,
 // minItems, maxItems, minLength, maxLength, pattern (json_pattern.h), minimum / maximum / exclusiveMinimum /
-// exclusiveMaximum of integers, anyOf / oneOf of branches whose types do not
-// overlap (pydantic's Optional), allOf (merged into one node), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
+// exclusiveMaximum of integers, anyOf (any branches: overlapping ones are followed side by
+// side) / oneOf of branches whose types do not overlap (pydantic's Optional), allOf (merged
+// into one node), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
 // (title, description, default, examples, format, $schema, $id, $comment, strict) are ignored;
 // any other keyword (not, multipleOf, ...) is refused by name, so a schema is never
 // half enforced.
@@ -67,6 +68,9 @@ struct JsonSchemaNode {
   std::int64_t min_length = 0, max_length = -1;
   JsonFormat format = JsonFormat::kNone;
   int pattern = -1;  // index in JsonSchema::patterns; -1: none
+  // anyOf whose branches overlap (two object schemas, say): a value valid for any of these
+  // nodes; the matcher follows every branch the bytes so far fit. The fields above are unused.
+  std::vector<int> any_of;
 };
 
 struct JsonSchema {

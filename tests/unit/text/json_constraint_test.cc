@@ -68,6 +68,13 @@ TEST(JsonConstraint, VocabularyWalkEqualsTokenByToken) {
     expect_same_mask(person, prefix);
   }
   for (const char* prefix : {"", "[", "[1.5e", "{\"k\": [true, \"caf\xc3\xa9", "\"a", "12"}) expect_same_mask("{}", prefix);
+  // Overlapping anyOf branches followed side by side.
+  const std::string pets = R"({"anyOf": [{"type": "object", "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer"}},
+      "required": ["kind", "lives"], "additionalProperties": false}, {"type": "object", "properties": {"kind": {"const": "dog"},
+      "name": {"type": "string", "maxLength": 5}}, "required": ["kind"]}]})";
+  for (const char* prefix : {"", "{\"kind\": \"", "{\"kind\": \"dog\", \"name\": \"Re", "{\"kind\": \"cat\", \"li"}) {
+    expect_same_mask(pets, prefix);
+  }
   // A pattern checks every character (no token passes unfed); \u escapes are not taken.
   for (const char* prefix : {"", "\"", "\"ab", "\"ab-1", "\"ab-12"}) {
     expect_same_mask(R"({"type": "string", "pattern": "^[a-z]+-\\d{2}$", "maxLength": 6})", prefix);

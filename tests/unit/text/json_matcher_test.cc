@@ -372,6 +372,46 @@ TEST(JsonMatcher, AllOfHoldsEveryBranch) {
   }
 }
 
+// anyOf whose branches overlap (pydantic's Union of two models): every branch the bytes so far
+// fit is followed; a value is taken when one branch takes it whole.
+TEST(JsonMatcher, OverlappingAnyOfFollowsEveryBranch) {
+  const std::string pets_text = R"({"anyOf": [
+      {"type": "object", "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer"}}, "required": ["kind", "lives"], "additionalProperties": false},
+      {"type": "object", "properties": {"kind": {"const": "dog"}, "good": {"type": "boolean"}}, "required": ["kind", "good"], "additionalProperties": false}]})";
+  const JsonSchema pets = schema(pets_text);
+  EXPECT_TRUE(matches(pets, R"({"kind": "cat", "lives": 9})"));
+  EXPECT_TRUE(matches(pets, R"({"kind": "dog", "good": true})"));
+  EXPECT_TRUE(prefix(pets, R"({"kind": ")"));
+  EXPECT_FALSE(prefix(pets, R"({"kind": "cat", "g)"));
+  EXPECT_FALSE(prefix(pets, R"({"kind": "cow)"));
+  EXPECT_FALSE(matches(pets, R"({"kind": "dog"})"));
+  const JsonSchema list = schema(R"({"type": "array", "items": )" + pets_text + "}");
+  EXPECT_TRUE(matches(list, R"([{"kind": "cat", "lives": 1}, {"good": false, "kind": "dog"}])"));
+  EXPECT_FALSE(prefix(list, R"([{"kind": "cat", "lives": 1}, {"good": false, "kind": "c)"));
+  const JsonSchema numbers = schema(R"({"anyOf": [{"type": "integer", "minimum": 10}, {"type": "number", "maximum": 2}]})");
+  EXPECT_TRUE(matches(numbers, "15"));
+  EXPECT_TRUE(matches(numbers, "1.5"));
+  EXPECT_FALSE(matches(numbers, "5"));
+  EXPECT_FALSE(prefix(numbers, "12.5"));
+  const JsonSchema strings = schema(R"({"anyOf": [{"type": "string", "pattern": "^a+$"}, {"type": "string", "maxLength": 2}]})");
+  EXPECT_TRUE(matches(strings, "\"aaaa\""));
+  EXPECT_TRUE(matches(strings, "\"xy\""));
+  EXPECT_FALSE(prefix(strings, "\"xyz"));
+  EXPECT_FALSE(prefix(strings, "\"aab"));
+  // Random walks end in values one branch takes, never in a dead end.
+  std::uint32_t rng = 3;
+  for (int i = 0; i < 100; ++i) {
+    bool dead_end = false;
+    const std::string text = random_value(list, rng, 4, &dead_end);
+    ASSERT_FALSE(dead_end) << text;
+    for (const nlohmann::json& pet : nlohmann::json::parse(text)) {
+      EXPECT_TRUE((pet.size() == 2 && pet.value("kind", "") == "cat" && pet.at("lives").is_number_integer()) ||
+                  (pet.size() == 2 && pet.value("kind", "") == "dog" && pet.at("good").is_boolean()))
+          << text;
+    }
+  }
+}
+
 TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"type": "string", "not": {"maxLength": 3}})", "json_schema at /not: 'not' is not supported"},
@@ -393,10 +433,10 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
       {R"({"properties": {"age": {"enum": [1, 2], "minimum": 0}}})", "json_schema at /properties/age: minimum and maximum are enforced with \"type\": \"integer\" or \"number\" (and no enum)"},
       {R"({"type": "string", "minimum": 0})", "json_schema at /: minimum and maximum are enforced with"},
       {R"({"type": "number", "minimum": 1e-7, "maximum": 9e-7})", "json_schema at /: no number of at most 6 decimals lies between"},
-      {R"({"anyOf": [{"type": "integer"}, {"type": "number", "maximum": 2}]})", "json_schema at /anyOf/1: a bounded number branch next to another number branch"},
+      {R"({"oneOf": [{"type": "integer"}, {"type": "number", "maximum": 2}]})", "json_schema at /oneOf/1: a bounded number branch next to another number branch"},
       {R"({"type": "integer", "minimum": 3, "maximum": 2})", "json_schema at /: no integer lies between"},
       {R"({"type": "strin"})", "json_schema at /type: expected a JSON type name"},
-      {R"({"anyOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})", "json_schema at /anyOf/1: branches whose types overlap"},
+      {R"({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})", "json_schema at /oneOf/1: branches whose types overlap"},
       {R"({"$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing'"},
       {R"({"properties": {"a": {}}, "required": ["b"]})", "json_schema at /required: 'b' is not among the properties"},
       {"{", "json_schema: not valid JSON"},
