@@ -200,6 +200,11 @@ Value dict_method(const Value& d, const std::string& m, CallArgs& c) {
     if (v != nullptr) return *v;
     return c.positional.size() > 1 ? c.positional[1] : Value::none();
   }
+  if (m == "copy") {  // shallow, as Python's
+    Value out = Value::dict();
+    out.dict_object().items = items;
+    return out;
+  }
   fail("'dict' object has no attribute '" + m + "'");
 }
 
@@ -215,6 +220,7 @@ Value list_method(const Value& l, const std::string& m, CallArgs& c) {
     return Value(static_cast<std::int64_t>(
         std::count_if(items.begin(), items.end(), [&](const Value& x) { return values_equal(x, arg(c, 0, m)); })));
   }
+  if (m == "copy" && l.type_name() == "list") return Value(std::vector<Value>(items));  // shallow
   fail("'" + l.type_name() + "' object has no attribute '" + m + "'");
 }
 
@@ -224,9 +230,10 @@ bool is_method(const Value& obj, const std::string& name) {
       "replace", "title", "capitalize", "find", "rfind", "index", "rindex", "count", "join", "format", "isdigit",
       "isspace", "isalpha", "isalnum", "islower", "isupper", "removeprefix", "removesuffix", "center", "ljust",
       "rjust", "zfill", "swapcase", "casefold", "istitle", "expandtabs", "partition", "rpartition"};
-  static const std::vector<std::string> kDict = {"items", "keys", "values", "get"};
-  static const std::vector<std::string> kList = {"index", "count"};
+  static const std::vector<std::string> kDict = {"items", "keys", "values", "get", "copy"};
+  static const std::vector<std::string> kList = {"index", "count", "copy"};
   const auto* names = obj.is_string() ? &kStr : obj.is_list() ? &kList : obj.is_dict() && !obj.dict_object().is_namespace ? &kDict : nullptr;
+  if (obj.is_list() && obj.type_name() != "list" && name == "copy") return false;
   return names != nullptr && std::find(names->begin(), names->end(), name) != names->end();
 }
 
@@ -264,9 +271,10 @@ void slice_indices(std::int64_t len, const Value& start, const Value& stop, cons
 }  // namespace
 
 // transformers renders in jinja2's ImmutableSandboxedEnvironment, which refuses the methods that
-// change a list or dict in place (an undefined value that fails when used, naming the reason).
+// change a list or dict in place (an undefined value that fails when used, naming the reason);
+// pop and clear of a list too since jinja2 3.1.5.
 bool modifies_in_place(const Value& obj, const std::string& name) {
-  static const std::vector<std::string> kList = {"append", "reverse", "insert", "sort", "extend", "remove"};
+  static const std::vector<std::string> kList = {"append", "clear", "pop", "reverse", "insert", "sort", "extend", "remove"};
   static const std::vector<std::string> kDict = {"clear", "pop", "popitem", "setdefault", "update"};
   const auto* names = obj.is_list() ? &kList : obj.is_dict() && !obj.dict_object().is_namespace ? &kDict : nullptr;
   return names != nullptr && std::find(names->begin(), names->end(), name) != names->end();
