@@ -239,8 +239,15 @@ class Compiler {
   }
 
   int reference(const json& s, const std::string& at) {
-    for (const auto& [key, value] : s.items()) {
-      if (key != "$ref" && !kAnnotations.count(key)) fail(at + "/" + key, "'" + key + "' next to $ref is not supported");
+    bool alone = true;
+    for (const auto& [key, value] : s.items()) alone = alone && (key == "$ref" || kAnnotations.count(key) > 0);
+    if (!alone) {
+      // Keywords next to $ref constrain the value too (JSON Schema 2019-09 on): both must hold.
+      json siblings = s;
+      siblings.erase("$ref");
+      const std::vector<std::pair<const json*, std::string>> parts = {
+          {keep(json{{"$ref", s["$ref"]}}), at}, {keep(std::move(siblings)), at}};
+      return merge_all(s, parts, at);
     }
     const json& r = s["$ref"];
     if (!r.is_string()) fail(at + "/$ref", "expected a string");
@@ -273,34 +280,42 @@ class Compiler {
     const std::string here = at + "/allOf";
     const json& v = s["allOf"];
     if (!v.is_array() || v.empty()) fail(here, "expected a non-empty array of schemas");
-    // Reserved first, as alternatives(): a branch may refer back to this schema.
+    std::vector<std::pair<const json*, std::string>> parts;
+    for (std::size_t i = 0; i < v.size(); ++i) parts.emplace_back(&v[i], here + "/" + std::to_string(i));
+    json siblings = s;
+    siblings.erase("allOf");
+    parts.emplace_back(keep(std::move(siblings)), at);
+    return merge_all(s, parts, here);
+  }
+
+  // A schema the compiler made, kept as long as the compiler (its node may be memoized by address).
+  const json* keep(json made) {
+    made_.push_back(std::make_unique<json>(std::move(made)));
+    return made_.back().get();
+  }
+
+  // The parts of `s` compiled and merged into one node (see all_of); `here` names the whole.
+  int merge_all(const json& s, const std::vector<std::pair<const json*, std::string>>& parts, const std::string& here) {
+    // Reserved first, as alternatives(): a part may refer back to this schema.
     const int index = static_cast<int>(nodes_.size());
     nodes_.emplace_back();
     memo_[&s] = index;
-    json siblings = s;
-    siblings.erase("allOf");
     std::vector<std::pair<int, std::string>> branches;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::string where = here + "/" + std::to_string(i);
-      branches.emplace_back(compile(v[i], where), where);
-    }
-    // The siblings live as long as the compiler (their node may be memoized by address).
-    siblings_.push_back(std::make_unique<json>(std::move(siblings)));
-    branches.emplace_back(compile(*siblings_.back(), at), at);
+    for (const auto& [part, where] : parts) branches.emplace_back(compile(*part, where), where);
     std::erase_if(branches, [](const auto& b) { return b.first == kJsonAnyNode; });
     for (const auto& [b, where] : branches) {
-      if (b == index) fail(where, "an allOf branch that refers back to the allOf is not supported");
+      if (b == index) fail(where, "a part that refers back to the schema it is part of is not supported");
     }
     JsonSchemaNode m;
     for (std::size_t i = 0; i < branches.size(); ++i) {
       const JsonSchemaNode n = nodes_[static_cast<std::size_t>(branches[i].first)];
       const std::string& where = branches[i].second;
       const auto once = [&](bool here_set, bool before, const char* what) {
-        if (here_set && before) fail(where, std::string(what) + " given by two allOf branches is not supported");
+        if (here_set && before) fail(where, std::string(what) + " given by two schemas that must both hold (allOf, or $ref and its neighbours) is not supported");
       };
       if (branches.size() > 1) {
-        if (!n.enum_values.empty()) fail(where, "enum or const next to other allOf branches is not supported");
-        if (n.additional != kJsonAnyNode) fail(where, "additionalProperties next to other allOf branches is not supported");
+        if (!n.enum_values.empty()) fail(where, "enum or const next to other schemas that must hold too is not supported");
+        if (n.additional != kJsonAnyNode) fail(where, "additionalProperties next to other schemas that must hold too is not supported");
       } else {
         m = n;
         break;
@@ -308,7 +323,7 @@ class Compiler {
       m.types &= n.types;
       for (const auto& p : n.properties) {
         const auto it = std::find_if(m.properties.begin(), m.properties.end(), [&](const auto& q) { return q.first == p.first; });
-        if (it != m.properties.end() && it->second != p.second) fail(where, "property " + p.first + " given by two allOf branches is not supported");
+        if (it != m.properties.end() && it->second != p.second) fail(where, "property " + p.first + " given by two schemas that must both hold (allOf, or $ref and its neighbours) is not supported");
         if (it == m.properties.end()) m.properties.push_back(p);
       }
       m.min_properties = std::max(m.min_properties, n.min_properties);
@@ -330,7 +345,7 @@ class Compiler {
       if (n.pattern >= 0) m.pattern = n.pattern;
     }
     if (branches.size() > 1) {
-      if (m.types == 0) fail(here, "no value has a type every allOf branch allows");
+      if (m.types == 0) fail(here, "no value has a type every part allows");
       if (m.properties.size() > 64) fail(here, "more than 64 properties are not supported");
       std::sort(m.properties.begin(), m.properties.end());
       // Required: by name, from every branch, against the gathered properties.
@@ -470,7 +485,7 @@ class Compiler {
   std::string what_;
   std::vector<JsonSchemaNode> nodes_;
   std::vector<JsonPattern> patterns_;
-  std::vector<std::unique_ptr<json>> siblings_;  // allOf's neighbours, as a schema of their own
+  std::vector<std::unique_ptr<json>> made_;  // schemas made from parts of others (keep())
   std::map<const json*, int> memo_;
   int depth_ = 0;
 };

@@ -357,12 +357,20 @@ TEST(JsonMatcher, AllOfHoldsEveryBranch) {
   EXPECT_FALSE(matches(narrowed, "\"a\""));
   EXPECT_FALSE(prefix(narrowed, "5"));
   EXPECT_FALSE(prefix(narrowed, "\"abcd"));
+  // Keywords next to a $ref hold with it (JSON Schema 2019-09 on), merged the same way.
+  const JsonSchema named = schema(R"({"$defs": {"Name": {"type": "string", "pattern": "^[A-Z]"}}, "$ref": "#/$defs/Name",
+      "maxLength": 3, "description": "a name"})");
+  EXPECT_TRUE(matches(named, "\"Abc\""));
+  EXPECT_FALSE(prefix(named, "\"Abcd"));
+  EXPECT_FALSE(prefix(named, "\"a"));
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"allOf": [{"pattern": "a"}, {"pattern": "b"}]})", "json_schema at /allOf/1: pattern given by two allOf branches"},
-           {R"({"allOf": [{"type": "string"}, {"type": "integer"}]})", "json_schema at /allOf: no value has a type every allOf branch allows"},
+           {R"({"allOf": [{"pattern": "a"}, {"pattern": "b"}]})", "json_schema at /allOf/1: pattern given by two schemas that must both hold"},
+           {R"({"allOf": [{"type": "string"}, {"type": "integer"}]})", "json_schema at /allOf: no value has a type every part allows"},
            {R"({"allOf": [{"properties": {"a": {}}, "additionalProperties": false}, {"type": "object"}]})",
-            "json_schema at /allOf/0: additionalProperties next to other allOf branches"},
-           {R"({"allOf": []})", "json_schema at /allOf: expected a non-empty array"}}) {
+            "json_schema at /allOf/0: additionalProperties next to other schemas that must hold too"},
+           {R"({"allOf": []})", "json_schema at /allOf: expected a non-empty array"},
+           {R"({"$defs": {"N": {"pattern": "a"}}, "$ref": "#/$defs/N", "pattern": "b"})",
+            "json_schema at /: pattern given by two schemas that must both hold (allOf, or $ref and its neighbours)"}}) {
     try {
       (void)schema(text);
       ADD_FAILURE() << text;
