@@ -616,7 +616,9 @@ bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
     handoff = true;
     return true;
   }
-  if (f.b >= kMaxNumberBytes) return false;
+  // After '-', '.', 'e' or the exponent's sign a digit must still fit: no dead end at the limit.
+  const bool needs_digit = next == 1 || next == 4 || next == 6 || next == 7;
+  if (f.b + (needs_digit ? 1 : 0) >= kMaxNumberBytes) return false;
   // An integer fits int64 (what a reader parses it into): at most 18 digits.
   if (integer && f.b >= kMaxIntegerDigits + (f.flags & 2 ? 1 : 0)) return false;
   if (f.a == 0 && byte == '-') f.flags |= 2;

@@ -21,7 +21,10 @@ using nlohmann::json;
 // Keywords that say nothing a value must satisfy here.
 const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "format", "$schema",
                                             "$id", "$comment", "strict", "$defs", "definitions", "readOnly",
-                                            "writeOnly", "deprecated", "name"};
+                                            "writeOnly", "deprecated", "name",
+                                            // OpenAPI's hint of which property tells oneOf's branches apart
+                                            // (pydantic writes it); the branches say the same.
+                                            "discriminator"};
 
 // A property name as written between the quotes of a JSON string.
 std::string escaped(const std::string& s) {
@@ -390,6 +393,83 @@ class Compiler {
     return !(has_enum && other);
   }
 
+  // Whether no value satisfies both nodes, as far as their types, enum values and required
+  // properties show (a required property with disjoint schemas in both: a discriminator, as
+  // pydantic's tagged unions have). False when it cannot tell.
+  bool disjoint(int a, int b, int depth) const {
+    if (a == kJsonNoNode || b == kJsonNoNode) return true;
+    if (a < 0 || b < 0 || depth > 16) return false;
+    const JsonSchemaNode& x = nodes_[static_cast<std::size_t>(a)];
+    const JsonSchemaNode& y = nodes_[static_cast<std::size_t>(b)];
+    if (!x.any_of.empty()) return std::all_of(x.any_of.begin(), x.any_of.end(), [&](int c) { return disjoint(c, b, depth + 1); });
+    if (!y.any_of.empty()) return std::all_of(y.any_of.begin(), y.any_of.end(), [&](int c) { return disjoint(a, c, depth + 1); });
+    if (!x.enum_values.empty() && !y.enum_values.empty()) {
+      for (const std::string& u : x.enum_values) {
+        for (const std::string& v : y.enum_values) {
+          if (!values_differ(u, v)) return false;
+        }
+      }
+      return true;
+    }
+    if (!x.enum_values.empty() || !y.enum_values.empty()) {
+      const JsonSchemaNode& e = x.enum_values.empty() ? y : x;
+      const JsonSchemaNode& t = x.enum_values.empty() ? x : y;
+      return std::none_of(e.enum_values.begin(), e.enum_values.end(),
+                          [&](const std::string& v) { return (value_class(v) & type_classes(t.types)) != 0; });
+    }
+    const unsigned shared = type_classes(x.types) & type_classes(y.types);
+    if (shared == 0) return true;
+    if (shared != kJsonObject) return false;
+    return required_apart(x, y, depth) || required_apart(y, x, depth);
+  }
+
+  // Whether a property x requires is one y requires too with a disjoint schema, or one y's
+  // additionalProperties: false leaves out.
+  bool required_apart(const JsonSchemaNode& x, const JsonSchemaNode& y, int depth) const {
+    for (std::size_t i = 0; i < x.properties.size(); ++i) {
+      if (!(x.required >> i & 1)) continue;
+      const std::string& name = x.properties[i].first;
+      const int node = x.properties[i].second;
+      const auto it = std::find_if(y.properties.begin(), y.properties.end(), [&](const auto& q) { return q.first == name; });
+      if (it == y.properties.end()) {
+        if (y.additional == kJsonNoNode) return true;
+        continue;
+      }
+      const auto k = static_cast<std::size_t>(it - y.properties.begin());
+      if ((y.required >> k & 1) && disjoint(node, it->second, depth + 1)) return true;
+    }
+    return false;
+  }
+
+  // A type mask with integer and number made one class (an integer is a number).
+  static unsigned type_classes(unsigned types) {
+    const unsigned numbers = kJsonInteger | kJsonNumber;
+    return (types & numbers) != 0 ? types | numbers : types;
+  }
+
+  // The type class of an enum value's compact serialization.
+  static unsigned value_class(const std::string& v) {
+    switch (v.empty() ? '\0' : v[0]) {
+      case 'n': return kJsonNull;
+      case 't':
+      case 'f': return kJsonBool;
+      case '"': return kJsonString;
+      case '[': return kJsonArray;
+      case '{': return kJsonObject;
+      default: return kJsonInteger | kJsonNumber;
+    }
+  }
+
+  // Whether two enum values are surely different values: 1 and 1.0 are one number, and
+  // arrays or objects that hold numbers could be equal written differently.
+  static bool values_differ(const std::string& u, const std::string& v) {
+    if (u == v) return false;
+    const unsigned cu = value_class(u), cv = value_class(v);
+    if (cu != cv) return true;
+    if (cu == (kJsonInteger | kJsonNumber)) return std::strtod(u.c_str(), nullptr) != std::strtod(v.c_str(), nullptr);
+    return cu != kJsonArray && cu != kJsonObject;
+  }
+
   // anyOf / oneOf whose branches take different types: the first byte of a value picks one.
   int alternatives(const json& s, const std::string& at) {
     const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
@@ -417,7 +497,19 @@ class Compiler {
       if (b < 0 || b == index) fail(here, "a branch that allows any value cannot be told from the others");
       has_enum |= !nodes_[static_cast<std::size_t>(b)].enum_values.empty();
     }
-    if (std::string(key) == "anyOf" && !first_byte_decides(branches)) {
+    if (std::string(key) == "oneOf") {
+      // oneOf equals anyOf when no value can match two branches; followed so, or refused.
+      for (std::size_t j = 1; j < branches.size(); ++j) {
+        for (std::size_t i = 0; i < j; ++i) {
+          if (disjoint(branches[i], branches[j], 0)) continue;
+          fail(here + "/" + std::to_string(j), "a value could match this branch and branch " + std::to_string(i) +
+                                                   " (and then must be refused); oneOf branches are supported when their "
+                                                   "types, enum values or a required property with different const values "
+                                                   "(a discriminator) tell them apart; anyOf takes overlapping branches");
+        }
+      }
+    }
+    if (!first_byte_decides(branches)) {
       merged.types = kJsonAnyType;
       merged.any_of = branches;
       nodes_[static_cast<std::size_t>(index)] = std::move(merged);

@@ -168,6 +168,14 @@ TEST(JsonMatcher, WhitespaceAndNumbersAreBounded) {
   EXPECT_FALSE(prefix(any, "[\t"));
   EXPECT_TRUE(prefix(any, std::string(JsonMatcher::kMaxNumberBytes, '1')));
   EXPECT_FALSE(prefix(any, std::string(JsonMatcher::kMaxNumberBytes + 1, '1')));
+  // A '.', 'e' or sign that a digit must follow is taken only while that digit fits (a random
+  // walk once ended on "250.8148527143258971282E", 24 bytes, and nothing could follow).
+  const std::string ones(JsonMatcher::kMaxNumberBytes - 2, '1');
+  EXPECT_TRUE(matches(any, ones + ".5") && matches(any, ones + "e5") && matches(any, "-" + ones + "5"));
+  EXPECT_FALSE(prefix(any, ones + "1."));
+  EXPECT_FALSE(prefix(any, ones + "1e"));
+  EXPECT_FALSE(prefix(any, ones + "e-"));
+  EXPECT_FALSE(prefix(any, ones.substr(1) + "1.5e"));
   const JsonSchema integer = schema(R"({"type": "integer"})");
   EXPECT_TRUE(matches(integer, "-" + std::string(JsonMatcher::kMaxIntegerDigits, '9')));
   EXPECT_FALSE(prefix(integer, std::string(JsonMatcher::kMaxIntegerDigits + 1, '9')));
@@ -420,6 +428,55 @@ TEST(JsonMatcher, OverlappingAnyOfFollowsEveryBranch) {
   }
 }
 
+// pydantic v2's tagged union (Field(discriminator="pet_type")): oneOf of two models told apart
+// by a required const property, with OpenAPI's discriminator hint next to it.
+TEST(JsonMatcher, OneOfToldApartByADiscriminatorFollowsEveryBranch) {
+  const std::string owner_text = R"({"$defs": {
+      "Cat": {"properties": {"pet_type": {"const": "cat", "title": "Pet Type", "type": "string"}, "meows": {"title": "Meows", "type": "integer"}},
+              "required": ["pet_type", "meows"], "title": "Cat", "type": "object"},
+      "Dog": {"properties": {"pet_type": {"const": "dog", "title": "Pet Type", "type": "string"}, "barks": {"title": "Barks", "type": "number"}},
+              "required": ["pet_type", "barks"], "title": "Dog", "type": "object"}},
+    "properties": {"pet": {"discriminator": {"mapping": {"cat": "#/$defs/Cat", "dog": "#/$defs/Dog"}, "propertyName": "pet_type"},
+                           "oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}], "title": "Pet"},
+                   "n": {"title": "N", "type": "integer"}},
+    "required": ["pet", "n"], "title": "Model", "type": "object"})";
+  const JsonSchema owner = schema(owner_text);
+  EXPECT_TRUE(matches(owner, R"({"pet": {"pet_type": "cat", "meows": 3}, "n": 1})"));
+  EXPECT_TRUE(matches(owner, R"({"pet": {"barks": 2.5, "pet_type": "dog"}, "n": 1})"));
+  EXPECT_FALSE(matches(owner, R"({"pet": {"pet_type": "dog", "meows": 3}, "n": 1})"));
+  EXPECT_FALSE(prefix(owner, R"({"pet": {"pet_type": "cow)"));
+  EXPECT_FALSE(prefix(owner, R"({"pet": {"pet_type": "cat", "meows": 1.)"));
+  // Told apart by types, by enum values, by a property one branch forbids, or nested.
+  const JsonSchema apart = schema(R"({"oneOf": [{"enum": ["a", "b"]}, {"type": "integer"}, {"type": "null"},
+      {"type": "object", "properties": {"x": {}}, "required": ["x"]},
+      {"type": "object", "properties": {"y": {}}, "additionalProperties": false}]})");
+  EXPECT_TRUE(matches(apart, R"("b")"));
+  EXPECT_TRUE(matches(apart, "12"));
+  EXPECT_TRUE(matches(apart, R"({"x": [1]})"));
+  EXPECT_TRUE(matches(apart, R"({"y": 1})"));
+  EXPECT_TRUE(matches(apart, "{}"));
+  EXPECT_FALSE(prefix(apart, R"("c)"));
+  EXPECT_FALSE(matches(apart, R"({"z": 1})"));
+  // Random walks, with the models closed (pydantic's extra="forbid"; open ones grow without end).
+  std::string closed_text = owner_text;
+  const std::string object = R"("type": "object")", no_more = R"(, "additionalProperties": false)";
+  for (std::size_t at = 0; (at = closed_text.find(object + "}", at)) != std::string::npos; at += object.size() + no_more.size()) {
+    closed_text.insert(at + object.size(), no_more);
+  }
+  const JsonSchema closed = schema(closed_text);
+  EXPECT_FALSE(prefix(closed, R"({"pet": {"pet_type": "cat", "x)"));
+  std::uint32_t rng = 11;
+  for (int i = 0; i < 100; ++i) {
+    bool dead_end = false;
+    const std::string text = random_value(closed, rng, 4, &dead_end);
+    ASSERT_FALSE(dead_end) << text;
+    const nlohmann::json pet = nlohmann::json::parse(text).at("pet");
+    const bool cat = pet.size() == 2 && pet.value("pet_type", "") == "cat" && pet.at("meows").is_number_integer();
+    const bool dog = pet.size() == 2 && pet.value("pet_type", "") == "dog" && pet.at("barks").is_number();
+    EXPECT_TRUE(cat || dog) << text;
+  }
+}
+
 TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"type": "string", "not": {"maxLength": 3}})", "json_schema at /not: 'not' is not supported"},
@@ -441,10 +498,19 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
       {R"({"properties": {"age": {"enum": [1, 2], "minimum": 0}}})", "json_schema at /properties/age: minimum and maximum are enforced with \"type\": \"integer\" or \"number\" (and no enum)"},
       {R"({"type": "string", "minimum": 0})", "json_schema at /: minimum and maximum are enforced with"},
       {R"({"type": "number", "minimum": 1e-7, "maximum": 9e-7})", "json_schema at /: no number of at most 6 decimals lies between"},
-      {R"({"oneOf": [{"type": "integer"}, {"type": "number", "maximum": 2}]})", "json_schema at /oneOf/1: a bounded number branch next to another number branch"},
+      {R"({"oneOf": [{"type": "integer"}, {"type": "number", "maximum": 2}]})", "json_schema at /oneOf/1: a value could match this branch and branch 0"},
       {R"({"type": "integer", "minimum": 3, "maximum": 2})", "json_schema at /: no integer lies between"},
       {R"({"type": "strin"})", "json_schema at /type: expected a JSON type name"},
-      {R"({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})", "json_schema at /oneOf/1: branches whose types overlap"},
+      {R"({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})", "json_schema at /oneOf/1: a value could match this branch and branch 0"},
+      // The tags are required in one branch only: {"kind": "cat"} alone would match both.
+      {R"({"oneOf": [{"properties": {"kind": {"const": "cat"}}, "required": ["kind"]}, {"properties": {"kind": {"const": "dog"}}}]})",
+       "json_schema at /oneOf/1: a value could match this branch and branch 0"},
+      {R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})", "json_schema at /oneOf/1: a value could match this branch and branch 0"},
+      {R"({"oneOf": [{"enum": [1, "a"]}, {"enum": [2, 1.0]}]})", "json_schema at /oneOf/1: a value could match this branch and branch 0"},
+      {R"({"oneOf": [{"type": "boolean"}, {"enum": ["a", "b", 1]}, {"type": "string", "maxLength": 5}]})",
+       "json_schema at /oneOf/2: a value could match this branch and branch 1"},
+      {R"({"oneOf": [{"type": "object"}, {"anyOf": [{"type": "string"}, {"type": "object", "required": ["a"], "properties": {"a": {}}}]}]})",
+       "json_schema at /oneOf/1: a value could match this branch and branch 0"},
       {R"({"$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing'"},
       {R"({"properties": {"a": {}}, "required": ["b"]})", "json_schema at /required: 'b' is not among the properties"},
       {"{", "json_schema: not valid JSON"},
