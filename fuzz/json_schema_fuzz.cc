@@ -4,7 +4,8 @@
 // (constrained generation must never produce invalid JSON), and when the schema is one object
 // whose minimum / maximum / exclusiveMinimum / exclusiveMaximum are numbers, a number it takes
 // whole must parse to a double within them, and a string it takes whole must match the object's
-// pattern when checked whole, within its minLength / maxLength; a mismatch aborts.
+// pattern when checked whole, within its minLength / maxLength; a mismatch aborts. And where it
+// stops taking bytes short of a whole value, some byte must still continue (no dead end).
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     JsonMatcher m(schema);
     std::size_t taken = 0;
     while (taken < bytes.size() && m.feed(static_cast<unsigned char>(bytes[taken]))) ++taken;
+    // Where it stopped, some byte goes on unless the value is whole: generation never reaches a
+    // prefix no token continues.
+    JsonMatcher at(schema);  // m after its refused byte is not to be fed again: the bytes replayed
+    for (std::size_t i = 0; i < taken; ++i) at.feed(static_cast<unsigned char>(bytes[i]));
+    if (!at.complete()) {
+      bool goes_on = false;
+      for (int b = 0; b < 256 && !goes_on; ++b) goes_on = JsonMatcher(at).feed(static_cast<unsigned char>(b));
+      if (!goes_on) {
+        std::fprintf(stderr, "json_schema fuzz: a dead end, no byte continues the %zu bytes taken\n", taken);
+        std::abort();
+      }
+    }
     if (taken == bytes.size() && m.complete() && !nlohmann::json::accept(bytes)) {
       std::fprintf(stderr, "json_schema fuzz: the matcher took invalid JSON whole\n");
       std::abort();

@@ -436,6 +436,20 @@ JsonPattern JsonPattern::compile(std::string_view pattern, const std::string& wh
   return p;
 }
 
+void JsonPattern::keep_only(const std::vector<std::pair<char32_t, char32_t>>& allowed) {
+  for (Position& p : positions_) {
+    std::vector<Range> kept;
+    for (const Range& r : p.ranges) {
+      for (const auto& [lo, hi] : allowed) {
+        const char32_t a = std::max(r.lo, lo), b = std::min(r.hi, hi);
+        if (a <= b) kept.push_back({a, b});
+      }
+    }
+    p.ranges = std::move(kept);
+  }
+  measure();
+}
+
 void JsonPattern::measure() {
   const auto n = positions_.size();
   const auto at = [](int q) { return static_cast<std::size_t>(q); };

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace staticlm {
@@ -28,6 +29,11 @@ class JsonPattern {
 
   // Throws kInvalidArgument starting with `what` ("json_schema at /properties/id/pattern").
   static JsonPattern compile(std::string_view pattern, const std::string& what);
+
+  // Keeps only the characters in the sorted, disjoint ranges `allowed` (a JSON string without \u
+  // escapes cannot hold control characters but \b \t \n \f \r): the rest are never taken,
+  // and the lengths to a match are measured without them.
+  void keep_only(const std::vector<std::pair<char32_t, char32_t>>& allowed);
 
   // Before the first character.
   static State start() { return State{1}; }

@@ -195,10 +195,23 @@ class Compiler {
       });
       if (n.enum_values.empty()) fail(at, "no value of the enum matches the pattern");
     }
+    if (n.pattern >= 0 && n.format != JsonFormat::kNone && n.enum_values.empty()) {
+      fail(at, "a pattern next to a format the matcher enforces (date, time, date-time, uuid) is not supported: "
+                "generation could begin a string that the two together cannot finish; write the format into the pattern");
+    }
     if (n.pattern >= 0) {
-      const JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
+      JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
+      if (p.fewest_to_match(JsonPattern::start()) < 0) fail(at + "/pattern", "the pattern matches no string");
+      if (n.enum_values.empty()) {
+        // What a patterned string can hold: no \u escapes (the matcher takes none there), so no
+        // control characters but \b \t \n \f \r, and UTF-8 has no surrogates.
+        p.keep_only({{0x08, 0x0A}, {0x0C, 0x0D}, {0x20, 0xD7FF}, {0xE000, 0x10FFFF}});
+        if (p.fewest_to_match(JsonPattern::start()) < 0) {
+          fail(at + "/pattern", "every string the pattern matches has a control character a JSON string writes as a \\u "
+                                "escape, and patterned strings take no \\u escapes");
+        }
+      }
       const std::int64_t fewest = p.fewest_to_match(JsonPattern::start()), most = p.most_to_match(JsonPattern::start());
-      if (fewest < 0) fail(at + "/pattern", "the pattern matches no string");
       if ((n.max_length >= 0 && fewest > n.max_length) || (most != INT64_MAX && most < n.min_length)) {
         fail(at, "no string between minLength and maxLength matches the pattern");
       }
@@ -349,6 +362,10 @@ class Compiler {
     }
     if (branches.size() > 1) {
       if (m.types == 0) fail(here, "no value has a type every part allows");
+      if (m.pattern >= 0 && m.format != JsonFormat::kNone) {
+        fail(here, "a pattern next to a format the matcher enforces (date, time, date-time, uuid) is not supported: "
+                "generation could begin a string that the two together cannot finish; write the format into the pattern");
+      }
       if (m.properties.size() > 64) fail(here, "more than 64 properties are not supported");
       std::sort(m.properties.begin(), m.properties.end());
       // Required: by name, from every branch, against the gathered properties.
