@@ -81,6 +81,17 @@ JsonFormat json_format(std::string_view name) {
   return JsonFormat::kNone;
 }
 
+FormatLengths format_lengths(JsonFormat format) {
+  switch (format) {
+    case JsonFormat::kDate: return {10, 10};          // YYYY-MM-DD
+    case JsonFormat::kTime: return {9, 21};           // hh:mm:ssZ .. hh:mm:ss.ffffff+hh:mm
+    case JsonFormat::kDateTime: return {20, 32};      // date, T, time
+    case JsonFormat::kUuid: return {36, 36};          // 8-4-4-4-12
+    case JsonFormat::kNone: break;
+  }
+  return {0, -1};
+}
+
 bool format_step(JsonFormat format, std::uint64_t& packed, unsigned char c) {
   State s;
   std::memcpy(&s, &packed, sizeof s);

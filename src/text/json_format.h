@@ -18,6 +18,13 @@ inline bool ascii_hex(unsigned char c) { return ascii_digit(c) || (c >= 'a' && c
 
 JsonFormat json_format(std::string_view name);
 
+// The fewest and the most characters a value of `format` has (date 10, time 9-21, date-time
+// 20-32, uuid 36; kNone: 0 and -1, no limit).
+struct FormatLengths {
+  std::int64_t fewest, most;
+};
+FormatLengths format_lengths(JsonFormat format);
+
 // The text so far of a formatted string, packed (0: nothing yet). format_step takes one more
 // byte of the string's content and says whether a valid text still starts so; format_complete
 // whether the text so far is a whole value.

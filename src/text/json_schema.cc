@@ -82,6 +82,7 @@ class Compiler {
   JsonSchema run() {
     JsonSchema s;
     s.root = compile(root_, "");
+    check_finite();
     s.nodes = std::move(nodes_);
     s.patterns = std::move(patterns_);
     return s;
@@ -110,6 +111,7 @@ class Compiler {
     if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, at);
     const int index = static_cast<int>(nodes_.size());
     nodes_.emplace_back();
+    places_.push_back(at);
     memo_[&s] = index;
     JsonSchemaNode n;
     Bound low{-HUGE_VAL, false}, high{HUGE_VAL, false};
@@ -195,6 +197,7 @@ class Compiler {
       });
       if (n.enum_values.empty()) fail(at, "no value of the enum matches the pattern");
     }
+    if (n.enum_values.empty()) check_format_lengths(n, at);
     if (n.pattern >= 0 && n.format != JsonFormat::kNone && n.enum_values.empty()) {
       fail(at, "a pattern next to a format the matcher enforces (date, time, date-time, uuid) is not supported: "
                 "generation could begin a string that the two together cannot finish; write the format into the pattern");
@@ -315,6 +318,7 @@ class Compiler {
     // Reserved first, as alternatives(): a part may refer back to this schema.
     const int index = static_cast<int>(nodes_.size());
     nodes_.emplace_back();
+    places_.push_back(here);
     memo_[&s] = index;
     std::vector<std::pair<int, std::string>> branches;
     for (const auto& [part, where] : parts) branches.emplace_back(compile(*part, where), where);
@@ -362,6 +366,7 @@ class Compiler {
     }
     if (branches.size() > 1) {
       if (m.types == 0) fail(here, "no value has a type every part allows");
+      check_format_lengths(m, here);
       if (m.pattern >= 0 && m.format != JsonFormat::kNone) {
         fail(here, "a pattern next to a format the matcher enforces (date, time, date-time, uuid) is not supported: "
                 "generation could begin a string that the two together cannot finish; write the format into the pattern");
@@ -408,6 +413,56 @@ class Compiler {
       seen |= n.types;
     }
     return !(has_enum && other);
+  }
+
+  // Every node must have a finite value: the matcher may begin any of them (an optional
+  // property too) and would find no way to end one that has none ({"type": "array",
+  // "minItems": 1, "items": {"$ref": "#"}}). The nodes that have one, as a least fixed point.
+  void check_finite() const {
+    std::vector<char> finite(nodes_.size(), 0);
+    const auto has = [&](int i) { return i == kJsonAnyNode || (i >= 0 && finite[static_cast<std::size_t>(i)]); };
+    const unsigned scalars = kJsonNull | kJsonBool | kJsonInteger | kJsonNumber | kJsonString;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (finite[i]) continue;
+        const JsonSchemaNode& n = nodes_[i];
+        bool f = !n.enum_values.empty() || (n.any_of.empty() && (n.types & scalars) != 0);
+        if (!n.any_of.empty()) f = std::any_of(n.any_of.begin(), n.any_of.end(), has);
+        if (!f && n.any_of.empty() && (n.types & kJsonArray)) {
+          bool items = true;  // the first minItems items (past prefixItems all are `items`)
+          const auto first = static_cast<std::size_t>(std::min<std::int64_t>(n.min_items, static_cast<std::int64_t>(n.prefix_items.size()) + 1));
+          for (std::size_t k = 0; k < first; ++k) items = items && has(k < n.prefix_items.size() ? n.prefix_items[k] : n.items);
+          f = items;
+        }
+        if (!f && n.any_of.empty() && (n.types & kJsonObject)) {
+          bool required = true;
+          for (std::size_t k = 0; k < n.properties.size(); ++k) {
+            if (n.required >> k & 1) required = required && has(n.properties[k].second);
+          }
+          f = required;
+        }
+        if (f) finite[i] = 1, changed = true;
+      }
+    }
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      if (!finite[i]) {
+        fail(places_[i], "no finite value satisfies this schema (a required property or item needs a value of the "
+                         "schema it is part of, or of one that has none)");
+      }
+    }
+  }
+
+  // minLength / maxLength next to a format must leave it every length it can take: the matcher
+  // checks them character by character and could otherwise begin a value it cannot finish.
+  void check_format_lengths(const JsonSchemaNode& n, const std::string& at) const {
+    if (n.format == JsonFormat::kNone || !(n.types & kJsonString)) return;
+    const FormatLengths f = format_lengths(n.format);
+    if (n.min_length > f.fewest || (n.max_length >= 0 && n.max_length < f.most)) {
+      fail(at, "minLength / maxLength that leave out some lengths of the format (" + std::to_string(f.fewest) +
+                   (f.most > f.fewest ? " to " + std::to_string(f.most) : "") +
+                   " characters) are not supported: generation could begin a value it cannot finish");
+    }
   }
 
   // Whether no value satisfies both nodes, as far as their types, enum values and required
@@ -500,6 +555,7 @@ class Compiler {
     // Reserved first, so that a branch may refer back to this schema (a tree's children).
     const int index = static_cast<int>(nodes_.size());
     nodes_.emplace_back();
+    places_.push_back(here);
     memo_[&s] = index;
     std::vector<int> branches;
     for (std::size_t i = 0; i < v.size(); ++i) branches.push_back(compile(v[i], here + "/" + std::to_string(i)));
@@ -593,6 +649,7 @@ class Compiler {
   const json& root_;
   std::string what_;
   std::vector<JsonSchemaNode> nodes_;
+  std::vector<std::string> places_;  // where each node's schema is
   std::vector<JsonPattern> patterns_;
   std::vector<std::unique_ptr<json>> made_;  // schemas made from parts of others (keep())
   std::map<const json*, int> memo_;

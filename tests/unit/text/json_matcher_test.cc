@@ -5,9 +5,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/error.h"
+#include "text/json_format.h"
 #include "text/json_schema.h"
 
 namespace staticlm {
@@ -259,6 +261,34 @@ TEST(JsonMatcher, StringFormatsAreEnforced) {
                           "\"12:00:00.1234567Z\"", "\"12:00:00+24:00\"", "\"12:00Z\""}) {
     EXPECT_FALSE(matches(time, bad)) << bad;
   }
+  // format_lengths, the bounds minLength / maxLength must leave open, are each format's real
+  // shortest and longest values.
+  for (const auto& [name, shortest, longest] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"date", "2000-02-29", "2000-02-29"},
+           {"time", "00:00:00Z", "23:59:59.999999+14:00"},
+           {"date-time", "2000-01-01T00:00:00Z", "2000-01-01T23:59:59.123456-08:00"},
+           {"uuid", "123e4567-e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-426614174000"}}) {
+    const JsonSchema f = schema(R"({"type": "string", "format": ")" + name + "\"}");
+    EXPECT_TRUE(matches(f, "\"" + shortest + "\"") && matches(f, "\"" + longest + "\"")) << name;
+    const FormatLengths lengths = format_lengths(json_format(name));
+    EXPECT_EQ(lengths.fewest, static_cast<std::int64_t>(shortest.size())) << name;
+    EXPECT_EQ(lengths.most, static_cast<std::int64_t>(longest.size())) << name;
+    EXPECT_FALSE(prefix(f, "\"" + longest + "0")) << name;  // nothing longer
+    EXPECT_NO_THROW((void)schema(R"({"format": ")" + name + R"(", "minLength": )" + std::to_string(shortest.size()) +
+                                 R"(, "maxLength": )" + std::to_string(longest.size()) + "}"));
+    // Tighter bounds could leave a begun value no way to end (the fuzz target's "2000-" under
+    // maxLength 5): refused.
+    for (const std::string bound : {R"("maxLength": )" + std::to_string(longest.size() - 1),
+                                    R"("minLength": )" + std::to_string(shortest.size() + 1)}) {
+      try {
+        (void)schema(R"({"format": ")" + name + R"(", )" + bound + "}");
+        ADD_FAILURE() << name << " " << bound;
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("minLength / maxLength that leave out some lengths of the format"), std::string::npos)
+            << e.what();
+      }
+    }
+  }
   const JsonSchema stamp = schema(R"({"type": ["string", "null"], "format": "date-time"})");
   EXPECT_TRUE(matches(stamp, "\"2024-02-29T23:59:59.999Z\"") && matches(stamp, "null"));
   EXPECT_FALSE(matches(stamp, "\"2024-02-29 23:59:59Z\"") || matches(stamp, "\"2024-02-29\""));
@@ -495,6 +525,12 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
       {R"({"pattern": "^\\d{3}$", "maxLength": 2})", "json_schema at /: no string between minLength and maxLength matches the pattern"},
       {R"({"pattern": "^a?$", "minLength": 2})", "json_schema at /: no string between minLength and maxLength matches the pattern"},
       {R"({"pattern": "[]"})", "json_schema at /pattern: the pattern matches no string"},
+      // Schemas no finite value satisfies: generation would nest until the depth limit, then stop.
+      {R"({"type": "array", "minItems": 1, "items": {"$ref": "#"}})", "json_schema at /: no finite value satisfies this schema"},
+      {R"({"properties": {"ok": {"type": "integer"}, "list": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+          "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}, "required": ["next"]}}})",
+       "json_schema at /$defs/Node: no finite value satisfies this schema"},
+      {R"({"type": "array", "items": false, "minItems": 1})", "json_schema at /: no finite value satisfies this schema"},
       // The fuzz target's dead end: "^da-etg" and a date agree on no first character.
       {R"({"type": "string", "pattern": "^da-etg", "format": "date"})", "json_schema at /: a pattern next to a format the matcher enforces"},
       {R"({"allOf": [{"pattern": "^2000-"}, {"format": "date"}]})", "json_schema at /allOf: a pattern next to a format the matcher enforces"},
