@@ -197,11 +197,7 @@ class Compiler {
       });
       if (n.enum_values.empty()) fail(at, "no value of the enum matches the pattern");
     }
-    if (n.enum_values.empty()) check_format_lengths(n, at);
-    if (n.pattern >= 0 && n.format != JsonFormat::kNone && n.enum_values.empty()) {
-      fail(at, "a pattern next to a format the matcher enforces (date, time, date-time, uuid) is not supported: "
-                "generation could begin a string that the two together cannot finish; write the format into the pattern");
-    }
+    check_format(n, at);
     if (n.pattern >= 0) {
       JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
       if (p.fewest_to_match(JsonPattern::start()) < 0) fail(at + "/pattern", "the pattern matches no string");
@@ -366,11 +362,7 @@ class Compiler {
     }
     if (branches.size() > 1) {
       if (m.types == 0) fail(here, "no value has a type every part allows");
-      check_format_lengths(m, here);
-      if (m.pattern >= 0 && m.format != JsonFormat::kNone) {
-        fail(here, "a pattern next to a format the matcher enforces (date, time, date-time, uuid) is not supported: "
-                "generation could begin a string that the two together cannot finish; write the format into the pattern");
-      }
+      check_format(m, here);
       if (m.properties.size() > 64) fail(here, "more than 64 properties are not supported");
       std::sort(m.properties.begin(), m.properties.end());
       // Required: by name, from every branch, against the gathered properties.
@@ -453,10 +445,17 @@ class Compiler {
     }
   }
 
-  // minLength / maxLength next to a format must leave it every length it can take: the matcher
-  // checks them character by character and could otherwise begin a value it cannot finish.
-  void check_format_lengths(const JsonSchemaNode& n, const std::string& at) const {
-    if (n.format == JsonFormat::kNone || !(n.types & kJsonString)) return;
+  // What may stand next to a format the matcher enforces (an enum's values are written whole, so
+  // there is nothing to check): minLength / maxLength leaving it every length it can take, and
+  // no pattern. The matcher checks each character by character and could otherwise begin a
+  // value it cannot finish.
+  void check_format(const JsonSchemaNode& n, const std::string& at) const {
+    if (n.format == JsonFormat::kNone || !n.enum_values.empty()) return;
+    if (n.pattern >= 0) {
+      fail(at, "a pattern next to a format the matcher enforces (date, time, date-time, uuid) is not supported: "
+               "generation could begin a string that the two together cannot finish; write the format into the pattern");
+    }
+    if (!(n.types & kJsonString)) return;
     const FormatLengths f = format_lengths(n.format);
     if (n.min_length > f.fewest || (n.max_length >= 0 && n.max_length < f.most)) {
       fail(at, "minLength / maxLength that leave out some lengths of the format (" + std::to_string(f.fewest) +
