@@ -85,7 +85,8 @@ struct GenerationResult {
   std::vector<std::int64_t> tokens;  // generated, the stopping one included
   std::string stop_reason;  // "eos", "stop string", "max new tokens", "cache full", "stopped by caller"
   std::string message;               // why it stopped, in words
-  std::string text;                  // the generated text, control tokens left out ("" without a tokenizer)
+  std::string text;                  // the generated text, control tokens and the end token left out
+                                     // ("" without a tokenizer)
   std::string text_tail;             // text held back until the end (not yet given to the callback)
   GenerationStats stats;
   std::int64_t recorded_calls = 0;   // with record_dir: subgraph calls written so far

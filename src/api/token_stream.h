@@ -1,6 +1,7 @@
 // The runtime's token stream as the API's (internal to src/api; Session and Chat): each token
-// goes to the caller with the text it completes, control tokens left out, and that text is kept
-// in the result; stop strings read a second detokenizer of their own, so they see every piece.
+// goes to the caller with the text it completes, control tokens and the end token left out, and
+// that text is kept in the result; stop strings read a second detokenizer of their own, so they
+// see every piece.
 #pragma once
 
 #include <memory>

@@ -678,6 +678,8 @@ void ServeEngine::run(ChatJob& job) {
     g.on_logits = [&](std::span<const float> logits, std::int64_t t) { chosen = token_logprob(logits, t, job.top_logprobs); };
   }
   const TokenCallback on_token = [&](std::int64_t t) {
+    // The end token is not reply text (Gemma 4's <|tool_response> is not a control token).
+    if (std::find(g.eos_token_ids.begin(), g.eos_token_ids.end(), t) != g.eos_token_ids.end()) return true;
     const bool was_in_call = out.in_call();
     const std::string piece = out.push(static_cast<int>(t));
     const bool content_token = job.logprobs && !was_in_call && !out.in_call() && !tok_.is_special(static_cast<int>(t));

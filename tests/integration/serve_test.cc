@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <span>
 #include <sstream>
@@ -55,11 +56,13 @@ class Serve : public ::testing::Test {
   static void SetUpTestSuite() {
     start({"--slots", "2", "--queue", "4", "--max-seq", "128", "--max-body", "65536", "--threads", "1"});
   }
-  // Makes the tiny model and starts `staticlm serve -m it --port 0 FLAGS`.
-  static void start(const std::vector<std::string>& flags) {
+  // Makes the tiny model, calls `prepare` (if any; it may change the model's files or set made_
+  // to a failure) and starts `staticlm serve -m it --port 0 FLAGS`.
+  static void start(const std::vector<std::string>& flags, const std::function<void()>& prepare = {}) {
     dir_ = new test::TempDir();
     port_ = 0;
     made_ = test::run_staticlm("make-model --preset tiny --seed 1 --out " + model());
+    if (made_.exit_code == 0 && prepare) prepare();
     if (made_.exit_code != 0) return;
     const std::string log = dir_->file("server.out");
     std::vector<std::string> args = {STATICLM_BIN, "serve", "-m", model(), "--port", "0"};
@@ -567,6 +570,54 @@ TEST_F(Serve, TokenizeAndDetokenizeAnswerAsTheCli) {
     EXPECT_EQ(b.status, 400) << path << " " << body;
     EXPECT_EQ(json::parse(b.body)["error"]["param"], param) << b.body;
   }
+}
+
+// A reply that ends on an end token that is not a control token (Gemma 4's <|tool_response>,
+// eos id 50 of the published generation_config, which ends a turn with a tool call) stops there
+// with finish_reason "stop", and the token's text is not in the answer, streamed or not. Its own
+// server, on a model whose generation_config.json names the third greedy token of kHello an end
+// token.
+class ServeEndToken : public Serve {
+ protected:
+  static void SetUpTestSuite() {
+    start({"--max-seq", "128", "--threads", "1"}, [] {
+      const std::string f = dir_->file("hello.json"), dump = dir_->file("hello.safetensors");
+      write(f, kHello.dump());
+      made_ = test::run_staticlm("run -m " + model() + " --messages " + f + " -n 8 --temp 0 --max-seq 128 --dump-logits " + dump);
+      if (made_.exit_code != 0) return;
+      free_ = read_logits_dump(dump).tokens;
+      if (free_.size() < 3) return;
+      json gc = json::parse(slurp(model() + "/generation_config.json"));
+      gc["eos_token_id"] = {1, free_[2]};
+      write(model() + "/generation_config.json", gc.dump());
+    });
+  }
+  inline static std::vector<std::int64_t> free_;  // kHello's 8 greedy tokens before the change
+};
+
+TEST_F(ServeEndToken, EndTokenTextIsNotPartOfTheAnswer) {
+  ASSERT_EQ(free_.size(), 8u);
+  const std::int64_t end = free_[2];
+  const auto stop = std::find(free_.begin(), free_.end(), end) - free_.begin();
+  const auto post = [&](const std::string& path, const json& body) {
+    const std::string b = body.dump();
+    return http(path, &b);
+  };
+  const std::vector<std::int64_t> kept(free_.begin(), free_.begin() + stop);
+  const HttpResult d = post("/detokenize", {{"tokens", kept}});
+  const HttpResult e = post("/detokenize", {{"tokens", {end}}});
+  ASSERT_EQ(d.status, 200) << d.body;
+  const std::string expected = json::parse(d.body).at("content"), end_text = json::parse(e.body).at("content");
+  ASSERT_FALSE(end_text.empty()) << "token " << end << " has no text: no test";
+  const HttpResult r = chat(request(kHello));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["choices"][0]["message"].at("content").get<std::string>(), expected);
+  EXPECT_EQ(j["choices"][0].at("finish_reason"), "stop");
+  EXPECT_EQ(j.at("usage").at("completion_tokens"), stop + 1);  // the end token is counted
+  const HttpResult s = chat(request(kHello, /*stream=*/true));
+  EXPECT_EQ(streamed_content(s.body), expected) << s.body;
+  EXPECT_EQ(run_answer(kHello), expected);  // as `run` on the same model
 }
 
 // logprobs / top_logprobs: each content token's log-probability is the log-softmax of the

@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "base/file.h"
 #include "runtime/logits_dump.h"
 #include "staticlm/inputs.h"
 #include "staticlm/model.h"
@@ -103,6 +107,51 @@ TEST_F(ApiSession, StepwiseDecodeMatchesGenerate) {
     if (i < 3) logits = s->decode(best);
   }
   EXPECT_EQ(greedy, r.tokens);
+}
+
+// A reply that ends on an end token that is not a control token (Gemma 4's <|tool_response>,
+// eos id 50 of the published generation_config) stops there, keeps the token, and leaves its text
+// out of the stream and the result. Here the tiny model's third greedy token is made its end
+// token through generation_config.json, in a copy of the model.
+TEST_F(ApiSession, EndTokenTextIsNotPartOfTheReply) {
+  const api::Model m = api::Model::open(model());
+  api::SessionOptions o;
+  o.max_seq = 64;
+  o.threads = 1;
+  api::GenerateParams p;
+  p.max_new_tokens = 8;
+  p.temperature = 0;
+  const auto free = m.session(o)->generate(api::Prompt{{}, "The quick brown fox", {}}, p);
+  ASSERT_EQ(free.tokens.size(), 8u);
+  const std::int64_t end = free.tokens[2];
+  const std::size_t stop = static_cast<std::size_t>(std::find(free.tokens.begin(), free.tokens.end(), end) - free.tokens.begin());
+  const std::vector<std::int64_t> kept(free.tokens.begin(), free.tokens.begin() + static_cast<std::ptrdiff_t>(stop));
+  const std::string end_text = m.tokenizer()->decode({end}, /*skip_special_tokens=*/true);
+  ASSERT_FALSE(end_text.empty()) << "token " << end << " is a control token: no test of its text";
+
+  const std::string copy = dir_->file("ends_on_" + std::to_string(end));
+  std::filesystem::copy(model(), copy, std::filesystem::copy_options::recursive);
+  const std::string gc_path = copy + "/generation_config.json";
+  nlohmann::json gc = nlohmann::json::parse(read_file(gc_path));
+  gc["eos_token_id"] = {1, end};
+  write_text_atomic(gc_path, gc.dump());
+
+  const api::Model ends = api::Model::open(copy);
+  std::string streamed;
+  const auto r = ends.session(o)->generate(api::Prompt{{}, "The quick brown fox", {}}, p, [&](std::int64_t, std::string_view piece) {
+    streamed += piece;
+    return true;
+  });
+  std::vector<std::int64_t> expected = kept;
+  expected.push_back(end);
+  EXPECT_EQ(r.tokens, expected);
+  EXPECT_EQ(r.stop_reason, "eos");
+  EXPECT_EQ(r.text, m.tokenizer()->decode(kept, /*skip_special_tokens=*/true));
+  EXPECT_EQ(streamed + r.text_tail, r.text);
+  // `run` prints that text and nothing of the end token.
+  const auto cli = test::run_staticlm("run -m " + copy + " -p 'The quick brown fox' -n 8 --temp 0 --max-seq 64");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(cli.out, r.text + "\n");
 }
 
 TEST_F(ApiSession, BadInputIsAnErrorNamingIt) {
