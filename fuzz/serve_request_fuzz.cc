@@ -1,7 +1,8 @@
-// `staticlm serve` request bodies (OpenAI chat and text completions): JSON, messages with text
-// and image parts (base64 data: URLs decoded and laid out in a small inline vision profile), tools,
-// sampling fields, rendered with the tiny model's chat template and tokenized. A bad body may
-// only be refused as a RequestError (HTTP 400 naming the field); any other exception is a finding.
+// `staticlm serve` request bodies (OpenAI chat and text completions, llama.cpp's /completion):
+// JSON, messages with text and image parts (base64 data: URLs decoded and laid out in a small
+// inline vision profile), tools, sampling fields, rendered with the tiny model's chat template and
+// tokenized. A bad body may only be refused as a RequestError (HTTP 400 naming the field); any
+// other exception is a finding.
 #include <memory>
 
 #include "fuzz_util.h"
@@ -46,14 +47,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const Fixture& f = fixture();
   const std::string body = staticlm::fuzz::text(data, size);
-  // The same bytes as a chat request and as a text completion request.
-  staticlm::ChatJob chat, text;
+  // The same bytes as a chat request, an OpenAI text completion request and llama.cpp's.
+  staticlm::ChatJob chat, text, llama;
   try {
     staticlm::parse_chat_request(body, f.context, chat);
   } catch (const staticlm::RequestError&) {
   }
   try {
     staticlm::parse_completion_request(body, f.context, text);
+  } catch (const staticlm::RequestError&) {
+  }
+  try {
+    staticlm::parse_llama_completion_request(body, f.context, llama);
   } catch (const staticlm::RequestError&) {
   }
   return 0;

@@ -237,8 +237,8 @@ void serve_command(const ServeArgs& a) {
     svr.Delete(path, wrong_method("GET"));
     svr.Patch(path, wrong_method("GET"));
   }
-  for (const char* path : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/tokenize",
-                           "/detokenize", "/apply-template"}) {
+  for (const char* path : {"/v1/chat/completions", "/v1/completions", "/chat/completions", "/completions", "/completion",
+                           "/tokenize", "/detokenize", "/apply-template"}) {
     svr.Get(path, wrong_method("POST"));
     svr.Put(path, wrong_method("POST"));
     svr.Delete(path, wrong_method("POST"));
@@ -275,8 +275,8 @@ void serve_command(const ServeArgs& a) {
   // Chat completions and text completions differ in how a request is parsed and how a reply is
   // shaped; the queue, the waiting and the streaming are the same.
   using Parser = void (*)(const std::string&, const RequestContext&, ChatJob&);
-  const auto completions = [&](Parser parse, bool text_completion) {
-    return [&, parse, text_completion](const httplib::Request& req, httplib::Response& res,
+  const auto completions = [&](Parser parse, bool text_completion, bool llama = false) {
+    return [&, parse, text_completion, llama](const httplib::Request& req, httplib::Response& res,
                                        const httplib::ContentReader& read_body) {
     std::string body;
     if (!read_limited_body(req, read_body, a.max_body, res, body)) return;
@@ -293,7 +293,7 @@ void serve_command(const ServeArgs& a) {
       return;
     }
     Reply reply{(text_completion ? "cmpl-" : "chatcmpl-") + std::to_string(next_id++), model_name,
-                static_cast<std::int64_t>(std::time(nullptr)), context.tokenizer, text_completion};
+                static_cast<std::int64_t>(std::time(nullptr)), context.tokenizer, text_completion, llama};
     if (!job->stream) {
       // Wakes now and then to notice a client that went away: its generation is cancelled.
       const PeerWatch peer(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
@@ -362,6 +362,12 @@ void serve_command(const ServeArgs& a) {
           if (!done) return true;
           if (!error.empty()) {
             if (!send(error_json("generation failed: " + error, "server_error"))) return false;
+          } else if (reply.llama) {  // llama.cpp's last event: the summary, and no [DONE]
+            ojson last = reply.completion(*job);
+            last["content"] = "";
+            if (!send(dump_reply_json(last))) return false;
+            sink.done();
+            return true;
           } else {
             ojson last = reply.chunk(ojson::object(), finish);
             if (!job->usage_chunk) last["usage"] = usage_json(*job);  // as llama.cpp's server does
@@ -402,6 +408,7 @@ void serve_command(const ServeArgs& a) {
   // server's root as their base URL).
   for (const char* path : {"/v1/chat/completions", "/chat/completions"}) svr.Post(path, completions(parse_chat_request, false));
   for (const char* path : {"/v1/completions", "/completions"}) svr.Post(path, completions(parse_completion_request, true));
+  svr.Post("/completion", completions(parse_llama_completion_request, true, /*llama=*/true));
 
   // SO_REUSEADDR only: httplib's default SO_REUSEPORT let a second server bind a port in use
   // and take half its connections.

@@ -114,12 +114,31 @@ ojson Reply::logprobs(const ChatJob& job, std::size_t from, std::size_t to) cons
 }
 
 ojson Reply::content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const {
+  if (llama) return {{"content", piece}, {"stop", false}};
   ojson j = chunk({{"content", piece}}, nullptr);
   if (job.logprobs) j["choices"][0]["logprobs"] = logprobs(job, from, to);
   return j;
 }
 
 ojson Reply::completion(const ChatJob& job) const {
+  if (llama) {
+    // llama.cpp's stop types: an end token, a stop string, or the length (n_predict or a full cache).
+    const char* stop_type = job.finish_reason != "stop" ? "limit" : job.stopping_word.empty() ? "eos" : "word";
+    return {{"content", job.content},
+            {"stop", true},
+            {"model", model},
+            {"tokens_predicted", job.completion_tokens},
+            {"tokens_evaluated", static_cast<std::int64_t>(job.prompt.size())},
+            {"tokens_cached", job.cached_tokens},
+            {"stop_type", stop_type},
+            {"stopping_word", job.stopping_word},
+            {"truncated", false},
+            {"tokens", job.return_tokens ? ojson(job.tokens) : ojson::array()},
+            {"timings", {{"prompt_n", static_cast<std::int64_t>(job.prompt.size()) - job.cached_tokens},
+                         {"prompt_ms", job.prompt_ms},
+                         {"predicted_n", job.completion_tokens},
+                         {"predicted_ms", job.predicted_ms}}}};
+  }
   const std::size_t n = job.logprob_entries.size();
   ojson j = base(text_completion ? "text_completion" : "chat.completion");
   ojson choice = {{"index", 0}};

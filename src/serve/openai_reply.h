@@ -1,6 +1,7 @@
-// The JSON `staticlm serve` answers with, in OpenAI's chat-completion shape: a whole completion
-// for a non-streaming request, and the chunks of a streamed one (docs/serve.md). Formatting
-// only: the HTTP front end sends what these return.
+// The JSON `staticlm serve` answers with, in OpenAI's chat-completion shape (or its text
+// completion's, or llama.cpp's native /completion's): a whole completion for a non-streaming
+// request, and the chunks of a streamed one (docs/server.md). Formatting only: the HTTP front end
+// sends what these return.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +42,7 @@ struct Reply {
   std::int64_t created = 0;
   const Tokenizer* tokenizer = nullptr;  // for the tokens' text in logprobs
   bool text_completion = false;          // /v1/completions: "text_completion" objects with "text"
+  bool llama = false;                    // /completion (text_completion too): llama.cpp's native shape
   nlohmann::ordered_json base(const char* object) const;
   // A "chat.completion.chunk" with one choice carrying `delta` and `finish` (null until the last);
   // for a text completion a "text_completion" whose choice's "text" is the delta's content.
@@ -51,7 +53,10 @@ struct Reply {
   // A content chunk carrying `piece` and, for a job with logprobs, entries [from, to).
   nlohmann::ordered_json content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const;
   // The "chat.completion" (or "text_completion") of a finished, successful job: message (text),
-  // finish reason, usage, timings.
+  // finish reason, usage, timings. llama: {"content", "stop": true, "model", "tokens_predicted",
+  // "tokens_evaluated", "tokens_cached", "stop_type" ("eos", "word" or "limit"), "stopping_word",
+  // "truncated", "tokens", "timings"}, as llama.cpp's server answers /completion; a stream ends
+  // with it, its content "" (the pieces came before).
   nlohmann::ordered_json completion(const ChatJob& job) const;
 };
 

@@ -468,9 +468,10 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   job.prompt.assign(ids.begin(), ids.end());
 }
 
-void parse_completion_request(const std::string& body, const RequestContext& context, ChatJob& job) {
+namespace {
+
+void parse_completion_doc(const ojson& doc, const RequestContext& context, ChatJob& job) {
   const Tokenizer& tok = *context.tokenizer;
-  const ojson doc = parse_body(body);
   if (!given(doc, "prompt")) bad("prompt", "required");
   // One prompt: a string, or token ids; OpenAI's lists of several prompts only with one entry.
   ojson prompt = doc["prompt"];
@@ -516,6 +517,34 @@ void parse_completion_request(const std::string& body, const RequestContext& con
   if (given(doc, "best_of") && integer_field(doc, "best_of", 1) != 1) bad("best_of", "only 1 is supported");
   job.text_completion = true;
   job.options = std::move(g);
+}
+
+}  // namespace
+
+void parse_completion_request(const std::string& body, const RequestContext& context, ChatJob& job) {
+  parse_completion_doc(parse_body(body), context, job);
+}
+
+void parse_llama_completion_request(const std::string& body, const RequestContext& context, ChatJob& job) {
+  ojson doc = parse_body(body);
+  for (const char* key : {"n_probs", "logprobs"}) {
+    if (given(doc, key) && !(doc[key].is_number_integer() && doc[key].get<std::int64_t>() == 0) &&
+        !(doc[key].is_boolean() && !doc[key].get<bool>())) {
+      bad(key, "not supported on /completion (use /v1/completions with \"logprobs\": N)");
+    }
+    doc.erase(key);
+  }
+  // llama.cpp's length: n_predict, else max_tokens; -1 (its default) runs until an end token or
+  // a full cache.
+  const char* length = given(doc, "n_predict") ? "n_predict" : given(doc, "max_tokens") ? "max_tokens" : nullptr;
+  if (length != nullptr) {
+    const std::int64_t n = integer_field(doc, length, -1);
+    if (n == 0) bad(length, "must be -1 (no limit but the cache) or at least 1");
+    doc["max_tokens"] = n == -1 ? context.max_seq : n;
+    doc.erase("n_predict");
+  }
+  job.return_tokens = boolean_field(doc, "return_tokens", "return_tokens");
+  parse_completion_doc(doc, context, job);
 }
 
 std::string apply_template_reply(const std::string& body, const RequestContext& context) {
@@ -712,7 +741,13 @@ void ServeEngine::run(ChatJob& job) {
     job.tool_calls = out.calls();
     if (r.reason == StopReason::kStopString) {
       std::size_t cut = job.content.size();
-      for (const std::string& s : g.stop_strings) cut = std::min(cut, job.content.find(s));
+      for (const std::string& s : g.stop_strings) {
+        const std::size_t at = job.content.find(s);
+        if (at < cut) {
+          cut = at;
+          job.stopping_word = s;
+        }
+      }
       job.content.resize(cut);
       // The tokens whose text reached into the stop string are not content.
       std::erase_if(job.logprob_entries, [&](const ChatJob::LogprobEntry& e) { return e.content_end > cut; });
@@ -724,6 +759,7 @@ void ServeEngine::run(ChatJob& job) {
                                                                                             : "length";
     job.cached_tokens = static_cast<std::int64_t>(keep);
     job.completion_tokens = static_cast<std::int64_t>(r.tokens.size());
+    job.tokens = r.tokens;
     job.prompt_ms = r.stats.prefill_seconds * 1000;
     job.predicted_ms = r.stats.decode_seconds * 1000;
   } catch (const std::exception& e) {

@@ -52,7 +52,8 @@ struct ChatJob {
   GenerateOptions options;
   bool stream = false;
   bool usage_chunk = false;  // stream_options.include_usage: usage in a chunk of its own, as OpenAI sends it
-  bool text_completion = false;  // /v1/completions: a raw prompt, the reply's text as generated
+  bool text_completion = false;  // /v1/completions, /completion: a raw prompt, the reply's text as generated
+  bool return_tokens = false;    // /completion's return_tokens: the reply's token ids in the answer
   bool logprobs = false;  // report each content token's log-probability
   int top_logprobs = 0;   // and this many likeliest alternatives
   std::atomic<bool> cancelled{false};  // set by the handler when the client has gone
@@ -71,6 +72,8 @@ struct ChatJob {
   std::vector<LogprobEntry> logprob_entries;
   bool done = false;
   std::string finish_reason;  // "stop", "length" or "tool_calls" when done
+  std::string stopping_word;  // the stop string that ended the reply, if one did
+  std::vector<std::int64_t> tokens;  // the reply's token ids when done (the end token included)
   std::string error;          // set when generation failed
   std::int64_t cached_tokens = 0, completion_tokens = 0;
   double prompt_ms = 0, predicted_ms = 0;
@@ -107,6 +110,13 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
 // given, as `run -p` does) or token ids, no chat template; the same sampling
 // fields; `logprobs` an integer (the legacy form). Throws RequestError naming the field.
 void parse_completion_request(const std::string& body, const RequestContext& context, ChatJob& job);
+
+// Parses llama.cpp's native completion request (POST /completion): a prompt as
+// parse_completion_request takes it; `n_predict` (else `max_tokens`) the reply's length, -1 for
+// no limit but the cache; `return_tokens`; the same sampling fields, llama.cpp's names
+// included. `n_probs` and OpenAI's `logprobs` are refused (no per-token probabilities in this
+// shape). Throws RequestError naming the field.
+void parse_llama_completion_request(const std::string& body, const RequestContext& context, ChatJob& job);
 
 // llama.cpp's POST /apply-template: the chat request's messages (and tools) rendered with the
 // chat template, as a chat completion would render them -> {"prompt": TEXT}. Throws

@@ -5,7 +5,7 @@
 // fields are 400 naming the field; an oversized body is 413; 16 concurrent clients against a
 // queue of 4 (8 requests each) each get a complete answer (equal to the single-client one) or a 503, with the
 // server's heap flat across such bursts; the npm
-// `openai` client gets the same answers.
+// `openai` client gets the same answers; llama.cpp's native /completion answers as /v1/completions.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -533,6 +533,85 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
     ASSERT_EQ(p.status, 200) << p.body;
     EXPECT_EQ(json::parse(p.body)["choices"][0]["message"]["content"], json::parse(pr.out).at("text")) << key;
   }
+}
+
+// llama.cpp's native /completion continues a raw prompt as /v1/completions does (n_predict for
+// max_tokens), in llama.cpp's shape: streamed, content events then the summary and no [DONE];
+// a stop string is stop_type "word"; -1 runs to an end token or the cache; bad fields are 400.
+TEST_F(Serve, LlamaCppCompletionAnswersAsTextCompletions) {
+  const auto post = [&](const std::string& path, const json& body) {
+    const std::string b = body.dump();
+    return http(path, &b);
+  };
+  const std::string prompt = "<bos>The quick brown fox";
+  const HttpResult o = post("/v1/completions", {{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}});
+  ASSERT_EQ(o.status, 200) << o.body;
+  const json oj = json::parse(o.body);
+  const std::string text = oj["choices"][0]["text"];
+  const HttpResult l = post("/completion", {{"prompt", prompt}, {"n_predict", 8}, {"temperature", 0}, {"return_tokens", true}});
+  ASSERT_EQ(l.status, 200) << l.body;
+  const json lj = json::parse(l.body);
+  EXPECT_EQ(lj.at("content"), text);
+  EXPECT_EQ(lj.at("stop"), true);
+  EXPECT_EQ(lj.at("tokens_predicted"), oj["usage"]["completion_tokens"]);
+  EXPECT_EQ(lj.at("tokens_evaluated"), oj["usage"]["prompt_tokens"]);
+  EXPECT_EQ(lj.at("stop_type"), oj["choices"][0]["finish_reason"] == "length" ? "limit" : "eos") << l.body;
+  EXPECT_EQ(lj.at("stopping_word"), "");
+  // The ids are the reply's: their text is the content (an end token has none).
+  std::vector<std::int64_t> ids = lj.at("tokens");
+  ASSERT_EQ(static_cast<std::int64_t>(ids.size()), lj["tokens_predicted"].get<std::int64_t>());
+  if (lj["stop_type"] == "eos") ids.pop_back();
+  EXPECT_EQ(json::parse(post("/detokenize", {{"tokens", ids}}).body).at("content"), text);
+  EXPECT_EQ(json::parse(post("/completion", {{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}}).body).at("tokens"),
+            json::array());
+
+  const HttpResult s = post("/completion", {{"prompt", prompt}, {"n_predict", 8}, {"temperature", 0}, {"stream", true}});
+  ASSERT_EQ(s.status, 200) << s.body;
+  const std::vector<std::string> ev = events(s.body);
+  ASSERT_GE(ev.size(), 2u) << s.body;
+  std::string streamed;
+  for (std::size_t i = 0; i + 1 < ev.size(); ++i) {
+    const json c = json::parse(ev[i]);
+    EXPECT_EQ(c.at("stop"), false) << ev[i];
+    streamed += c.at("content").get<std::string>();
+  }
+  EXPECT_EQ(streamed, text);
+  const json last = json::parse(ev.back());
+  EXPECT_EQ(last.at("stop"), true);
+  EXPECT_EQ(last.at("content"), "");
+  EXPECT_EQ(last.at("tokens_predicted"), lj["tokens_predicted"]);
+  EXPECT_EQ(s.body.find("[DONE]"), std::string::npos);
+
+  // A stop string of whole characters from the middle of the reply (the tiny model's text is
+  // mostly multi-byte).
+  const auto boundary = [&](std::size_t i) {
+    while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+    return i;
+  };
+  const std::size_t from = boundary(text.size() / 2), to = boundary(from + 1);
+  ASSERT_LT(from, text.size()) << text;
+  const std::string stop = text.substr(from, to - from);
+  const json w = json::parse(post("/completion", {{"prompt", prompt}, {"n_predict", 8}, {"temperature", 0}, {"stop", {stop}}}).body);
+  EXPECT_EQ(w.at("content"), text.substr(0, text.find(stop)));
+  EXPECT_EQ(w.at("stop_type"), "word");
+  EXPECT_EQ(w.at("stopping_word"), stop);
+  const json unlimited = json::parse(post("/completion", {{"prompt", prompt}, {"n_predict", -1}, {"temperature", 0}}).body);
+  const std::string unlimited_type = unlimited.at("stop_type");
+  EXPECT_TRUE(unlimited_type == "eos" || (unlimited_type == "limit" && unlimited.at("tokens_predicted") ==
+                                                                            128 - lj["tokens_evaluated"].get<int>()))
+      << unlimited;
+
+  for (const auto& [body, param] : std::vector<std::pair<json, std::string>>{
+           {json{{"prompt", prompt}, {"n_predict", 0}}, "n_predict"},
+           {json{{"prompt", prompt}, {"n_predict", -2}}, "n_predict"},
+           {json{{"prompt", prompt}, {"n_probs", 3}}, "n_probs"},
+           {json{{"prompt", prompt}, {"return_tokens", "yes"}}, "return_tokens"},
+           {json{{"n_predict", 4}}, "prompt"}}) {
+    const HttpResult b = post("/completion", body);
+    EXPECT_EQ(b.status, 400) << body;
+    EXPECT_EQ(json::parse(b.body)["error"]["param"], param) << b.body;
+  }
+  EXPECT_EQ(get("/completion").status, 405);
 }
 
 // llama.cpp's /tokenize and /detokenize answer as `staticlm tokenize` and `detokenize` do.
