@@ -231,7 +231,7 @@ void serve_command(const ServeArgs& a) {
     };
   };
   // Every other method on a known path (PUT, DELETE, PATCH too) is 405 naming the one it takes.
-  for (const char* path : {"/health", "/v1/models", R"(/v1/models/.+)", "/models", R"(/models/.+)"}) {
+  for (const char* path : {"/health", "/props", "/v1/models", R"(/v1/models/.+)", "/models", R"(/models/.+)"}) {
     svr.Post(path, wrong_method("GET"));
     svr.Put(path, wrong_method("GET"));
     svr.Delete(path, wrong_method("GET"));
@@ -253,6 +253,8 @@ void serve_command(const ServeArgs& a) {
                                // Heap bytes in use: flat across requests.
                                {"heap_in_use_bytes", heap_in_use_bytes()}}));
   });
+  const std::string props = props_reply(context, a.slots);  // fixed while the server runs
+  svr.Get("/props", [&](const httplib::Request&, httplib::Response& res) { json_reply(res, 200, props); });
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
   const ojson model_json = {{"id", model_name}, {"object", "model"}, {"created", started}, {"owned_by", "staticlm"}};
   for (const char* path : {"/v1/models", "/models"}) {

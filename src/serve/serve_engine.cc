@@ -554,6 +554,23 @@ std::string apply_template_reply(const std::string& body, const RequestContext& 
   return ojson{{"prompt", render_request_chat(doc, context, images, image_key)}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
+std::string props_reply(const RequestContext& context, int slots) {
+  const GenerateOptions& g = context.defaults;
+  const SamplingOptions& s = g.sampling;
+  const std::optional<ChatTemplateFile> chat_template = find_chat_template(context.model_dir, context.chat_template);
+  const ojson params = {{"n_predict", g.max_new_tokens},   {"temperature", s.temperature},
+                        {"top_k", s.top_k},                {"top_p", s.top_p},
+                        {"min_p", s.min_p},                {"repeat_penalty", s.repetition_penalty},
+                        {"presence_penalty", s.presence_penalty}, {"frequency_penalty", s.frequency_penalty},
+                        {"seed", s.seed},                  {"stop", g.stop_strings}};
+  const ojson props = {{"default_generation_settings", {{"n_ctx", context.max_seq}, {"params", params}}},
+                       {"total_slots", slots},
+                       {"model_path", context.model_dir},
+                       {"chat_template", chat_template ? chat_template->source : std::string()},
+                       {"modalities", {{"vision", context.images.builder != nullptr}, {"audio", false}}}};
+  return props.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
 std::string tokenize_reply(const std::string& body, const Tokenizer& tok) {
   const ojson doc = parse_body(body);
   if (!doc.contains("content") || !doc["content"].is_string()) bad("content", "expected a string");

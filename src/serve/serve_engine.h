@@ -129,6 +129,12 @@ std::string apply_template_reply(const std::string& body, const RequestContext& 
 std::string tokenize_reply(const std::string& body, const Tokenizer& tokenizer);
 std::string detokenize_reply(const std::string& body, const Tokenizer& tokenizer);
 
+// llama.cpp's GET /props, what its web UI asks a server first: {"default_generation_settings":
+// {"n_ctx": max_seq, "params": the server's sampling defaults}, "total_slots", "model_path",
+// "chat_template" (the template's source, "" when the built-in Gemma 4 format is used),
+// "modalities": {"vision", "audio": false}}.
+std::string props_reply(const RequestContext& context, int slots);
+
 struct ServeOptions {
   int slots = 1;
   int queue = 8;  // requests that may wait while one runs

@@ -614,6 +614,27 @@ TEST_F(Serve, LlamaCppCompletionAnswersAsTextCompletions) {
   EXPECT_EQ(get("/completion").status, 405);
 }
 
+// llama.cpp's GET /props: the server's context size and slots (its flags), its sampling
+// defaults (the checkpoint's generation_config.json) and the checkpoint's chat template.
+TEST_F(Serve, PropsNameTheServersSettings) {
+  const HttpResult r = get("/props");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json p = json::parse(r.body);
+  EXPECT_EQ(p.at("total_slots"), 2);
+  const json& settings = p.at("default_generation_settings");
+  EXPECT_EQ(settings.at("n_ctx"), 128);
+  const json gc = json::parse(slurp(model() + "/generation_config.json"));
+  for (const char* key : {"temperature", "top_k", "top_p"}) EXPECT_EQ(settings.at("params").at(key), gc.at(key)) << key;
+  EXPECT_EQ(settings["params"].at("stop"), json::array());
+  const std::string chat_template = slurp(model() + "/chat_template.jinja");
+  ASSERT_FALSE(chat_template.empty());
+  EXPECT_EQ(p.at("chat_template"), chat_template);
+  EXPECT_EQ(p.at("model_path"), model());
+  EXPECT_TRUE(p.at("modalities").at("vision").is_boolean()) << r.body;
+  const std::string body = "{}";
+  EXPECT_EQ(http("/props", &body).status, 405);
+}
+
 // llama.cpp's /tokenize and /detokenize answer as `staticlm tokenize` and `detokenize` do.
 TEST_F(Serve, TokenizeAndDetokenizeAnswerAsTheCli) {
   const std::string text = "Hello there, <b>wörld</b> 42";
