@@ -13,7 +13,7 @@ namespace staticlm::cli {
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("-n,--max-new-tokens", f.max_new_tokens,
-                 "tokens to generate at most per reply (default: generation_config.json's max_new_tokens, else 256)");
+                 "tokens to generate at most per reply; -1: until an end token or a full cache (default: generation_config.json's max_new_tokens, else 256)");
   cmd.add_option("--temp,--temperature", f.temperature, "sampling temperature; 0 is greedy");
   cmd.add_option("--top-k", f.top_k, "keep the k most likely tokens (0: off)");
   cmd.add_option("--top-p", f.top_p, "nucleus sampling mass (1: off)");
@@ -69,11 +69,12 @@ std::pair<std::int64_t, float> parse_logit_bias(const std::string& s) {
 }  // namespace
 
 api::GenerateParams generate_params(const SamplingFlags& f) {
-  if (f.max_new_tokens && *f.max_new_tokens < 1) {
-    invalid_argument("-n " + std::to_string(*f.max_new_tokens) + ": must be at least 1");
+  if (f.max_new_tokens && *f.max_new_tokens < 1 && *f.max_new_tokens != -1) {
+    invalid_argument("-n " + std::to_string(*f.max_new_tokens) + ": must be at least 1 (-1: until the cache is full)");
   }
   api::GenerateParams p;
   p.max_new_tokens = f.max_new_tokens;
+  if (f.max_new_tokens == -1) p.max_new_tokens = kNoTokenLimit;  // llama.cpp's -n -1
   p.temperature = f.temperature;
   p.top_k = f.top_k;
   p.top_p = f.top_p;

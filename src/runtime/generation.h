@@ -29,6 +29,9 @@ struct GenerationStats {
   double decode_tokens_per_second() const { return decode_seconds > 0 ? decode_steps / decode_seconds : 0; }
 };
 
+// max_new_tokens that only a full cache (or an end token, a stop string) ends: llama.cpp's -n -1.
+inline constexpr std::int64_t kNoTokenLimit = INT64_MAX;
+
 struct GenerateOptions {
   std::int64_t max_new_tokens = 256;
   SamplingOptions sampling;

@@ -540,7 +540,7 @@ void parse_llama_completion_request(const std::string& body, const RequestContex
   if (length != nullptr) {
     const std::int64_t n = integer_field(doc, length, -1);
     if (n == 0) bad(length, "must be -1 (no limit but the cache) or at least 1");
-    doc["max_tokens"] = n == -1 ? context.max_seq : n;
+    doc["max_tokens"] = n == -1 ? kNoTokenLimit : n;
     doc.erase("n_predict");
   }
   job.return_tokens = boolean_field(doc, "return_tokens", "return_tokens");
@@ -558,7 +558,8 @@ std::string props_reply(const RequestContext& context, int slots) {
   const GenerateOptions& g = context.defaults;
   const SamplingOptions& s = g.sampling;
   const std::optional<ChatTemplateFile> chat_template = find_chat_template(context.model_dir, context.chat_template);
-  const ojson params = {{"n_predict", g.max_new_tokens},   {"temperature", s.temperature},
+  const std::int64_t n_predict = g.max_new_tokens == kNoTokenLimit ? -1 : g.max_new_tokens;
+  const ojson params = {{"n_predict", n_predict},          {"temperature", s.temperature},
                         {"top_k", s.top_k},                {"top_p", s.top_p},
                         {"min_p", s.min_p},                {"repeat_penalty", s.repetition_penalty},
                         {"presence_penalty", s.presence_penalty}, {"frequency_penalty", s.frequency_penalty},

@@ -156,7 +156,7 @@ const Row kRows[] = {
     // 8 MB without a space: one BPE piece, refused by its length before it is merged.
     {"run_prompt_file_far_past_max_seq", "run -m {M} -f {D}/long_run.txt -n 1 --max-seq 64 --dump-logits {O}/x.safetensors",
      "the prompt has at least", "x.safetensors"},
-    {"run_max_new_tokens_negative", "run -m {M} -p hi -n -1 --dump-logits {O}/x.safetensors", "-n -1", "x.safetensors"},
+    {"run_max_new_tokens_negative", "run -m {M} -p hi -n -2 --dump-logits {O}/x.safetensors", "-n -2", "x.safetensors"},
     {"run_max_seq_negative", "run -m {M} -p hi -n 1 --max-seq -4", "--max-seq: Value -4 not in range"},
     // As typed: 0 is not reported as a --set, a number past 64 bits not as a clamped one.
     {"inputs_max_seq_zero", "inputs -m {M} --prompt hi --max-seq 0 --out {O}/x.safetensors", "--max-seq: Value 0 not in range",

@@ -123,6 +123,14 @@ TEST_F(Generate, FullCacheStopsCleanly) {
                        "back); raise max_seq to generate more)"),
             std::string::npos)
       << r.err;
+  // llama.cpp's -n -1: no limit but the cache; the same run.
+  test::CommandResult u;
+  EXPECT_EQ(run_dump("--prompt-ids 2,105,2364,107,818 -n -1 --max-seq 8 --temp 0", "unlimited", &u).tokens, d.tokens);
+  EXPECT_EQ(u.out, r.out);
+  EXPECT_NE(u.err.find("stopped: cache full"), std::string::npos) << u.err;
+  const auto bad = test::run_staticlm("run -m " + model() + " --prompt-ids 2,105 -n -2 --max-seq 8");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: -n -2: must be at least 1 (-1: until the cache is full)\n");
 }
 
 // Sampled tokens always come from the top-k of their own logits; a seed makes runs repeat.
@@ -267,7 +275,7 @@ TEST_F(Generate, BadInputGetsOneLineErrors) {
       {"--prompt-ids 2 --set padding_side=left",
        "error: --set padding_side=left: padding_side: Unsupported padding_side 'left': only 'right' padding is "
        "supported by the Gemma 4 static runtime\n"},
-      {"--prompt-ids 2 -n 0", "error: -n 0: must be at least 1\n"},
+      {"--prompt-ids 2 -n 0", "error: -n 0: must be at least 1 (-1: until the cache is full)\n"},
       {"", "error: run: give exactly one of -p/--prompt, -f/--file, --prompt-ids, --messages\n"},
       {"-p hi -f " + file("nope.txt"), "error: run: give exactly one of -p/--prompt, -f/--file, --prompt-ids, --messages\n"},
       {"-f " + file("nope.txt"), "error: " + file("nope.txt") + ": cannot open for reading (No such file or directory)\n"},
