@@ -12,7 +12,7 @@
 namespace staticlm::cli {
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
-  cmd.add_option("-n,--max-new-tokens", f.max_new_tokens,
+  cmd.add_option("-n,--max-new-tokens,--n-predict,--predict", f.max_new_tokens,
                  "tokens to generate at most per reply; -1: until an end token or a full cache (default: generation_config.json's max_new_tokens, else 256)");
   cmd.add_option("--temp,--temperature", f.temperature, "sampling temperature; 0 is greedy");
   cmd.add_option("--top-k", f.top_k, "keep the k most likely tokens (0: off)");

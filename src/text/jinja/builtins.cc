@@ -291,7 +291,10 @@ Value do_join(const Value& v, Args& a) {
   std::string out;
   bool first = true;
   for (const Value& item : v.iterate()) {
-    out += (first ? "" : sep) + (attribute.is_undefined() ? item : attr_path(item, attribute.str())).str();
+    const std::string piece = (attribute.is_undefined() ? item : attr_path(item, attribute.str())).str();
+    // Checked as it grows: a list may name one long string many times.
+    check_string_size(out.size() + (first ? 0 : sep.size()) + piece.size(), "join", 0);
+    out += (first ? "" : sep) + piece;
     first = false;
   }
   return Value(out);

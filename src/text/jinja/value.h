@@ -1,7 +1,8 @@
 // The values a Jinja chat template computes with, modelled on the Python objects jinja2 sees:
 // Undefined, None, bool, int, float, str, list / tuple, dict (insertion ordered), namespace and
-// callables (macros, built-in functions, bound methods). Lists and dicts are shared (copying a
-// Value copies a pointer); only a namespace is ever changed after it is made.
+// callables (macros, built-in functions, bound methods). Strings, lists and dicts are shared
+// (copying a Value copies a pointer: a list that names one long string a thousand times holds it
+// once); only a namespace is ever changed after it is made.
 #pragma once
 
 #include <cstdint>
@@ -75,8 +76,8 @@ class Value {
   Value(int i) : v_(static_cast<std::int64_t>(i)) {}
   Value(std::int64_t i) : v_(i) {}
   Value(double d) : v_(d) {}
-  Value(std::string s) : v_(std::move(s)) {}
-  Value(const char* s) : v_(std::string(s)) {}
+  Value(std::string s) : v_(std::make_shared<const std::string>(std::move(s))) {}
+  Value(const char* s) : v_(std::make_shared<const std::string>(s)) {}
   Value(std::vector<Value> items, bool tuple = false);
   // A tuple whose items are also attributes, by these names (Python's NamedTuple).
   static Value named_tuple(std::vector<Value> items, std::vector<std::string> fields);
@@ -109,7 +110,7 @@ class Value {
     not_an_integer();
   }
   double as_double() const { return is_float() ? std::get<double>(v_) : static_cast<double>(as_int()); }
-  const std::string& as_string() const { return std::get<std::string>(v_); }
+  const std::string& as_string() const { return *std::get<std::shared_ptr<const std::string>>(v_); }
   [[noreturn]] void not_an_integer() const;
   const std::vector<Value>& list() const { return std::get<std::shared_ptr<ListObject>>(v_)->items; }
   bool is_tuple() const { return std::get<std::shared_ptr<ListObject>>(v_)->is_tuple; }
@@ -138,8 +139,8 @@ class Value {
   std::string repr_at(int depth) const;
   explicit Value(Undefined u) : v_(std::move(u)) {}
   explicit Value(std::monostate m) : v_(m) {}
-  std::variant<Undefined, std::monostate, bool, std::int64_t, double, std::string, std::shared_ptr<ListObject>,
-               std::shared_ptr<DictObject>, std::shared_ptr<CallableObject>>
+  std::variant<Undefined, std::monostate, bool, std::int64_t, double, std::shared_ptr<const std::string>,
+               std::shared_ptr<ListObject>, std::shared_ptr<DictObject>, std::shared_ptr<CallableObject>>
       v_;
 };
 

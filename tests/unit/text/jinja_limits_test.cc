@@ -60,6 +60,11 @@ TEST(JinjaLimits, EachHostileTemplateIsRefusedNamingTheLimit) {
       {"a split into 30 million parts", "{{ (','*30000000).split(',')|length }}",
        "split: a list of 1048577 items is over the limit of 1048576 items"},
       {"splitlines", "{{ ('\\n'*30000000).splitlines()|length }}", "split: a list of 1048577 items"},
+      // As they grow, not after the 10 x 30 MB were joined (300 MB, 1.2 GB of peak memory).
+      {"join of one long string ten times", "{% set x = 'x' * 30000000 %}{{ [x, x, x, x, x, x, x, x, x, x]|join }}",
+       "join: a string of 60000000 bytes is over the limit"},
+      {"str.join", "{% set x = 'x' * 30000000 %}{{ ''.join([x, x, x, x, x, x, x, x, x, x]) }}",
+       "join: a string of 60000000 bytes is over the limit"},
       {"center", "{{ 'x'|center(2000000000) }}", "center: a string of 2000000000 bytes"},
       {"ljust", "{{ 'x'.ljust(1000000000000) }}", "ljust: a string of 1000000000000 bytes"},
       {"indent", "{{ 'a\nb'|indent(100000000) }}", "indent: a string of 100000000 bytes"},
@@ -173,6 +178,9 @@ TEST(JinjaLimits, TemplatesInsideTheLimitsRenderAsJinja2Does) {
   const std::int64_t rounds = jinja::kMaxSteps / jinja::kLoopRoundSteps / 2;
   EXPECT_EQ(render_empty("{{ ('ab' * 4000000)|length }}"), "8000000");
   EXPECT_EQ(render_empty("{{ ([1, 2] * 500000)|length }}"), "1000000");
+  // A list naming one 30 MB string 1000 times holds it once (copied, it took 30 GB).
+  EXPECT_EQ(render_empty("{% set x = 'x' * 30000000 %}{% set l = [" + repeat("x, ", 999) + "x] %}{{ l|length }} {{ l[999]|length }}"),
+            "1000 30000000");
   EXPECT_EQ(render_empty("{% set ns = namespace(n=0) %}{% for i in range(" + std::to_string(rounds / 1000) +
                    ") %}{% for j in range(1000) %}{% endfor %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}"),
             std::to_string(rounds / 1000));
