@@ -218,7 +218,7 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("-m,--model", a->model, "checkpoint directory")->required();
   cmd->add_option("--config", a->config_file, "runtime config (YAML)");
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable), e.g. context_overflow=truncate");
-  cmd->add_option("--system", a->system, "system prompt");
+  cmd->add_option("--system,--system-prompt", a->system, "system prompt");
   cmd->add_option("--image", a->image, "image file for the first turn (JPEG or PNG)");
   cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: the whole conversation's context + 1")
       ->check(max_seq_range());

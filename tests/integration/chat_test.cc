@@ -121,6 +121,10 @@ TEST_F(Chat, TruncateKeepsGoingPastMaxSeqWhileErrorStopsCleanly) {
 
   const auto err = chat(ten_turns(), "--max-seq 96 -n 6 --temp 0 --system 'Be brief.'");
   EXPECT_EQ(err.exit_code, 2) << err.err;
+  // llama.cpp's spelling of --system: the same chat, the same stop.
+  const auto spelled = chat(ten_turns(), "--max-seq 96 -n 6 --temp 0 --system-prompt 'Be brief.'");
+  EXPECT_EQ(spelled.exit_code, 2);
+  EXPECT_EQ(spelled.out, err.out);
   const std::vector<TurnLine> e = turn_lines(err.err);
   EXPECT_GE(e.size(), 1u);
   EXPECT_LT(e.size(), 10u);

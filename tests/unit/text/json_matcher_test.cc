@@ -278,7 +278,7 @@ TEST(JsonMatcher, StringFormatsAreEnforced) {
                                  R"(, "maxLength": )" + std::to_string(longest.size()) + "}"));
     // Tighter bounds could leave a begun value no way to end (the fuzz target's "2000-" under
     // maxLength 5): refused.
-    for (const std::string bound : {R"("maxLength": )" + std::to_string(longest.size() - 1),
+    for (const std::string& bound : {R"("maxLength": )" + std::to_string(longest.size() - 1),
                                     R"("minLength": )" + std::to_string(shortest.size() + 1)}) {
       try {
         (void)schema(R"({"format": ")" + name + R"(", )" + bound + "}");
