@@ -1,7 +1,5 @@
 #include "api/token_stream.h"
 
-#include <algorithm>
-
 namespace staticlm::api {
 
 TokenStream::TokenStream(const staticlm::Tokenizer* tok, GenerateOptions& g, GenerationResult& out,
@@ -14,9 +12,8 @@ TokenStream::TokenStream(const staticlm::Tokenizer* tok, GenerateOptions& g, Gen
   if (tok) text_ = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/true);
   // The token that ends the reply is not its text: Gemma 4's <|tool_response> (an end token
   // after a tool call) is not a control token, and would otherwise be printed.
-  stream_ = [this, &on_token, ends = g.eos_token_ids](std::int64_t token) {
-    const bool end = std::find(ends.begin(), ends.end(), token) != ends.end();
-    const std::string piece = text_ && !end ? text_->push(static_cast<int>(token)) : std::string();
+  stream_ = [this, &on_token, &g](std::int64_t token) {
+    const std::string piece = text_ && !g.is_eos(token) ? text_->push(static_cast<int>(token)) : std::string();
     out_.text += piece;
     return on_token ? on_token(token, piece) : true;
   };

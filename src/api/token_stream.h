@@ -15,7 +15,7 @@ namespace staticlm::api {
 
 class TokenStream {
  public:
-  // `tok` null: no text. Sets g.token_text when g has stop strings (they need `tok`). `out` and
+  // `tok` null: no text. Sets g.token_text when g has stop strings (they need `tok`). `g`, `out` and
   // `on_token` must outlive the stream.
   TokenStream(const staticlm::Tokenizer* tok, GenerateOptions& g, GenerationResult& out, const TokenCallback& on_token);
   TokenStream(const TokenStream&) = delete;

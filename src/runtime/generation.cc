@@ -83,7 +83,7 @@ GenerationResult generate(TokenSource& source, std::span<const std::int64_t> his
     if (options.on_logits) options.on_logits(logits, token);
     const bool keep_going = on_token ? on_token(token) : true;
 
-    if (std::find(options.eos_token_ids.begin(), options.eos_token_ids.end(), token) != options.eos_token_ids.end()) {
+    if (options.is_eos(token)) {
       r.reason = StopReason::kEos;
       r.message = "end of sequence token " + std::to_string(token);
       break;

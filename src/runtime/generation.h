@@ -4,6 +4,7 @@
 // past the cache. Measures prefill and decode throughput and time to first token.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -36,6 +37,9 @@ struct GenerateOptions {
   std::int64_t max_new_tokens = 256;
   SamplingOptions sampling;
   std::vector<std::int64_t> eos_token_ids;  // any of them stops (and is kept in the output)
+  bool is_eos(std::int64_t token) const {
+    return std::find(eos_token_ids.begin(), eos_token_ids.end(), token) != eos_token_ids.end();
+  }
   std::vector<std::string> stop_strings;    // needs token_text
   // Text of one token, for stop strings (e.g. a detokenizer's piece); may be empty otherwise.
   std::function<std::string(std::int64_t)> token_text;

@@ -16,8 +16,8 @@ std::string dump_reply_json(const ojson& j) { return j.dump(-1, ' ', false, ojso
 ojson usage_json(const ChatJob& job) {
   const auto prompt = static_cast<std::int64_t>(job.prompt.size());
   return {{"prompt_tokens", prompt},
-          {"completion_tokens", job.completion_tokens},
-          {"total_tokens", prompt + job.completion_tokens},
+          {"completion_tokens", job.completion_tokens()},
+          {"total_tokens", prompt + job.completion_tokens()},
           {"prompt_tokens_details", {{"cached_tokens", job.cached_tokens}}}};
 }
 
@@ -127,7 +127,7 @@ ojson Reply::completion(const ChatJob& job) const {
     return {{"content", job.content},
             {"stop", true},
             {"model", model},
-            {"tokens_predicted", job.completion_tokens},
+            {"tokens_predicted", job.completion_tokens()},
             {"tokens_evaluated", static_cast<std::int64_t>(job.prompt.size())},
             {"tokens_cached", job.cached_tokens},
             {"stop_type", stop_type},
@@ -136,7 +136,7 @@ ojson Reply::completion(const ChatJob& job) const {
             {"tokens", job.return_tokens ? ojson(job.tokens) : ojson::array()},
             {"timings", {{"prompt_n", static_cast<std::int64_t>(job.prompt.size()) - job.cached_tokens},
                          {"prompt_ms", job.prompt_ms},
-                         {"predicted_n", job.completion_tokens},
+                         {"predicted_n", job.completion_tokens()},
                          {"predicted_ms", job.predicted_ms}}}};
   }
   const std::size_t n = job.logprob_entries.size();

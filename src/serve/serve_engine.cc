@@ -726,7 +726,7 @@ void ServeEngine::run(ChatJob& job) {
   }
   const TokenCallback on_token = [&](std::int64_t t) {
     // The end token is not reply text (Gemma 4's <|tool_response> is not a control token).
-    if (std::find(g.eos_token_ids.begin(), g.eos_token_ids.end(), t) != g.eos_token_ids.end()) return true;
+    if (g.is_eos(t)) return true;
     const bool was_in_call = out.in_call();
     const std::string piece = out.push(static_cast<int>(t));
     const bool content_token = job.logprobs && !was_in_call && !out.in_call() && !tok_.is_special(static_cast<int>(t));
@@ -776,7 +776,6 @@ void ServeEngine::run(ChatJob& job) {
                         : r.reason == StopReason::kCallback                                 ? "cancelled"
                                                                                             : "length";
     job.cached_tokens = static_cast<std::int64_t>(keep);
-    job.completion_tokens = static_cast<std::int64_t>(r.tokens.size());
     job.tokens = r.tokens;
     job.prompt_ms = r.stats.prefill_seconds * 1000;
     job.predicted_ms = r.stats.decode_seconds * 1000;

@@ -75,7 +75,8 @@ struct ChatJob {
   std::string stopping_word;  // the stop string that ended the reply, if one did
   std::vector<std::int64_t> tokens;  // the reply's token ids when done (the end token included)
   std::string error;          // set when generation failed
-  std::int64_t cached_tokens = 0, completion_tokens = 0;
+  std::int64_t cached_tokens = 0;
+  std::int64_t completion_tokens() const { return static_cast<std::int64_t>(tokens.size()); }
   double prompt_ms = 0, predicted_ms = 0;
 };
 

@@ -294,7 +294,8 @@ Value do_join(const Value& v, Args& a) {
     const std::string piece = (attribute.is_undefined() ? item : attr_path(item, attribute.str())).str();
     // Checked as it grows: a list may name one long string many times.
     check_string_size(out.size() + (first ? 0 : sep.size()) + piece.size(), "join", 0);
-    out += (first ? "" : sep) + piece;
+    if (!first) out += sep;
+    out += piece;
     first = false;
   }
   return Value(out);

@@ -141,7 +141,8 @@ Value string_method(const std::string& s, const std::string& m, CallArgs& c) {
     for (const Value& x : arg(c, 0, m).iterate()) {
       if (!x.is_string()) fail("join(): sequence item: expected str instance, " + x.type_name() + " found");
       check_string_size(out.size() + (first ? 0 : s.size()) + x.as_string().size(), "join", 0);
-      out += (first ? "" : s) + x.as_string();
+      if (!first) out += s;
+      out += x.as_string();
       first = false;
     }
     return Value(out);
