@@ -367,6 +367,7 @@ void serve_command(const ServeArgs& a) {
           } else if (reply.llama) {  // llama.cpp's last event: the summary, and no [DONE]
             ojson last = reply.completion(*job);
             last["content"] = "";
+            last.erase("completion_probabilities");
             if (!send(dump_reply_json(last))) return false;
             sink.done();
             return true;

@@ -67,6 +67,24 @@ ojson logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size
   return {{"content", std::move(content)}, {"refusal", nullptr}};
 }
 
+ojson llama_probs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from, std::size_t to,
+                       const Tokenizer& tok) {
+  const auto entry = [&](std::int64_t id, double logprob) {
+    ojson t = token_json(id, logprob, tok);
+    return ojson{{"id", id}, {"token", std::move(t["token"])}, {"bytes", std::move(t["bytes"])}, {"logprob", logprob}};
+  };
+  ojson out = ojson::array();
+  for (std::size_t k = from; k < to && k < entries.size(); ++k) {
+    const TokenLogprob& lp = entries[k].lp;
+    ojson e = entry(lp.token, lp.logprob);
+    ojson top = ojson::array();
+    for (const auto& [id, logprob] : lp.top) top.push_back(entry(id, logprob));
+    e["top_logprobs"] = std::move(top);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 ojson legacy_logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from, std::size_t to,
                            const std::string& content, const Tokenizer& tok) {
   ojson tokens = ojson::array(), logprobs = ojson::array(), tops = ojson::array(), offsets = ojson::array();
@@ -114,7 +132,11 @@ ojson Reply::logprobs(const ChatJob& job, std::size_t from, std::size_t to) cons
 }
 
 ojson Reply::content_chunk(const std::string& piece, const ChatJob& job, std::size_t from, std::size_t to) const {
-  if (llama) return {{"content", piece}, {"stop", false}};
+  if (llama) {
+    ojson j = {{"content", piece}, {"stop", false}};
+    if (job.logprobs) j["completion_probabilities"] = llama_probs_json(job.logprob_entries, from, to, *tokenizer);
+    return j;
+  }
   ojson j = chunk({{"content", piece}}, nullptr);
   if (job.logprobs) j["choices"][0]["logprobs"] = logprobs(job, from, to);
   return j;
@@ -124,20 +146,22 @@ ojson Reply::completion(const ChatJob& job) const {
   if (llama) {
     // llama.cpp's stop types: an end token, a stop string, or the length (n_predict or a full cache).
     const char* stop_type = job.finish_reason != "stop" ? "limit" : job.stopping_word.empty() ? "eos" : "word";
-    return {{"content", job.content},
-            {"stop", true},
-            {"model", model},
-            {"tokens_predicted", job.completion_tokens()},
-            {"tokens_evaluated", static_cast<std::int64_t>(job.prompt.size())},
-            {"tokens_cached", job.cached_tokens},
-            {"stop_type", stop_type},
-            {"stopping_word", job.stopping_word},
-            {"truncated", false},
-            {"tokens", job.return_tokens ? ojson(job.tokens) : ojson::array()},
-            {"timings", {{"prompt_n", static_cast<std::int64_t>(job.prompt.size()) - job.cached_tokens},
-                         {"prompt_ms", job.prompt_ms},
-                         {"predicted_n", job.completion_tokens()},
-                         {"predicted_ms", job.predicted_ms}}}};
+    ojson j = {{"content", job.content},
+               {"stop", true},
+               {"model", model},
+               {"tokens_predicted", job.completion_tokens()},
+               {"tokens_evaluated", static_cast<std::int64_t>(job.prompt.size())},
+               {"tokens_cached", job.cached_tokens},
+               {"stop_type", stop_type},
+               {"stopping_word", job.stopping_word},
+               {"truncated", false},
+               {"tokens", job.return_tokens ? ojson(job.tokens) : ojson::array()},
+               {"timings", {{"prompt_n", static_cast<std::int64_t>(job.prompt.size()) - job.cached_tokens},
+                            {"prompt_ms", job.prompt_ms},
+                            {"predicted_n", job.completion_tokens()},
+                            {"predicted_ms", job.predicted_ms}}}};
+    if (job.logprobs) j["completion_probabilities"] = llama_probs_json(job.logprob_entries, 0, job.logprob_entries.size(), *tokenizer);
+    return j;
   }
   const std::size_t n = job.logprob_entries.size();
   ojson j = base(text_completion ? "text_completion" : "chat.completion");

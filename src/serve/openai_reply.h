@@ -36,6 +36,11 @@ nlohmann::ordered_json logprobs_json(const std::vector<ChatJob::LogprobEntry>& e
 nlohmann::ordered_json legacy_logprobs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from,
                                             std::size_t to, const std::string& content, const Tokenizer& tokenizer);
 
+// llama.cpp's completion_probabilities for entries [from, to): [{"id", "token", "bytes",
+// "logprob", "top_logprobs": [{"id", "token", "bytes", "logprob"}]}].
+nlohmann::ordered_json llama_probs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from,
+                                        std::size_t to, const Tokenizer& tokenizer);
+
 // The fields every object of one reply shares.
 struct Reply {
   std::string id, model;
@@ -55,8 +60,9 @@ struct Reply {
   // The "chat.completion" (or "text_completion") of a finished, successful job: message (text),
   // finish reason, usage, timings. llama: {"content", "stop": true, "model", "tokens_predicted",
   // "tokens_evaluated", "tokens_cached", "stop_type" ("eos", "word" or "limit"), "stopping_word",
-  // "truncated", "tokens", "timings"}, as llama.cpp's server answers /completion; a stream ends
-  // with it, its content "" (the pieces came before).
+  // "truncated", "tokens", "timings", with n_probs "completion_probabilities"}, as llama.cpp's
+  // server answers /completion; a stream ends with it, its content "" and no probabilities (the
+  // pieces came before, each with its own).
   nlohmann::ordered_json completion(const ChatJob& job) const;
 };
 

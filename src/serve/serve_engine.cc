@@ -527,13 +527,25 @@ void parse_completion_request(const std::string& body, const RequestContext& con
 
 void parse_llama_completion_request(const std::string& body, const RequestContext& context, ChatJob& job) {
   ojson doc = parse_body(body);
-  for (const char* key : {"n_probs", "logprobs"}) {
-    if (given(doc, key) && !(doc[key].is_number_integer() && doc[key].get<std::int64_t>() == 0) &&
-        !(doc[key].is_boolean() && !doc[key].get<bool>())) {
-      bad(key, "not supported on /completion (use /v1/completions with \"logprobs\": N)");
-    }
-    doc.erase(key);
+  // llama.cpp's n_probs: each reply token's log-probability and the n_probs likeliest tokens, from
+  // the model's logits before any sampling setting (llama.cpp's default; its
+  // post_sampling_probs, the sampler's probabilities, is refused).
+  if (given(doc, "n_probs")) {
+    const std::int64_t n = integer_field(doc, "n_probs", 0);
+    if (n < 0 || n > kMaxNProbs) bad("n_probs", "must be 0 to " + std::to_string(kMaxNProbs));
+    job.logprobs = n > 0;
+    job.top_logprobs = static_cast<int>(n);
+    doc.erase("n_probs");
   }
+  if (given(doc, "post_sampling_probs") && boolean_field(doc, "post_sampling_probs", "post_sampling_probs")) {
+    bad("post_sampling_probs", "not supported: n_probs gives the model's probabilities before sampling");
+  }
+  doc.erase("post_sampling_probs");
+  if (given(doc, "logprobs") && !(doc["logprobs"].is_number_integer() && doc["logprobs"].get<std::int64_t>() == 0) &&
+      !(doc["logprobs"].is_boolean() && !doc["logprobs"].get<bool>())) {
+    bad("logprobs", "not a /completion field (llama.cpp's is \"n_probs\": N)");
+  }
+  doc.erase("logprobs");
   // llama.cpp's length: n_predict, else max_tokens; -1 (its default) runs until an end token or
   // a full cache.
   const char* length = given(doc, "n_predict") ? "n_predict" : given(doc, "max_tokens") ? "max_tokens" : nullptr;

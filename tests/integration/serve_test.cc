@@ -46,6 +46,22 @@ std::string slurp(const std::string& path) {
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
+// The logits `run --dump-logits` recorded for the reply's j-th token (0: the prefill's).
+std::span<const float> dumped_logits(const LogitsDump& d, std::size_t j) {
+  const std::size_t vocab = d.prefill_logits.size();
+  return j == 0 ? std::span<const float>(d.prefill_logits)
+                : std::span<const float>(d.decode_logits).subspan((j - 1) * vocab, vocab);
+}
+
+// log softmax(row)[id], in double (the reference for the server's log-probabilities).
+double log_softmax(std::span<const float> row, std::int64_t id) {
+  double max = row[0];
+  for (float x : row) max = std::max(max, static_cast<double>(x));
+  double sum = 0;
+  for (float x : row) sum += std::exp(static_cast<double>(x) - max);
+  return static_cast<double>(row[static_cast<std::size_t>(id)]) - max - std::log(sum);
+}
+
 struct HttpResult {
   int status = -1;
   std::string body;
@@ -604,7 +620,10 @@ TEST_F(Serve, LlamaCppCompletionAnswersAsTextCompletions) {
   for (const auto& [body, param] : std::vector<std::pair<json, std::string>>{
            {json{{"prompt", prompt}, {"n_predict", 0}}, "n_predict"},
            {json{{"prompt", prompt}, {"n_predict", -2}}, "n_predict"},
-           {json{{"prompt", prompt}, {"n_probs", 3}}, "n_probs"},
+           {json{{"prompt", prompt}, {"n_probs", -1}}, "n_probs"},
+           {json{{"prompt", prompt}, {"n_probs", 1025}}, "n_probs"},  // past kMaxNProbs
+           {json{{"prompt", prompt}, {"n_probs", 2}, {"post_sampling_probs", true}}, "post_sampling_probs"},
+           {json{{"prompt", prompt}, {"logprobs", 2}}, "logprobs"},
            {json{{"prompt", prompt}, {"return_tokens", "yes"}}, "return_tokens"},
            {json{{"n_predict", 4}}, "prompt"}}) {
     const HttpResult b = post("/completion", body);
@@ -739,19 +758,8 @@ TEST_F(ServeF32, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
       test::run_staticlm("run -m " + model() + " --messages " + f + " -n 8 --temp 0 --max-seq 128 --f32-activations --dump-logits " + dump);
   ASSERT_EQ(pr.exit_code, 0) << pr.err;
   const LogitsDump d = read_logits_dump(dump);
-  const std::size_t vocab = d.prefill_logits.size();
-  ASSERT_GT(vocab, 0u);
-  const auto logits_row = [&](std::size_t j) {
-    return j == 0 ? std::span<const float>(d.prefill_logits)
-                  : std::span<const float>(d.decode_logits).subspan((j - 1) * vocab, vocab);
-  };
-  const auto log_softmax = [](std::span<const float> row, std::int64_t id) {
-    double max = row[0];
-    for (float x : row) max = std::max(max, static_cast<double>(x));
-    double sum = 0;
-    for (float x : row) sum += std::exp(static_cast<double>(x) - max);
-    return static_cast<double>(row[static_cast<std::size_t>(id)]) - max - std::log(sum);
-  };
+  ASSERT_GT(d.prefill_logits.size(), 0u);
+  const auto logits_row = [&](std::size_t j) { return dumped_logits(d, j); };
 
   json req = request(kOther);
   req["logprobs"] = true;
@@ -815,6 +823,76 @@ TEST_F(ServeF32, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
   json wrong = req;
   wrong["logprobs"] = "yes";
   EXPECT_EQ(json::parse(chat(wrong).body)["error"]["param"], "logprobs");
+}
+
+// llama.cpp's n_probs on /completion: each reply token's log-probability is the log-softmax of
+// the logits `run --dump-logits` records for the same greedy reply to the same raw prompt
+// (computed here in double), with the n_probs likeliest tokens, sorted, the chosen one first; a
+// stream carries the same entries, each in the event with its text, and its summary none.
+TEST_F(ServeF32, LlamaCppNProbsAreTheLogSoftmaxOfTheModelsLogits) {
+  const auto post = [&](const std::string& path, const json& body) {
+    const std::string b = body.dump();
+    return http(path, &b);
+  };
+  // The prompt as ids (<bos> then the text's), given to both.
+  json prompt = json::array({2});
+  for (const json& id : json::parse(post("/tokenize", {{"content", "The quick brown fox"}}).body).at("tokens")) prompt.push_back(id);
+  std::string ids;
+  for (const json& id : prompt) ids += (ids.empty() ? "" : ",") + std::to_string(id.get<int>());
+  const std::string dump = dir_->file("n_probs_dump.safetensors");
+  const test::CommandResult pr = test::run_staticlm("run -m " + model() + " --prompt-ids " + ids +
+                                                    " -n 6 --temp 0 --max-seq 128 --f32-activations --dump-logits " + dump);
+  ASSERT_EQ(pr.exit_code, 0) << pr.err;
+  const LogitsDump d = read_logits_dump(dump);
+  ASSERT_GT(d.prefill_logits.size(), 0u);
+  const auto logits_row = [&](std::size_t j) { return dumped_logits(d, j); };
+  const json req = {{"prompt", prompt}, {"n_predict", 6}, {"temperature", 0}, {"n_probs", 4}, {"return_tokens", true}};
+  const HttpResult r = post("/completion", req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  const json& probs = j.at("completion_probabilities");
+  const json& tokens = j.at("tokens");
+  ASSERT_FALSE(probs.empty()) << r.body;
+  ASSERT_LE(probs.size(), tokens.size());
+  std::string bytes;
+  for (std::size_t k = 0; k < probs.size(); ++k) {
+    const json& e = probs[k];
+    EXPECT_EQ(e.at("id"), tokens[k]) << k;
+    ASSERT_LT(k, d.tokens.size());
+    EXPECT_EQ(e["id"].get<std::int64_t>(), d.tokens[k]) << k;  // the same greedy reply as `run`
+    EXPECT_NEAR(e.at("logprob").get<double>(), log_softmax(logits_row(k), d.tokens[k]), 1e-3) << k;
+    const json& top = e.at("top_logprobs");
+    ASSERT_EQ(top.size(), 4u);
+    EXPECT_EQ(top[0].at("id"), e["id"]) << k;
+    EXPECT_EQ(top[0].at("token"), e.at("token")) << k;
+    EXPECT_DOUBLE_EQ(top[0].at("logprob").get<double>(), e["logprob"].get<double>());
+    for (std::size_t i = 0; i < top.size(); ++i) {
+      EXPECT_NEAR(top[i]["logprob"].get<double>(), log_softmax(logits_row(k), top[i]["id"].get<std::int64_t>()), 1e-3);
+      if (i > 0) EXPECT_GE(top[i - 1]["logprob"].get<double>(), top[i]["logprob"].get<double>());
+    }
+    for (const json& b : e.at("bytes")) bytes.push_back(static_cast<char>(b.get<int>()));
+  }
+  EXPECT_EQ(bytes, j.at("content").get<std::string>());
+  EXPECT_FALSE(json::parse(post("/completion", {{"prompt", prompt}, {"n_predict", 2}, {"n_probs", 0}}).body).contains("completion_probabilities"));
+
+  json streamed_req = req;
+  streamed_req["stream"] = true;
+  const HttpResult s = post("/completion", streamed_req);
+  ASSERT_EQ(s.status, 200) << s.body;
+  const std::vector<std::string> ev = events(s.body);
+  ASSERT_GE(ev.size(), 2u) << s.body;
+  json streamed = json::array();
+  for (std::size_t i = 0; i + 1 < ev.size(); ++i) {
+    const json c = json::parse(ev[i]);
+    std::string text;
+    for (const json& e : c.at("completion_probabilities")) {
+      streamed.push_back(e);
+      for (const json& b : e.at("bytes")) text.push_back(static_cast<char>(b.get<int>()));
+    }
+    EXPECT_EQ(text, c.at("content").get<std::string>()) << ev[i];
+  }
+  EXPECT_EQ(streamed, probs) << s.body;
+  EXPECT_FALSE(json::parse(ev.back()).contains("completion_probabilities")) << ev.back();
 }
 
 // /v1/completions: a raw prompt (no chat template) continues as `run -p` continues it; the
