@@ -219,7 +219,10 @@ bool parse_python_float(const std::string& text, double& out) {
   return end == digits.c_str() + digits.size();
 }
 
+// int(x) and float(x) of an undefined value raise jinja2's undefined error (its Undefined
+// refuses __int__ and __float__) rather than falling back to the default.
 Value do_int(const Value& v, Args& a) {
+  require_defined(v);
   const Value def = a.get(0, "default", Value(0));
   if (v.is_int() || v.is_bool()) return Value(v.as_int());
   if (v.is_float()) return Value(checked_float_to_int(v.as_double(), "int"));
@@ -233,6 +236,7 @@ Value do_int(const Value& v, Args& a) {
 }
 
 Value do_float(const Value& v, Args& a) {
+  require_defined(v);
   const Value def = a.get(0, "default", Value(0.0));
   if (v.is_number()) return Value(v.as_double());
   double d = 0;
@@ -301,8 +305,11 @@ Value do_join(const Value& v, Args& a) {
   return Value(out);
 }
 
+// map, select, reject, selectattr and rejectattr read nothing from a false value (jinja2's
+// `if value:` before the loop): `none|map('upper')|list` is [], `3|map('upper')` is refused.
 Value do_map(const Value& v, Args& a, CallArgs& raw) {
   std::vector<Value> out;
+  if (!v.truthy()) return Value(std::move(out));
   if (a.has(99, "attribute")) {
     const std::string attribute = a.get(99, "attribute").str();
     const Value def = a.get(99, "default");
@@ -321,6 +328,7 @@ Value do_map(const Value& v, Args& a, CallArgs& raw) {
 // select / reject (attr empty) and selectattr / rejectattr.
 Value do_select(const Value& v, CallArgs& raw, bool want, bool by_attr) {
   std::vector<Value> out;
+  if (!v.truthy()) return Value(std::move(out));
   std::size_t k = 0;
   std::string attribute;
   if (by_attr) {
@@ -501,6 +509,7 @@ Value do_urlencode(const Value& v) {
 // with a leading space (autospace). Keys holding whitespace, "/", ">" or "=" are refused, as
 // jinja2 3.1.4 does (they would let a value write attributes of its own).
 Value do_xmlattr(const Value& v, Args& a) {
+  require_defined(v);
   if (!v.is_dict() || v.dict_object().is_namespace) fail("'" + v.type_name() + "' object has no attribute 'items'");
   std::string out;
   for (const auto& [k, x] : v.dict_object().items) {
@@ -738,7 +747,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     std::int64_t n = 0;
     bool in_word = false;
     for (char32_t c : py::decode(v.str())) {
-      const bool w = is_word_char(c);  // regex \w
+      const bool w = py::is_word(c);  // Python's regex \w
       if (w && !in_word) ++n;
       in_word = w;
     }

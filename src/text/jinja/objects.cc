@@ -148,14 +148,12 @@ Value string_method(const std::string& s, const std::string& m, CallArgs& c) {
     return Value(out);
   }
   if (m == "format") return Value(brace_format(s, c));
-  if (m == "isdigit") return Value(all_chars(s, [](char32_t ch) { return ch >= '0' && ch <= '9'; }));
+  if (m == "isdigit") return Value(all_chars(s, py::is_digit));
+  if (m == "isdecimal") return Value(all_chars(s, py::is_decimal));
+  if (m == "isnumeric") return Value(all_chars(s, py::is_numeric));
   if (m == "isspace") return Value(all_chars(s, py::is_space));
-  if (m == "isalpha" || m == "isalnum") {
-    const bool num = m == "isalnum";
-    return Value(all_chars(s, [num](char32_t ch) {
-      return ch >= 0x80 || std::isalpha(static_cast<int>(ch)) || (num && std::isdigit(static_cast<int>(ch)));
-    }));
-  }
+  if (m == "isalpha") return Value(all_chars(s, py::is_alpha));
+  if (m == "isalnum") return Value(all_chars(s, py::is_alnum));
   if (m == "islower") return Value(py::lower(s) == s && py::upper(s) != s);
   if (m == "isupper") return Value(py::upper(s) == s && py::lower(s) != s);
   if (m == "removeprefix" || m == "removesuffix") {
@@ -230,8 +228,8 @@ bool is_method(const Value& obj, const std::string& name) {
   static const std::vector<std::string> kStr = {
       "upper", "lower", "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "startswith", "endswith",
       "replace", "title", "capitalize", "find", "rfind", "index", "rindex", "count", "join", "format", "isdigit",
-      "isspace", "isalpha", "isalnum", "islower", "isupper", "removeprefix", "removesuffix", "center", "ljust",
-      "rjust", "zfill", "swapcase", "casefold", "istitle", "expandtabs", "partition", "rpartition"};
+      "isdecimal", "isnumeric", "isspace", "isalpha", "isalnum", "islower", "isupper", "removeprefix", "removesuffix",
+      "center", "ljust", "rjust", "zfill", "swapcase", "casefold", "istitle", "expandtabs", "partition", "rpartition"};
   static const std::vector<std::string> kDict = {"items", "keys", "values", "get", "copy"};
   static const std::vector<std::string> kList = {"index", "count", "copy"};
   const auto* names = obj.is_string() ? &kStr : obj.is_list() ? &kList : obj.is_dict() && !obj.dict_object().is_namespace ? &kDict : nullptr;

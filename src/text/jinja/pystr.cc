@@ -149,10 +149,54 @@ bool is_printable(char32_t c) {
 }
 
 namespace {
+
+struct CodeRange {
+  char32_t first, last;
+};
+#include "text/jinja/numeric_chars.inc"
+
+template <std::size_t N>
+bool in_ranges(const CodeRange (&ranges)[N], char32_t c) {
+  const auto* it = std::lower_bound(std::begin(ranges), std::end(ranges), c,
+                                    [](const CodeRange& r, char32_t x) { return r.last < x; });
+  return it != std::end(ranges) && it->first <= c;
+}
+
+utf8proc_category_t category(char32_t c) { return utf8proc_category(static_cast<utf8proc_int32_t>(c)); }
+
+}  // namespace
+
+bool is_alpha(char32_t c) {
+  switch (category(c)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_decimal(char32_t c) { return category(c) == UTF8PROC_CATEGORY_ND; }
+
+bool is_digit(char32_t c) { return is_decimal(c) || in_ranges(kDigitNotDecimal, c); }
+
+bool is_numeric(char32_t c) {
+  const auto k = category(c);
+  return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_NO ||
+         in_ranges(kNumericNotNumber, c);
+}
+
+bool is_alnum(char32_t c) { return is_alpha(c) || is_numeric(c); }
+
+bool is_word(char32_t c) { return c == '_' || is_alnum(c); }
+
+namespace {
 char32_t to_upper(char32_t c) { return static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c))); }
 char32_t to_lower(char32_t c) { return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))); }
 char32_t to_title(char32_t c) { return static_cast<char32_t>(utf8proc_totitle(static_cast<utf8proc_int32_t>(c))); }
-utf8proc_category_t category(char32_t c) { return utf8proc_category(static_cast<utf8proc_int32_t>(c)); }
 bool is_title_case(char32_t c) { return category(c) == UTF8PROC_CATEGORY_LT; }
 // Python's isupper / islower per character: the letter categories, and the other characters
 // with a case mapping (circled letters, ...), as Other_Uppercase / Other_Lowercase count them.

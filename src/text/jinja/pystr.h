@@ -15,6 +15,15 @@ bool is_space(char32_t c);
 // str.isprintable() of one character: not in Cc, Cf, Cs, Co, Cn, Zl, Zp or Zs (but ' '), so
 // repr() writes it as is.
 bool is_printable(char32_t c);
+// Python's per-character str.isalpha / isdecimal / isdigit / isnumeric / isalnum, and the word
+// characters of its regex `\w` (isalnum or '_'): the Unicode general categories, with Python's
+// digits and numerals outside the number categories (numeric_chars.inc).
+bool is_alpha(char32_t c);
+bool is_decimal(char32_t c);
+bool is_digit(char32_t c);
+bool is_numeric(char32_t c);
+bool is_alnum(char32_t c);
+bool is_word(char32_t c);
 std::u32string decode(std::string_view s);
 std::string encode(std::u32string_view s);
 
