@@ -495,9 +495,7 @@ bool JsonMatcher::pattern_char(Frame& f, char32_t c, std::int64_t chars) const {
   if (!n || n->pattern < 0) return true;
   const JsonPattern& p = schema_->patterns[static_cast<std::size_t>(n->pattern)];
   if (!p.step(f.rx, c)) return false;
-  const std::int64_t fewest = p.fewest_to_match(f.rx), most = p.most_to_match(f.rx);
-  if (fewest < 0 || (n->max_length >= 0 && chars + fewest > n->max_length)) return false;
-  return most == INT64_MAX || chars + most >= n->min_length;
+  return p.can_match(f.rx, n->min_length - chars, n->max_length >= 0 ? n->max_length - chars : INT64_MAX);
 }
 
 bool JsonMatcher::close_key(const Frame& f) {

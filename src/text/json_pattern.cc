@@ -451,6 +451,8 @@ void JsonPattern::keep_only(const std::vector<std::pair<char32_t, char32_t>>& al
 }
 
 void JsonPattern::measure() {
+  lengths_cap_ = -1;
+  lengths_.clear();
   const auto n = positions_.size();
   const auto at = [](int q) { return static_cast<std::size_t>(q); };
   // Fewest: shortest paths to an accepting position (relaxed until nothing changes).
@@ -491,6 +493,59 @@ void JsonPattern::measure() {
   }
 }
 
+void JsonPattern::measure_lengths(std::int64_t cap) {
+  if (cap <= lengths_cap_) return;
+  const auto n = positions_.size();
+  const auto words = static_cast<std::size_t>(cap / 64 + 1);
+  lengths_.assign(n, std::vector<std::uint64_t>(words, 0));
+  // ends: the positions from which exactly k more characters can end in a match.
+  State ends{};
+  each(last_, [&](int q) {
+    if (q == 0 || !positions_[static_cast<std::size_t>(q)].ranges.empty()) ends[static_cast<std::size_t>(q / 64)] |= std::uint64_t{1} << (q % 64);
+  });
+  State enterable{};  // a class no character is in ([]) is never entered
+  for (std::size_t q = 1; q < n; ++q) {
+    if (!positions_[q].ranges.empty()) enterable[q / 64] |= std::uint64_t{1} << (q % 64);
+  }
+  for (std::int64_t k = 0;; ++k) {
+    each(ends, [&](int q) { lengths_[static_cast<std::size_t>(q)][static_cast<std::size_t>(k / 64)] |= std::uint64_t{1} << (k % 64); });
+    if (k == cap) break;
+    State next{};
+    for (std::size_t p = 0; p < n; ++p) {
+      for (std::size_t w = 0; w < next.size(); ++w) {
+        if (positions_[p].follow[w] & ends[w] & enterable[w]) {
+          next[p / 64] |= std::uint64_t{1} << (p % 64);
+          break;
+        }
+      }
+    }
+    ends = next;
+  }
+  lengths_cap_ = cap;
+}
+
+bool JsonPattern::position_can_match(int q, std::int64_t at_least, std::int64_t at_most) const {
+  const auto at = static_cast<std::size_t>(q);
+  const std::int64_t fewest = fewest_[at], most = most_[at];
+  at_least = std::max<std::int64_t>(at_least, 0);
+  if (fewest < 0 || fewest > at_most || most < at_least) return false;
+  // The fewest and a finite most are lengths of matches; an unbounded most means matches
+  // longer than any bound.
+  if (fewest >= at_least || (most != INT64_MAX && most <= at_most) || at_most == INT64_MAX) return true;
+  if (at_most > lengths_cap_) return true;  // not measured this far: as the fewest and the most say
+  const std::vector<std::uint64_t>& bits = lengths_[at];
+  for (std::int64_t k = at_least; k <= at_most; ++k) {
+    if ((bits[static_cast<std::size_t>(k / 64)] >> (k % 64)) & 1) return true;
+  }
+  return false;
+}
+
+bool JsonPattern::can_match(const State& state, std::int64_t at_least, std::int64_t at_most) const {
+  bool found = false;
+  each(state, [&](int q) { found = found || position_can_match(q, at_least, at_most); });
+  return found;
+}
+
 std::int64_t JsonPattern::fewest_to_match(const State& state) const {
   std::int64_t best = -1;
   each(state, [&](int q) {
@@ -525,7 +580,7 @@ bool JsonPattern::may_step(const State& state, char32_t lo, char32_t hi, std::in
   bool found = false;
   each(next, [&](int q) {
     const auto at = static_cast<std::size_t>(q);
-    if (found || fewest_[at] < 0 || fewest_[at] > at_most || most_[at] < at_least) return;
+    if (found || !position_can_match(q, at_least, at_most)) return;
     for (const Range& r : positions_[at].ranges) found = found || (r.lo <= hi && lo <= r.hi);
   });
   return found;

@@ -55,6 +55,16 @@ class JsonPattern {
   std::int64_t fewest_to_match(const State& state) const;
   std::int64_t most_to_match(const State& state) const;
 
+  // Whether a match can follow the state with between at_least and at_most more characters
+  // (at_most INT64_MAX: no upper bound). Exact where measure_lengths covered at_most, or where
+  // the fewest / most say it; otherwise (a window inside both, past the measured lengths) true.
+  bool can_match(const State& state, std::int64_t at_least, std::int64_t at_most) const;
+  // Records, for each position, every number of characters up to `cap` that can follow it in a
+  // match, so can_match is exact for windows below cap (matches of lengths 2 and 6 leave none
+  // between 3 and 5, which the fewest and the most do not show). Bits: cap per position.
+  void measure_lengths(std::int64_t cap);
+  std::int64_t positions() const { return static_cast<std::int64_t>(positions_.size()); }
+
  private:
   struct Range {
     char32_t lo, hi;
@@ -63,11 +73,14 @@ class JsonPattern {
     std::vector<Range> ranges;  // sorted, disjoint
     State follow{};             // the positions that may come next
   };
-  void measure();  // fewest_ / most_ from follow and last_
+  void measure();  // fewest_ / most_ from follow and last_ (and forgets measure_lengths)
+  bool position_can_match(int q, std::int64_t at_least, std::int64_t at_most) const;
 
   std::vector<Position> positions_;  // [0]: the start, no ranges
   State last_{};                     // accepting positions (0 when the empty string matches)
   std::vector<std::int64_t> fewest_, most_;  // per position; -1: no match from it
+  std::int64_t lengths_cap_ = -1;                 // measure_lengths' cap; -1: not measured
+  std::vector<std::vector<std::uint64_t>> lengths_;  // per position: bit k set when k characters can follow
   friend class JsonPatternBuilder;
 };
 

@@ -210,10 +210,7 @@ class Compiler {
                                 "escape, and patterned strings take no \\u escapes");
         }
       }
-      const std::int64_t fewest = p.fewest_to_match(JsonPattern::start()), most = p.most_to_match(JsonPattern::start());
-      if ((n.max_length >= 0 && fewest > n.max_length) || (most != INT64_MAX && most < n.min_length)) {
-        fail(at, "no string between minLength and maxLength matches the pattern");
-      }
+      check_pattern_lengths(n, at);
     }
     if (n.max_items >= 0 && n.min_items > n.max_items) fail(at, "minItems is above maxItems");
     if (n.max_length >= 0 && n.min_length > n.max_length) fail(at, "minLength is above maxLength");
@@ -285,6 +282,25 @@ class Compiler {
     const int n = compile(*target, ref.substr(1));
     --depth_;
     return n;
+  }
+
+  // Refuses a pattern that matches no string of a length minLength / maxLength allow. With both
+  // bounds, the lengths a match can have are measured up to maxLength, so the matcher never
+  // begins a string that only lengths outside them would finish.
+  void check_pattern_lengths(const JsonSchemaNode& n, const std::string& at) {
+    JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
+    if (n.min_length > 0 && n.max_length >= 0) {
+      // Bounded work for a hostile schema (position x length steps over the whole schema); past
+      // it, the fewest and the most decide, as they do past a pattern's measured cap.
+      const std::int64_t positions = p.positions(), cap = std::min(n.max_length, length_budget_ / positions);
+      if (cap > 0) {
+        p.measure_lengths(cap);
+        length_budget_ -= cap * positions;
+      }
+    }
+    if (!p.can_match(JsonPattern::start(), n.min_length, n.max_length >= 0 ? n.max_length : INT64_MAX)) {
+      fail(at, "no string between minLength and maxLength matches the pattern");
+    }
   }
 
   // allOf: the branches (and the keywords next to allOf, as one more) compiled, then one node
@@ -376,6 +392,7 @@ class Compiler {
       }
       if (m.max_items >= 0 && m.min_items > m.max_items) fail(here, "minItems is above maxItems");
       if (m.max_length >= 0 && m.min_length > m.max_length) fail(here, "minLength is above maxLength");
+      if (m.pattern >= 0) check_pattern_lengths(m, here);  // one part's pattern, another's lengths
       if (m.max_properties >= 0 && m.min_properties > m.max_properties) fail(here, "minProperties is above maxProperties");
       if (m.bounded && !(m.types & (kJsonInteger | kJsonNumber))) fail(here, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\"");
     }
@@ -650,6 +667,7 @@ class Compiler {
   std::vector<JsonSchemaNode> nodes_;
   std::vector<std::string> places_;  // where each node's schema is
   std::vector<JsonPattern> patterns_;
+  std::int64_t length_budget_ = std::int64_t{1} << 26;  // measure_lengths' position x length steps left
   std::vector<std::unique_ptr<json>> made_;  // schemas made from parts of others (keep())
   std::map<const json*, int> memo_;
   int depth_ = 0;

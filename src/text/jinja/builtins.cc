@@ -266,6 +266,11 @@ Value do_round(const Value& v, Args& a) {
   const std::int64_t precision = a.integer(0, "precision", 0);
   const std::string method = a.str(1, "method", "common");
   if ((v.is_int() || v.is_bool()) && method == "common") return round_integer(v.as_int(), precision);
+  // floor / ceil of an integer at precision >= 0 is the integer itself (Python divides exact
+  // integers; scaling it as a double first would round past 2^53).
+  if ((v.is_int() || v.is_bool()) && precision >= 0 && (method == "floor" || method == "ceil")) {
+    return Value(static_cast<double>(v.as_int()));
+  }
   if (precision >= 300) return Value(v.as_double());  // finer than any double's digits
   const double scale = std::pow(10.0, static_cast<double>(precision));
   const double x = v.as_double() * scale;
@@ -278,10 +283,10 @@ Value do_round(const Value& v, Args& a) {
       return Value(std::strtod(buf, nullptr));
     }
     r = std::nearbyint(x);  // Python's round: half to even
-  } else if (method == "floor") {
-    r = std::floor(x);
-  } else if (method == "ceil") {
-    r = std::ceil(x);
+  } else if (method == "floor" || method == "ceil") {
+    // math.floor / math.ceil return an int, which has no negative zero.
+    r = method == "floor" ? std::floor(x) : std::ceil(x);
+    if (r == 0) r = 0.0;
   } else {
     fail("round(): method must be 'common', 'ceil' or 'floor'");
   }

@@ -410,11 +410,24 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
       }
       return op == "//" ? Value(d) : Value(r);
     }
-    const double d = std::floor(x / y);
-    if (op == "//") return Value(d);
-    double r = std::fmod(x, y);
-    if (r != 0 && ((r < 0) != (y < 0))) r += y;
-    return Value(r);
+    // Python's float divmod: the quotient from the exact remainder (4 // 0.1 is 39.0, where
+    // floor(4 / 0.1) is 40), and the signs of zero results as Python gives them.
+    double r = std::fmod(x, y), d = (x - r) / y;
+    if (r != 0) {
+      if ((y < 0) != (r < 0)) {
+        r += y;
+        d -= 1.0;
+      }
+    } else {
+      r = std::copysign(0.0, y);
+    }
+    if (d != 0) {
+      const double f = std::floor(d);
+      d = d - f > 0.5 ? f + 1.0 : f;
+    } else {
+      d = std::copysign(0.0, x / y);
+    }
+    return op == "//" ? Value(d) : Value(r);
   }
   if (op == "**") {
     if (ints && b.as_int() >= 0) return Value(checked_int("**", a.as_int(), b.as_int()));

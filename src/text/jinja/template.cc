@@ -183,8 +183,10 @@ class Renderer {
         return Flow::kNormal;
       }
       case Stmt::Kind::kSetBlock: {
+        // A break or continue in the body leaves the enclosing loop at once, as in jinja2's
+        // generated code: nothing is assigned and the body's text is dropped.
         std::string body;
-        exec(s.bodies[0], scope, body);
+        if (const Flow f = exec(s.bodies[0], scope, body); f != Flow::kNormal) return f;
         assign(s.targets, apply_filters(s.filters, Value(body), scope), *scope);
         return Flow::kNormal;
       }
@@ -200,7 +202,7 @@ class Renderer {
       }
       case Stmt::Kind::kFilterBlock: {
         std::string body;
-        exec(s.bodies[0], scope, body);
+        if (const Flow f = exec(s.bodies[0], scope, body); f != Flow::kNormal) return f;  // as a set block
         append(out, apply_filters(s.filters, Value(body), scope).str());
         return Flow::kNormal;
       }

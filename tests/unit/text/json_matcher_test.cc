@@ -376,6 +376,44 @@ TEST(JsonMatcher, PatternHoldsOnDecodedStrings) {
   EXPECT_FALSE(prefix(opt, "\"xy"));
 }
 
+// A pattern whose matches skip lengths: minLength / maxLength are held to the lengths the
+// pattern can reach from where the string stands, so no string is begun or continued that only
+// a length outside them would finish (no dead end), and a schema with no such length is
+// refused (found by the fuzz target: a pattern from a $ref and lengths next to it).
+TEST(JsonMatcher, PatternLengthGapsLeaveNoDeadEnd) {
+  const JsonSchema alternatives = schema(R"({"type": "string", "pattern": "^(ab|abcd|abcdefg)$", "minLength": 3, "maxLength": 5})");
+  EXPECT_TRUE(matches(alternatives, "\"abcd\""));
+  EXPECT_FALSE(matches(alternatives, "\"ab\""));
+  EXPECT_TRUE(prefix(alternatives, "\"ab"));  // on its way to abcd
+  EXPECT_FALSE(prefix(alternatives, "\"ab\""));
+  EXPECT_FALSE(prefix(alternatives, "\"abcde"));
+  const JsonSchema pairs = schema(R"({"type": "string", "pattern": "^(xy)+$", "minLength": 3, "maxLength": 5})");
+  EXPECT_TRUE(matches(pairs, "\"xyxy\""));
+  EXPECT_FALSE(prefix(pairs, "\"xyxyx"));  // only xyxyxy would finish it
+  EXPECT_FALSE(matches(pairs, "\"xy\""));
+  std::uint32_t rng = 7;
+  for (const JsonSchema* s : {&alternatives, &pairs}) {
+    for (int i = 0; i < 200; ++i) {
+      bool dead_end = false;
+      const std::string v = random_value(*s, rng, 0, &dead_end);
+      EXPECT_FALSE(dead_end) << v;
+      const std::size_t b = v.find('"'), e = v.rfind('"');  // whitespace may come around the value
+      ASSERT_NE(b, e) << v;
+      EXPECT_EQ(v.substr(b, e + 1 - b), s == &alternatives ? "\"abcd\"" : "\"xyxy\"") << v;
+    }
+  }
+  for (const char* text : {R"({"type": "string", "pattern": "^(ab|abcdef)$", "minLength": 3, "maxLength": 5})",
+                           R"({"pattern": "^(xy)+$", "minLength": 5, "maxLength": 5})",
+                           R"({"$defs": {"N": {"type": "string", "pattern": "^[A-Z]bbbbbb"}}, "$ref": "#/$defs/N", "maxLength": 4})"}) {
+    try {
+      (void)schema(text);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no string between minLength and maxLength matches the pattern"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // allOf: one node that holds every branch (pydantic v1 writes a described field as allOf of one
 // $ref; a model extended by another is two object branches).
 TEST(JsonMatcher, AllOfHoldsEveryBranch) {
