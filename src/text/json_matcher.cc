@@ -1,6 +1,7 @@
 #include "text/json_matcher.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 namespace staticlm {
@@ -256,12 +257,26 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
   return false;
 }
 
+bool JsonMatcher::key_allowed(const Frame& object, std::int64_t property) const {
+  const JsonSchemaNode* n = node(object.node);
+  if (!n) return true;
+  std::uint64_t missing = n->required & ~object.seen;
+  if (property >= 0) {
+    if ((object.seen >> property) & 1) return false;
+    missing &= ~(std::uint64_t{1} << property);
+  } else if (n->additional == kJsonNoNode) {
+    return false;
+  }
+  return n->max_properties < 0 || object.b + 1 + std::popcount(missing) <= n->max_properties;
+}
+
 bool JsonMatcher::can_add_key(const Frame& object) const {
   const JsonSchemaNode* n = node(object.node);
-  if (n && n->max_properties >= 0 && object.b >= n->max_properties) return false;
-  if (!n || n->additional != kJsonNoNode) return true;
-  const std::uint64_t all = n->properties.size() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n->properties.size()) - 1;
-  return (object.seen & all) != all;
+  if (!n || key_allowed(object, -1)) return true;
+  for (std::size_t i = 0; i < n->properties.size(); ++i) {
+    if (key_allowed(object, static_cast<std::int64_t>(i))) return true;
+  }
+  return false;
 }
 
 bool JsonMatcher::can_close(const Frame& object) const {
@@ -461,11 +476,13 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
         return p.first.size() <= pos || static_cast<unsigned char>(p.first[pos]) < byte;
       });
       const auto hi = std::partition_point(lo, last, [&](const auto& p) { return static_cast<unsigned char>(p.first[pos]) == byte; });
-      // With no other keys allowed, a prefix only of properties already given is a dead end.
-      const std::uint64_t seen = stack_[stack_.size() - 2].seen;
-      const bool open = std::any_of(lo, hi, [&](const auto& p) { return !((seen >> (&p - props.data())) & 1); });
-      if (lo == hi || !open) {
-        if (node(f.node)->additional == kJsonNoNode) return false;
+      // A prefix only of properties the object cannot take (given already, or leaving no room for
+      // the required ones) goes on only as another key, where one is allowed; it is still
+      // narrowed, so that it does not end as one of them (a key given twice).
+      const Frame& object = stack_[stack_.size() - 2];
+      const bool open = std::any_of(lo, hi, [&](const auto& p) { return key_allowed(object, &p - props.data()); });
+      if ((lo == hi || !open) && !key_allowed(object, -1)) return false;
+      if (lo == hi) {
         f.flags |= kDiverged;
       } else {
         f.a = static_cast<std::int32_t>(lo - props.begin());
@@ -507,8 +524,7 @@ bool JsonMatcher::close_key(const Frame& f) {
     property = f.a;
   }
   Frame& object = stack_[stack_.size() - 2];
-  if (property >= 0 && ((object.seen >> property) & 1)) return false;
-  if (property < 0 && n && n->additional == kJsonNoNode) return false;
+  if (!key_allowed(object, property)) return false;
   object.c = property;
   ++object.b;  // members given
   if (property >= 0) object.seen |= std::uint64_t{1} << property;

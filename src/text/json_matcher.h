@@ -76,6 +76,9 @@ class JsonMatcher {
   bool enum_byte(Frame& f, unsigned char byte, bool& handoff);
   bool can_close(const Frame& object) const;
   bool can_add_key(const Frame& object) const;
+  // Whether `object` may take listed property `property` (-1: a key not listed) next: not given
+  // yet, and leaving maxProperties room for the required properties still missing.
+  bool key_allowed(const Frame& object, std::int64_t property) const;
   int item_node(const Frame& array) const;
 
   bool feed_path(unsigned char byte, std::vector<JsonMatcher>& forks);

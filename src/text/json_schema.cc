@@ -1,6 +1,7 @@
 #include "text/json_schema.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -229,6 +230,7 @@ class Compiler {
       fail(at, "no integer lies between the minimum and the maximum");
     }
     if (n.max_properties >= 0 && n.min_properties > n.max_properties) fail(at, "minProperties is above maxProperties");
+    check_property_counts(n, at);
     nodes_[static_cast<std::size_t>(index)] = std::move(n);
     return index;
   }
@@ -282,6 +284,18 @@ class Compiler {
     const int n = compile(*target, ref.substr(1));
     --depth_;
     return n;
+  }
+
+  // Refuses objects no value can be: more required properties than maxProperties, or fewer
+  // properties than minProperties where no other key is allowed.
+  void check_property_counts(const JsonSchemaNode& n, const std::string& at) {
+    if (n.max_properties >= 0 && std::popcount(n.required) > n.max_properties) {
+      fail(at, std::to_string(std::popcount(n.required)) + " required properties and maxProperties " + std::to_string(n.max_properties));
+    }
+    if (n.additional == kJsonNoNode && static_cast<std::int64_t>(n.properties.size()) < n.min_properties) {
+      fail(at, "minProperties " + std::to_string(n.min_properties) + " with " + std::to_string(n.properties.size()) +
+                   " properties and no other keys allowed");
+    }
   }
 
   // Refuses a pattern that matches no string of a length minLength / maxLength allow. With both
@@ -348,6 +362,8 @@ class Compiler {
       if (branches.size() > 1) {
         if (!n.enum_values.empty()) fail(where, "enum or const next to other schemas that must hold too is not supported");
         if (n.additional != kJsonAnyNode) fail(where, "additionalProperties next to other schemas that must hold too is not supported");
+        // An anyOf / oneOf whose branches overlap is a list of nodes, not one node to intersect.
+        if (!n.any_of.empty()) fail(where, "anyOf / oneOf whose branches overlap next to other schemas that must hold too is not supported");
       } else {
         m = n;
         break;
@@ -394,6 +410,7 @@ class Compiler {
       if (m.max_length >= 0 && m.min_length > m.max_length) fail(here, "minLength is above maxLength");
       if (m.pattern >= 0) check_pattern_lengths(m, here);  // one part's pattern, another's lengths
       if (m.max_properties >= 0 && m.min_properties > m.max_properties) fail(here, "minProperties is above maxProperties");
+      check_property_counts(m, here);
       if (m.bounded && !(m.types & (kJsonInteger | kJsonNumber))) fail(here, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\"");
     }
     if (branches.empty()) m = JsonSchemaNode();

@@ -414,6 +414,46 @@ TEST(JsonMatcher, PatternLengthGapsLeaveNoDeadEnd) {
   }
 }
 
+// Keys are taken only while maxProperties leaves room for the required properties still
+// missing, and a listed property is never given twice (not even as "another key"); objects no
+// value can be are refused. Found by random walks of the matcher checked with Python's
+// jsonschema: `{"b":2` left no byte to write when "c" was required and maxProperties 1.
+TEST(JsonMatcher, ObjectKeysLeaveRoomForRequiredProperties) {
+  const JsonSchema closed = schema(R"({"type": "object", "properties": {"b": {"type": "integer"}, "c": {"enum": [2.5]}},
+                                      "required": ["c"], "additionalProperties": false, "maxProperties": 1})");
+  EXPECT_FALSE(prefix(closed, R"({"b)"));
+  EXPECT_TRUE(matches(closed, R"({"c": 2.5})"));
+  const JsonSchema open = schema(R"({"type": "object", "properties": {"a": {"type": "integer"}, "c": {"type": "null"}},
+                                    "required": ["c"], "maxProperties": 2})");
+  EXPECT_TRUE(matches(open, R"({"x": 1, "c": null})"));
+  EXPECT_FALSE(prefix(open, R"({"x": 1, "y)"));  // c would not fit
+  EXPECT_FALSE(prefix(open, R"({"a": 1, "ab)"));  // another key would leave no room for c
+  EXPECT_TRUE(matches(open, R"({"a": 1, "c": null})"));
+  const JsonSchema roomy = schema(R"({"type": "object", "properties": {"a": {"type": "integer"}}})");
+  EXPECT_FALSE(prefix(roomy, R"({"a": 1, "a")"));  // a given twice, even as another key
+  EXPECT_TRUE(matches(roomy, R"({"a": 1, "ab": "x"})"));
+  std::uint32_t rng = 11;
+  for (const JsonSchema* s : {&closed, &open, &roomy}) {
+    for (int i = 0; i < 300; ++i) {
+      bool dead_end = false;
+      const std::string v = random_value(*s, rng, 3, &dead_end);
+      EXPECT_FALSE(dead_end) << v;
+    }
+  }
+  for (const auto& [text, message] : std::vector<std::pair<const char*, const char*>>{
+           {R"({"properties": {"a": {}, "b": {}}, "required": ["a", "b"], "maxProperties": 1})", "2 required properties and maxProperties 1"},
+           {R"({"properties": {"a": {}}, "additionalProperties": false, "minProperties": 2})", "minProperties 2 with 1 properties and no other keys allowed"},
+           {R"({"allOf": [{"type": "string"}, {"anyOf": [{"type": "string", "pattern": "^[a-z]*$"}, {"enum": [1]}]}]})",
+            "anyOf / oneOf whose branches overlap next to other schemas that must hold too is not supported"}}) {
+    try {
+      (void)schema(text);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 // allOf: one node that holds every branch (pydantic v1 writes a described field as allOf of one
 // $ref; a model extended by another is two object branches).
 TEST(JsonMatcher, AllOfHoldsEveryBranch) {
