@@ -604,12 +604,20 @@ class Parser {
         if (accept_op(")")) break;
       }
       first = false;
-      if (cur().type == T::kName && peek().type == T::kOperator && peek().value == "=") {
+      // jinja2's order: positional arguments, then keywords and one *iterable, then one **mapping.
+      if (accept_op("*")) {
+        if (e.b || e.c) error("*arguments after *arguments or **keywords");
+        e.b = parse_expression();
+      } else if (accept_op("**")) {
+        if (e.c) error("**keywords after **keywords");
+        e.c = parse_expression();
+      } else if (cur().type == T::kName && peek().type == T::kOperator && peek().value == "=") {
+        if (e.c) error("a keyword argument follows **keywords");
         std::string key = t_[i_].value;
         i_ += 2;
         e.kwargs.emplace_back(std::move(key), parse_expression());
       } else {
-        if (!e.kwargs.empty()) error("a positional argument follows a keyword argument");
+        if (!e.kwargs.empty() || e.b || e.c) error("a positional argument follows a keyword argument or *arguments");
         e.items.push_back(parse_expression());
       }
     }

@@ -348,13 +348,36 @@ class Renderer {
       std::string out;
       exec(def->bodies[0], local, out);
       return Value(std::move(out));
-    });
+    }, name == "caller" ? "<Macro anonymous>" : "<Macro '" + (name.empty() ? s.text : name) + "'>");  // jinja2's repr
   }
 
+  // A call's arguments: positional ones, then the items of *b; keywords, then those of **c (b
+  // and c are set only in calls that spread an iterable or a mapping).
   CallArgs eval_args(const Expr& e, const ScopePtr& scope) {
     CallArgs args;
     for (const auto& a : e.items) args.positional.push_back(eval(*a, scope));
+    if (e.b) {
+      const Value spread = eval(*e.b, scope);
+      require_defined(spread);
+      if (!spread.is_list() && !spread.is_string() && !spread.is_dict()) {
+        fail("argument after * must be an iterable, not " + spread.type_name());
+      }
+      for (Value& v : spread.iterate()) args.positional.push_back(std::move(v));
+    }
     for (const auto& [k, v] : e.kwargs) args.keyword.emplace_back(k, eval(*v, scope));
+    if (e.c) {
+      const Value spread = eval(*e.c, scope);
+      require_defined(spread);
+      if (!spread.is_dict()) fail("argument after ** must be a mapping, not " + spread.type_name());
+      for (const auto& [k, v] : spread.dict_object().items) {
+        if (!k.is_string()) fail("keywords must be strings");
+        const std::string key = k.as_string();
+        if (std::any_of(args.keyword.begin(), args.keyword.end(), [&](const auto& kv) { return kv.first == key; })) {
+          fail("got multiple values for keyword argument '" + key + "'");
+        }
+        args.keyword.emplace_back(key, v);
+      }
+    }
     return args;
   }
 

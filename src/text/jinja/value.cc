@@ -94,9 +94,9 @@ const std::vector<std::string>& Value::tuple_fields() const {
   return is_list() ? std::get<std::shared_ptr<ListObject>>(v_)->fields : kNone;
 }
 
-Value Value::function(std::string name, std::function<Value(CallArgs&)> fn) {
+Value Value::function(std::string name, std::function<Value(CallArgs&)> fn, std::string repr) {
   Value v;
-  v.v_ = std::make_shared<CallableObject>(CallableObject{std::move(name), std::move(fn)});
+  v.v_ = std::make_shared<CallableObject>(CallableObject{std::move(name), std::move(fn), std::move(repr)});
   return v;
 }
 
@@ -369,7 +369,7 @@ std::string Value::repr_at(int depth) const {
       out += "}";
       return dict_object().is_namespace ? "<Namespace " + out + ">" : out;
     }
-    case Type::kCallable: return "<function " + callable().name + ">";
+    case Type::kCallable: return callable().repr.empty() ? "<function " + callable().name + ">" : callable().repr;
   }
   return "";
 }

@@ -49,6 +49,7 @@ struct CallArgs {
 struct CallableObject {
   std::string name;
   std::function<Value(CallArgs&)> fn;
+  std::string repr;  // how it prints; "": <function NAME>
 };
 
 // An undefined value remembers what was looked up, for the error when it is used.
@@ -85,7 +86,7 @@ class Value {
   // The field names of a named tuple; empty for anything else.
   const std::vector<std::string>& tuple_fields() const;
   Value(std::shared_ptr<DictObject> d) : v_(std::move(d)) {}
-  static Value function(std::string name, std::function<Value(CallArgs&)> fn);
+  static Value function(std::string name, std::function<Value(CallArgs&)> fn, std::string repr = "");
   static Value dict();
   // JSON objects keep their key order (parse with nlohmann::ordered_json).
   static Value from_json(const nlohmann::ordered_json& j);
