@@ -533,9 +533,13 @@ bool JsonPattern::position_can_match(int q, std::int64_t at_least, std::int64_t 
   // longer than any bound.
   if (fewest >= at_least || (most != INT64_MAX && most <= at_most) || at_most == INT64_MAX) return true;
   if (at_most > lengths_cap_) return true;  // not measured this far: as the fewest and the most say
+  // Any bit of [at_least, at_most], a 64-bit word at a time.
   const std::vector<std::uint64_t>& bits = lengths_[at];
-  for (std::int64_t k = at_least; k <= at_most; ++k) {
-    if ((bits[static_cast<std::size_t>(k / 64)] >> (k % 64)) & 1) return true;
+  for (std::int64_t w = at_least / 64; w <= at_most / 64; ++w) {
+    std::uint64_t word = bits[static_cast<std::size_t>(w)];
+    if (w == at_least / 64) word &= ~std::uint64_t{0} << (at_least % 64);
+    if (w == at_most / 64 && at_most % 64 != 63) word &= (std::uint64_t{1} << (at_most % 64 + 1)) - 1;
+    if (word != 0) return true;
   }
   return false;
 }

@@ -402,7 +402,13 @@ TEST(JsonMatcher, PatternLengthGapsLeaveNoDeadEnd) {
       EXPECT_EQ(v.substr(b, e + 1 - b), s == &alternatives ? "\"abcd\"" : "\"xyxy\"") << v;
     }
   }
-  for (const char* text : {R"({"type": "string", "pattern": "^(ab|abcdef)$", "minLength": 3, "maxLength": 5})",
+  // Lengths across 64-bit words of the measured bits: 1, 70 or 130 characters, 2 to 129 allowed.
+  const JsonSchema long_ones = schema(R"({"pattern": "^(a|b{70}|c{130})$", "minLength": 2, "maxLength": 129})");
+  EXPECT_TRUE(matches(long_ones, "\"" + std::string(70, 'b') + "\""));
+  EXPECT_FALSE(prefix(long_ones, "\"c"));
+  EXPECT_FALSE(prefix(long_ones, "\"a\""));
+  for (const char* text : {R"({"pattern": "^(a|b{130})$", "minLength": 2, "maxLength": 129})",
+                           R"({"type": "string", "pattern": "^(ab|abcdef)$", "minLength": 3, "maxLength": 5})",
                            R"({"pattern": "^(xy)+$", "minLength": 5, "maxLength": 5})",
                            R"({"$defs": {"N": {"type": "string", "pattern": "^[A-Z]bbbbbb"}}, "$ref": "#/$defs/N", "maxLength": 4})"}) {
     try {
