@@ -31,13 +31,13 @@
 
 namespace staticlm {
 
-// A client error (HTTP 400): the message names the field.
 // OpenAI's limit on top_logprobs.
 inline constexpr int kMaxTopLogprobs = 20;
 // The most alternatives llama.cpp's n_probs may ask for per token (a bound on the reply's size:
 // llama.cpp has none, and all 262144 for each token of a long reply would be gigabytes).
 inline constexpr int kMaxNProbs = 1024;
 
+// A client error (HTTP 400): the message names the field.
 struct RequestError {
   std::string message;
   std::string param;  // the field, "" for the body as a whole

@@ -559,12 +559,6 @@ std::int64_t JsonPattern::fewest_to_match(const State& state) const {
   return best;
 }
 
-std::int64_t JsonPattern::most_to_match(const State& state) const {
-  std::int64_t best = -1;
-  each(state, [&](int q) { best = std::max(best, most_[static_cast<std::size_t>(q)]); });
-  return best;
-}
-
 bool JsonPattern::step(State& state, char32_t c) const {
   State next{};
   each(state, [&](int q) { merge(next, positions_[static_cast<std::size_t>(q)].follow); });

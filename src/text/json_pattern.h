@@ -48,12 +48,8 @@ class JsonPattern {
   bool accepts(const State& state) const;
   // The whole of `text` (UTF-8) matches: regex search semantics, as a validator checks it.
   bool matches(std::string_view text) const;
-  // The fewest and the most characters that can follow the state in a match (most: INT64_MAX
-  // when a loop can repeat; -1 for both when none can), so a matcher with minLength /
-  // maxLength refuses a character after which no match fits them (they could otherwise meet
-  // only at lengths the loops skip, which is not checked).
+  // The fewest characters that can follow the state in a match; -1 when none can.
   std::int64_t fewest_to_match(const State& state) const;
-  std::int64_t most_to_match(const State& state) const;
 
   // Whether a match can follow the state with between at_least and at_most more characters
   // (at_most INT64_MAX: no upper bound). Exact where measure_lengths covered at_most, or where

@@ -229,7 +229,6 @@ class Compiler {
     } else if (n.bounded && n.minimum > n.maximum) {
       fail(at, "no integer lies between the minimum and the maximum");
     }
-    if (n.max_properties >= 0 && n.min_properties > n.max_properties) fail(at, "minProperties is above maxProperties");
     check_property_counts(n, at);
     nodes_[static_cast<std::size_t>(index)] = std::move(n);
     return index;
@@ -286,9 +285,11 @@ class Compiler {
     return n;
   }
 
-  // Refuses objects no value can be: more required properties than maxProperties, or fewer
-  // properties than minProperties where no other key is allowed.
+  // Refuses objects no value can be: minProperties above maxProperties, more required
+  // properties than maxProperties, or fewer properties than minProperties where no other key is
+  // allowed.
   void check_property_counts(const JsonSchemaNode& n, const std::string& at) {
+    if (n.max_properties >= 0 && n.min_properties > n.max_properties) fail(at, "minProperties is above maxProperties");
     if (n.max_properties >= 0 && std::popcount(n.required) > n.max_properties) {
       fail(at, std::to_string(std::popcount(n.required)) + " required properties and maxProperties " + std::to_string(n.max_properties));
     }
@@ -409,7 +410,6 @@ class Compiler {
       if (m.max_items >= 0 && m.min_items > m.max_items) fail(here, "minItems is above maxItems");
       if (m.max_length >= 0 && m.min_length > m.max_length) fail(here, "minLength is above maxLength");
       if (m.pattern >= 0) check_pattern_lengths(m, here);  // one part's pattern, another's lengths
-      if (m.max_properties >= 0 && m.min_properties > m.max_properties) fail(here, "minProperties is above maxProperties");
       check_property_counts(m, here);
       if (m.bounded && !(m.types & (kJsonInteger | kJsonNumber))) fail(here, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\"");
     }
