@@ -85,6 +85,7 @@ void bench_command(const BenchArgs& a) {
                                 {"read_bandwidth_gb_s", bandwidth},
                                 {"fma_peak_gflop_s", fma_peak},
                                 {"bf16_dot_peak_gflop_s", bf16_peak},
+                                {"bf16_dot_speed_over_fma", r.bf16_dot_speed_over_fma},
                                 {"prompt_tokens", a.prompt_len},
                                 {"prefill_seconds", prefill_s},
                                 {"prefill_tok_s", prefill_tps},
@@ -130,8 +131,12 @@ void bench_command(const BenchArgs& a) {
   std::printf("compute  f32 FMA peak %.1f GFLOP/s (%s, measured)\n", fma_peak, r.fma_peak_target.c_str());
   if (bf16_peak > 0) {
     std::printf("compute  bf16 dot peak %.1f GFLOP/s (vdpbf16ps, measured)\n", bf16_peak);
+  } else if (r.bf16_dot_too_slow) {
+    std::printf("compute  bf16 dot peak not used: vdpbf16ps runs at %.2fx the f32 FMA's flops on this CPU, so bf16 "
+                "GEMMs multiply bf16-rounded activations with f32 FMAs (kernel target %s)\n",
+                r.bf16_dot_speed_over_fma, target.c_str());
   } else {
-    std::printf("compute  bf16 dot peak n/a (kernel target %s has no AVX-512 BF16)\n", target.c_str());
+    std::printf("compute  bf16 dot peak n/a (kernel target %s does not use AVX-512 BF16)\n", target.c_str());
   }
   std::string bf16_share;
   if (bf16_peak > 0) bf16_share = ", " + percent(prefill_gflop_s / bf16_peak) + " of the bf16 dot peak";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/bf16_dot_probe.h"
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/fma_peak.h"
 #include "backends/cpu/vision_prefill.h"
@@ -120,6 +121,8 @@ BenchResult run_bench(const BenchOptions& a) {
   BenchResult r;
   r.dispatch_target = cpu::kernel_target();
   r.fma_peak_target = cpu::fma_peak_target();
+  r.bf16_dot_speed_over_fma = cpu::bf16_dot_speed_over_fma();
+  r.bf16_dot_too_slow = r.bf16_dot_speed_over_fma > 0 && r.bf16_dot_speed_over_fma < cpu::kBf16DotMinSpeed;
   log(a, "bench: measuring memory read bandwidth and compute peaks...");
   measure_ceilings(pool, r);
 

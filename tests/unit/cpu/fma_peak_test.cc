@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "backends/cpu/kernels/bf16_dot_probe.h"
 #include "backends/cpu/kernels/dispatch.h"
 
 namespace staticlm::cpu {
@@ -33,6 +36,34 @@ TEST(FmaPeak, Bf16DotOnlyOnItsKernelTarget) {
   select_kernel_target("scalar");
   EXPECT_EQ(measure_bf16_dot_peak_gflop_s(pool), 0.0);
   select_kernel_target(before);
+}
+
+// The quick one-core probe that picks the default kernel target (bf16_dot_probe.h) against the
+// same ratio from the long all-thread measurements of the peaks: both must put the CPU on the
+// same side of kBf16DotMinSpeed where the long ratio is clearly on one side (the CPUs measured so
+// far: 0.48 and 2.0).
+TEST(FmaPeak, Bf16DotProbeAgreesWithThePeaks) {
+  const double probe = bf16_dot_speed_over_fma();
+  EXPECT_TRUE(std::isfinite(probe));
+  if (!cpu_has_avx512_bf16()) {
+    EXPECT_EQ(probe, 0.0);
+    return;
+  }
+  EXPECT_GT(probe, 0.05);
+  EXPECT_LT(probe, 20.0);
+  const std::string before = kernel_target();
+  const std::vector<std::string> t = kernel_targets();
+  ASSERT_TRUE(t.back().ends_with("+BF16"));
+  select_kernel_target(t.back());  // the FMA peak on the same Highway target, the bf16 one measured
+  ThreadPool pool(1);
+  const double peaks = measure_bf16_dot_peak_gflop_s(pool) / measure_fma_peak_gflop_s(pool);
+  select_kernel_target(before);
+  if (peaks < 0.7 * kBf16DotMinSpeed) {
+    EXPECT_LT(probe, kBf16DotMinSpeed) << "peaks ratio " << peaks;
+  }
+  if (peaks > 1.4 * kBf16DotMinSpeed) {
+    EXPECT_GE(probe, kBf16DotMinSpeed) << "peaks ratio " << peaks;
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "backends/cpu/kernels/bf16_dot_probe.h"
 #include "base/error.h"
 #include "hwy/highway.h"
 #include "hwy/targets.h"
@@ -17,16 +18,6 @@ struct State {
   bool scalar = false;
   bool bf16 = false;
 };
-
-bool cpu_has_avx512_bf16() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl");
-#else
-  return false;
-#endif
-}
 
 // Highway targets compiled into this binary and supported here, worst first; read once, before
 // any pin (SetSupportedTargetsForTest changes what Highway reports).
@@ -99,7 +90,7 @@ void ensure_initialised() {
   std::lock_guard<std::mutex> lock(mu());
   if (g_ready.load()) return;
   const char* env = std::getenv("STATICLM_KERNEL_TARGET");
-  apply(env != nullptr && *env != '\0' ? std::string(env) : kernel_targets().back());
+  apply(env != nullptr && *env != '\0' ? std::string(env) : default_kernel_target());
 }
 
 }  // namespace
@@ -115,6 +106,13 @@ std::vector<std::string> kernel_targets() {
     out.push_back(std::string(hwy::TargetName(best)) + "+BF16");
   }
   return out;
+}
+
+std::string default_kernel_target() {
+  const std::vector<std::string> t = kernel_targets();
+  // kernel_targets() appends the "+BF16" form right after its Highway target.
+  if (t.back().ends_with("+BF16") && bf16_dot_speed_over_fma() < kBf16DotMinSpeed) return t[t.size() - 2];
+  return t.back();
 }
 
 void select_kernel_target(const std::string& name) {

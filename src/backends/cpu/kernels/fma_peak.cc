@@ -1,6 +1,6 @@
 // Compute ceilings: register-only multiply-add loops, one per thread, all threads at once. The
 // f32 loop is Highway code compiled once per target (foreach_target re-includes this file) and
-// dispatched at run time; the bf16 loop is AVX-512 BF16 intrinsics, as the kernels use them.
+// dispatched at run time; the bf16 loop is bf16_dot_probe.h's (AVX-512 BF16 intrinsics, as the kernels use them).
 #include "backends/cpu/kernels/fma_peak.h"
 
 #include <algorithm>
@@ -8,10 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
+#include "backends/cpu/kernels/bf16_dot_probe.h"
 #include "backends/cpu/kernels/dispatch.h"
 #include "hwy/targets.h"
 
@@ -74,31 +71,6 @@ HWY_EXPORT(FmaTargetBits);
 
 namespace {
 
-#if defined(__x86_64__) || defined(__i386__)
-constexpr std::int64_t kBf16Chains = 16;
-
-// Sixteen independent vdpbf16ps chains (AVX-512 has 32 registers; 16 covers a latency of 5-6
-// at up to 2 per cycle). Compiled for AVX-512 BF16 only; called only when the CPU has it.
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) float Bf16DotChains(std::int64_t iters,
-                                                                                       float seed) {
-  const __m512 x = _mm512_set1_ps(seed * (1.0f / 1024));  // products ~1e-6: no overflow in any pass
-  const __m512bh a = _mm512_cvtne2ps_pbh(x, x);
-  const __m512bh b = _mm512_cvtne2ps_pbh(x, x);
-  __m512 c[kBf16Chains];
-  for (std::int64_t j = 0; j < kBf16Chains; ++j) c[j] = _mm512_set1_ps(0.1f * static_cast<float>(j));
-  for (std::int64_t i = 0; i < iters; ++i) {
-#pragma GCC unroll 16
-    for (std::int64_t j = 0; j < kBf16Chains; ++j) c[j] = _mm512_dpbf16_ps(c[j], a, b);
-  }
-  __m512 s = c[0];
-  for (std::int64_t j = 1; j < kBf16Chains; ++j) s = _mm512_add_ps(s, c[j]);
-  alignas(64) float lanes[16];  // summed here: g++ 12 warns inside _mm512_reduce_add_ps
-  _mm512_store_ps(lanes, s);
-  float sum = 0;
-  for (float lane : lanes) sum += lane;
-  return sum;
-}
-#endif
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -152,7 +124,7 @@ std::string fma_peak_target() {
 double measure_bf16_dot_peak_gflop_s(ThreadPool& pool) {
   if (!bf16_dot_kernels()) return 0;
 #if defined(__x86_64__) || defined(__i386__)
-  return peak_gflop_s(pool, 64.0 * kBf16Chains, Bf16DotChains);
+  return peak_gflop_s(pool, 64.0 * kBf16DotChains, bf16_dot_chains);
 #else
   (void)pool;
   return 0;
