@@ -14,6 +14,7 @@
 #include <string>
 
 #include "api/bench.h"
+#include "backends/cpu/kernels/dispatch.h"
 #include "base/median.h"
 #include "backend_option.h"
 #include "commands.h"
@@ -85,6 +86,7 @@ void bench_command(const BenchArgs& a) {
                                 {"read_bandwidth_gb_s", bandwidth},
                                 {"fma_peak_gflop_s", fma_peak},
                                 {"bf16_dot_peak_gflop_s", bf16_peak},
+                                {"bf16_dot_kernels", r.bf16_dot_kernels},
                                 {"bf16_dot_speed_over_fma", r.bf16_dot_speed_over_fma},
                                 {"prompt_tokens", a.prompt_len},
                                 {"prefill_seconds", prefill_s},
@@ -93,7 +95,7 @@ void bench_command(const BenchArgs& a) {
                                 {"prefill_gflop_s", prefill_gflop_s},
                                 {"prefill_fraction_of_peak", prefill_gflop_s / fma_peak},
                                 {"prefill_fraction_of_bf16_peak",
-                                 bf16_peak > 0 ? nlohmann::ordered_json(prefill_gflop_s / bf16_peak) : nullptr},
+                                 r.bf16_dot_kernels ? nlohmann::ordered_json(prefill_gflop_s / bf16_peak) : nullptr},
                                 {"time_to_first_token_s", first_token_s},
                                 {"decode_tokens", a.decode_tokens},
                                 {"decode_seconds", decode_s},
@@ -129,17 +131,20 @@ void bench_command(const BenchArgs& a) {
               static_cast<long long>(a.max_seq), target.c_str());
   std::printf("memory   read bandwidth %.1f GB/s (measured)\n", bandwidth);
   std::printf("compute  f32 FMA peak %.1f GFLOP/s (%s, measured)\n", fma_peak, r.fma_peak_target.c_str());
-  if (bf16_peak > 0) {
+  if (r.bf16_dot_kernels) {
     std::printf("compute  bf16 dot peak %.1f GFLOP/s (vdpbf16ps, measured)\n", bf16_peak);
-  } else if (r.bf16_dot_too_slow) {
-    std::printf("compute  bf16 dot peak not used: vdpbf16ps runs at %.2fx the f32 FMA's flops on this CPU, so bf16 "
-                "GEMMs multiply bf16-rounded activations with f32 FMAs (kernel target %s)\n",
-                r.bf16_dot_speed_over_fma, target.c_str());
+  } else if (bf16_peak > 0 && target == cpu::default_kernel_target()) {
+    std::printf("compute  bf16 dot peak %.1f GFLOP/s (vdpbf16ps, measured; not used: it runs at %.2fx the f32 FMA's "
+                "flops on this CPU, so bf16 GEMMs multiply bf16-rounded activations with f32 FMAs)\n",
+                bf16_peak, r.bf16_dot_speed_over_fma);
+  } else if (bf16_peak > 0) {
+    std::printf("compute  bf16 dot peak %.1f GFLOP/s (vdpbf16ps, measured; not used by the pinned kernel target %s)\n", bf16_peak,
+                target.c_str());
   } else {
-    std::printf("compute  bf16 dot peak n/a (kernel target %s does not use AVX-512 BF16)\n", target.c_str());
+    std::printf("compute  bf16 dot peak n/a (this CPU has no AVX-512 BF16)\n");
   }
   std::string bf16_share;
-  if (bf16_peak > 0) bf16_share = ", " + percent(prefill_gflop_s / bf16_peak) + " of the bf16 dot peak";
+  if (r.bf16_dot_kernels) bf16_share = ", " + percent(prefill_gflop_s / bf16_peak) + " of the bf16 dot peak";
   std::printf("prefill  %lld tokens in %.3f s: %.2f tok/s; %.3f GFLOP -> %.2f GFLOP/s, %s of the f32 FMA peak%s\n",
               static_cast<long long>(a.prompt_len), prefill_s, prefill_tps, flops / 1e9, prefill_gflop_s,
               percent(prefill_gflop_s / fma_peak).c_str(), bf16_share.c_str());

@@ -122,7 +122,7 @@ BenchResult run_bench(const BenchOptions& a) {
   r.dispatch_target = cpu::kernel_target();
   r.fma_peak_target = cpu::fma_peak_target();
   r.bf16_dot_speed_over_fma = cpu::bf16_dot_speed_over_fma();
-  r.bf16_dot_too_slow = r.bf16_dot_speed_over_fma > 0 && r.bf16_dot_speed_over_fma < cpu::kBf16DotMinSpeed;
+  r.bf16_dot_kernels = cpu::bf16_dot_kernels();
   log(a, "bench: measuring memory read bandwidth and compute peaks...");
   measure_ceilings(pool, r);
 

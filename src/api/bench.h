@@ -45,11 +45,11 @@ struct BenchResult {
   // The ceilings, best of a measurement before and one after the workload (GB/s, GFLOP/s; the
   // bf16 peak is 0 without AVX-512 BF16).
   double read_bandwidth_gb_s = 0, fma_peak_gflop_s = 0, bf16_dot_peak_gflop_s = 0;
-  // vdpbf16ps flops per second over f32 FMA's on one core (bf16_dot_probe.h; 0 without AVX-512
-  // BF16): what the default kernel target was chosen by; bf16_dot_too_slow when that left the
-  // BF16 kernels out (below cpu::kBf16DotMinSpeed).
+  // Whether the bf16 GEMMs ran on vdpbf16ps (the kernel target's "+BF16"); its flops per second
+  // over f32 FMA's on one core (bf16_dot_probe.h; 0 without AVX-512 BF16), what the default
+  // target was chosen by.
+  bool bf16_dot_kernels = false;
   double bf16_dot_speed_over_fma = 0;
-  bool bf16_dot_too_slow = false;
   double prefill_seconds = 0, time_to_first_token_seconds = 0, decode_seconds = 0;
   // Each decode step's seconds (the decode call and its argmax), in order: on a shared machine a
   // few steps the host preempts, and the first step's warm-up, weigh on the mean; the median

@@ -122,7 +122,7 @@ std::string fma_peak_target() {
 }
 
 double measure_bf16_dot_peak_gflop_s(ThreadPool& pool) {
-  if (!bf16_dot_kernels()) return 0;
+  if (!cpu_has_avx512_bf16()) return 0;
 #if defined(__x86_64__) || defined(__i386__)
   return peak_gflop_s(pool, 64.0 * kBf16DotChains, bf16_dot_chains);
 #else

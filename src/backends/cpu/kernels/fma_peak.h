@@ -18,8 +18,8 @@ double measure_fma_peak_gflop_s(ThreadPool& pool);
 std::string fma_peak_target();
 
 // Peak throughput of the AVX-512 BF16 dot product `vdpbf16ps` in GFLOP/s (64 flops per
-// instruction: 16 f32 lanes, each 2 bf16 multiply-adds). 0 when bf16_dot_kernels() is false
-// (the CPU lacks the instruction, or another kernel target is pinned).
+// instruction: 16 f32 lanes, each 2 bf16 multiply-adds), whether or not the kernels use it
+// (bf16_dot_kernels()); 0 when the CPU lacks the instruction.
 double measure_bf16_dot_peak_gflop_s(ThreadPool& pool);
 
 }  // namespace staticlm::cpu
