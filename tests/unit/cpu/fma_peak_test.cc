@@ -50,7 +50,12 @@ TEST(FmaPeak, Bf16DotProbeAgreesWithThePeaks) {
   EXPECT_LT(probe, 20.0);
   const std::string before = kernel_target();
   const std::vector<std::string> t = kernel_targets();
-  ASSERT_TRUE(t.back().ends_with("+BF16"));
+  if (!t.back().ends_with("+BF16")) {
+    // A build whose best Highway target is below AVX-512 (e.g. the sanitizer tree) offers no
+    // BF16 kernels, whatever the probe says.
+    EXPECT_EQ(default_kernel_target(), t.back());
+    return;
+  }
   select_kernel_target(t.back());  // the FMA peak on the same Highway target, the bf16 one measured
   ThreadPool pool(1);
   const double peaks = measure_bf16_dot_peak_gflop_s(pool) / measure_fma_peak_gflop_s(pool);
