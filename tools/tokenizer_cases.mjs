@@ -145,7 +145,56 @@ for (const behavior of behaviors) {
     decoder: { type: "Sequence", decoders: [{ type: "Replace", pattern: { String: "\u2581" }, content: " " }, { type: "ByteFallback" }, { type: "Fuse" }] } });
 }
 
-const extra = ["the-final--countdown", "a - b -- c", "x-y", "-lead", "trail-", "--", "xx", "axxb", "q", "qq aq", "a\u00a0b", "3 4 5", "a1b22c333"];
+// ---- Byte-level BPE (GPT-2 / Llama 3 / Qwen): the model sees every byte as one character. ----
+function byteLevelChars() {
+  const chars = [];
+  let next = 0x100;
+  for (let b = 0; b < 256; ++b) {
+    const self = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
+    chars.push(String.fromCodePoint(self ? b : next++));
+  }
+  return chars;
+}
+function makeByteLevelModel({ ignoreMerges = false } = {}) {
+  const chars = byteLevelChars();
+  const spell = (text) => [...new TextEncoder().encode(text)].map((b) => chars[b]).join("");
+  const vocab = {};
+  const add = (t) => { if (!(t in vocab)) vocab[t] = Object.keys(vocab).length; };
+  for (const c of chars) add(c);
+  const merges = [];
+  for (const w of [" the", "the", " hello", "hello", " world", " day", "ing", "12", " 日本", "é", "  ", "\n\n", " token"]) {
+    const cs = [...spell(w)];
+    let cur = cs[0];
+    for (let k = 1; k < cs.length; ++k) {
+      if (!merges.some(([x, y]) => x === cur && y === cs[k])) merges.push([cur, cs[k]]);
+      cur += cs[k];
+      add(cur);
+    }
+  }
+  add(spell(" xyz"));  // reachable only whole (ignore_merges)
+  return { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "",
+    fuse_unk: false, byte_fallback: false, ignore_merges: ignoreMerges, vocab, merges };
+}
+{
+  const model = makeByteLevelModel();
+  const at = added(model.vocab, [["<s>", { special: true }], ["</s>", { special: true }], ["<mask>", { lstrip: true, rstrip: true }]]);
+  cases.bytelevel_gpt2 = tokenizerJson({ model, addedTokens: at,
+    pre: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+    post: { type: "ByteLevel", add_prefix_space: true, trim_offsets: false, use_regex: true },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true } });
+}
+{
+  const model = makeByteLevelModel({ ignoreMerges: true });
+  const at = added(model.vocab, [["<s>", { special: true }], ["</s>", { special: true }], ["[SW]", { single_word: true }]]);
+  cases.bytelevel_split_prefix = tokenizerJson({ model, addedTokens: at, normalizer: { type: "NFC" },
+    pre: { type: "Sequence", pretokenizers: [
+      { type: "Split", pattern: { Regex: "(?i:'s|'t|'re)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, behavior: "Isolated", invert: false },
+      { type: "ByteLevel", add_prefix_space: true, trim_offsets: false, use_regex: false }] },
+    post: { type: "Sequence", processors: [{ type: "ByteLevel", add_prefix_space: true, trim_offsets: false, use_regex: true }, bosTemplate(model.vocab)] },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true } });
+}
+
+const extra = ["the-final--countdown", "I'm here, it's 1234567 o'clock!", "don'T STOP", "\u0000\u0001\u007f\u00ad ctrl", " xyz xyz", "tokens\n\n\nmore", "a - b -- c", "x-y", "-lead", "trail-", "--", "xx", "axxb", "q", "qq aq", "a\u00a0b", "3 4 5", "a1b22c333"];
 fs.mkdirSync(outDir, { recursive: true });
 for (const [name, tj] of Object.entries(cases)) {
   const tok = Tokenizer.fromString(JSON.stringify(tj));

@@ -10,11 +10,13 @@
 // Usage:
 //   node tools/tokenizer_reference.mjs --tokenizer FILE [--config FILE] [--gemma4]
 //        --corpus IN.jsonl --out OUT.jsonl [--engine lenml|tokenizers] [--hf-dir DIR]
-//        [--digest OUT.json] [--bos]
+//        [--digest OUT.json] [--bos] [--decode-out OUT.json [--decode-cases N]]
 // --gemma4 applies spec/gemma4.md §6.1 to a Gemma 3 tokenizer.json (19 renamed ids, <unusedN>
 // renumbered, 262144 dropped) before encoding, and --digest writes a summary of that vocabulary
 // (FNV-1a 64 of "id\ttoken\n" over all ids, the special ids, the renamed ids) for the C++ test
-// of gemma4_tokenizer_json.
+// of gemma4_tokenizer_json. --decode-out writes N (default 300) random id sequences (a third of
+// the ids below 256 or from the top of the vocabulary, where byte tokens and special tokens sit)
+// with the `tokenizers` library's decode of each, special tokens kept and skipped.
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
@@ -101,9 +103,12 @@ try {
   const { Tokenizer } = requireFrom(hfDir)("tokenizers");
   const tok = Tokenizer.fromString(JSON.stringify(tokenizerJSON));
   engines.tokenizers = async (text) => (await tok.encode(text, null, { addSpecialTokens: !!args.bos })).getIds();
+  engines.hfDecoder = tok;
 } catch (e) {
   console.error(`tokenizers: not available (${e.message.split("\n")[0]})`);
 }
+const hfDecoder = engines.hfDecoder;
+delete engines.hfDecoder;
 const engine = args.engine ?? (engines.tokenizers ? "tokenizers" : "lenml");
 if (!engines[engine]) throw new Error(`engine ${engine} is not available`);
 
@@ -123,3 +128,21 @@ for (const [i, line] of lines.entries()) {
 }
 fs.writeFileSync(args.out, out.join("\n") + "\n");
 console.error(`${lines.length} inputs, ids from ${engine}; engines: ${Object.keys(engines).join(", ")}; disagreements: ${disagreements}`);
+
+if (args["decode-out"]) {
+  if (!hfDecoder) throw new Error("--decode-out needs the tokenizers library (--hf-dir)");
+  const size = hfDecoder.getVocabSize(true);
+  let seed = 12345;  // a fixed LCG: the same cases every run
+  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  const cases = [];
+  for (let i = 0; i < Number(args["decode-cases"] ?? 300); ++i) {
+    const ids = [];
+    for (let k = 1 + Math.floor(rnd() * 12); k > 0; --k) {
+      const r = rnd();
+      ids.push(r < 0.15 ? Math.floor(rnd() * 256) : r < 0.3 ? size - 1 - Math.floor(rnd() * 300) : Math.floor(rnd() * size));
+    }
+    cases.push({ ids, text: await hfDecoder.decode(ids, false), text_skip: await hfDecoder.decode(ids, true) });
+  }
+  fs.writeFileSync(args["decode-out"], JSON.stringify(cases) + "\n");
+  console.error(`${cases.length} decode cases from tokenizers`);
+}

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "text/byte_level.h"
 #include "text/utf8.h"
 
 namespace staticlm {
@@ -147,6 +148,13 @@ std::string Decoder::decode(std::vector<std::string> tokens) const {
           next.push_back(std::move(r));
         }
         break;
+      case T::kByteLevel: {
+        // Upstream joins every token's bytes and reads them as UTF-8, lossily.
+        std::string bytes;
+        for (const std::string& t : tokens) bytes += byte_level_unspell(t);
+        next.push_back(utf8_lossy(bytes));
+        break;
+      }
       case T::kSequence:
         next = std::move(tokens);
         break;

@@ -1,5 +1,5 @@
 // Decoder: the tokenizer.json "decoder" chain (Replace, ByteFallback, Fuse, Strip, Metaspace,
-// Sequence) with the `tokenizers` library's semantics: each step maps the list of token strings
+// ByteLevel, Sequence) with the `tokenizers` library's semantics: each step maps the list of token strings
 // to a new list, and the result is their concatenation. Owns its patterns; decode() is const.
 #pragma once
 

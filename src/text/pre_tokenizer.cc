@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "text/byte_level.h"
 #include "text/normalizer.h"
 #include "text/utf8.h"
 
@@ -29,6 +30,8 @@ void PreTokenizer::add(const PreTokenizerSpec& spec, const std::string& where) {
     // Upstream compiles a {"String": s} pattern as the escaped regex, so both go through Oniguruma.
     step.regex = spec.pattern.is_regex ? Regex::compile(spec.pattern.text, where + ".pattern")
                                        : Regex::literal(spec.pattern.text);
+  } else if (spec.type == T::kByteLevel) {
+    if (spec.use_regex) step.regex = Regex::compile(std::string(kByteLevelPattern), where + " (ByteLevel's pattern)");
   } else {
     utf8_append(step.replacement, spec.replacement);
   }
@@ -73,6 +76,20 @@ void PreTokenizer::apply(const Step& step, NormalizedText&& piece, std::vector<N
       for (Cut& c : cuts) c.second = !c.second;
     }
     split_by_cuts(piece, cuts, step.spec.behavior, out);
+    return;
+  }
+  if (step.spec.type == PreTokenizerSpec::Type::kByteLevel) {
+    // Upstream: a space in front of a piece without one, the pattern's pieces, then each byte
+    // spelled as its character.
+    if (step.spec.add_prefix_space && piece.text.compare(0, 1, " ") != 0) prepend_text(piece, " ");
+    const std::size_t first = out.size();
+    if (step.regex) {
+      step.regex->find_all(piece.text, matches);
+      split_by_cuts(piece, cuts_from_matches(piece.text.size(), matches), SplitBehavior::kIsolated, out);
+    } else if (!piece.text.empty()) {
+      out.push_back(std::move(piece));
+    }
+    for (std::size_t i = first; i < out.size(); ++i) byte_level_spell(out[i]);
     return;
   }
   // Metaspace: spaces become the replacement, maybe a replacement in front, then split before each.

@@ -1,4 +1,4 @@
-// PreTokenizer: the tokenizer.json "pre_tokenizer" (Split, Metaspace, Sequence) with the
+// PreTokenizer: the tokenizer.json "pre_tokenizer" (Split, Metaspace, ByteLevel, Sequence) with the
 // `tokenizers` library's semantics: it cuts normalized pieces into smaller pieces, each of which
 // the model then encodes on its own. Owns its compiled patterns; const methods are thread-safe.
 #pragma once
@@ -28,7 +28,7 @@ class PreTokenizer {
  private:
   struct Step {
     PreTokenizerSpec spec;          // children unused (a Sequence is flattened)
-    std::unique_ptr<Regex> regex;   // kSplit
+    std::unique_ptr<Regex> regex;   // kSplit; kByteLevel with use_regex
     std::string replacement;        // kMetaspace, as UTF-8
   };
   void add(const PreTokenizerSpec& spec, const std::string& where);

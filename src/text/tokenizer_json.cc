@@ -170,6 +170,11 @@ PreTokenizerSpec read_pre_tokenizer(const Reader& r, element e, const std::strin
     p.replacement = r.single_char(r.required(o, "replacement", field), field + ".replacement");
     p.prepend_scheme = read_prepend_scheme(r, o, field);
     p.split = r.flag(o, "split", true, field);
+  } else if (type == "ByteLevel") {
+    p.type = T::kByteLevel;
+    p.add_prefix_space = r.flag(o, "add_prefix_space", true, field);
+    p.use_regex = r.flag(o, "use_regex", true, field);
+    r.flag(o, "trim_offsets", true, field);  // offsets only: ids do not depend on it
   } else if (type == "Sequence") {
     p.type = T::kSequence;
     std::size_t i = 0;
@@ -177,7 +182,7 @@ PreTokenizerSpec read_pre_tokenizer(const Reader& r, element e, const std::strin
       p.children.push_back(read_pre_tokenizer(r, c, field + ".pretokenizers[" + std::to_string(i++) + "]"));
     }
   } else {
-    r.refuse(field, "pre-tokenizer type \"" + type + "\" is not supported (supported: Split, Metaspace, Sequence)");
+    r.refuse(field, "pre-tokenizer type \"" + type + "\" is not supported (supported: Split, Metaspace, ByteLevel, Sequence)");
   }
   return p;
 }
@@ -208,6 +213,8 @@ DecoderSpec read_decoder(const Reader& r, element e, const std::string& field) {
     d.type = T::kMetaspace;
     d.replacement = r.single_char(r.required(o, "replacement", field), field + ".replacement");
     d.prepend_scheme = read_prepend_scheme(r, o, field);
+  } else if (type == "ByteLevel") {
+    d.type = T::kByteLevel;  // its add_prefix_space / trim_offsets / use_regex do not change decoding
   } else if (type == "Sequence") {
     d.type = T::kSequence;
     std::size_t i = 0;
@@ -215,7 +222,7 @@ DecoderSpec read_decoder(const Reader& r, element e, const std::string& field) {
       d.children.push_back(read_decoder(r, c, field + ".decoders[" + std::to_string(i++) + "]"));
     }
   } else {
-    r.refuse(field, "decoder type \"" + type + "\" is not supported (supported: Replace, ByteFallback, Fuse, Strip, Metaspace, Sequence)");
+    r.refuse(field, "decoder type \"" + type + "\" is not supported (supported: Replace, ByteFallback, Fuse, Strip, Metaspace, ByteLevel, Sequence)");
   }
   return d;
 }
@@ -282,19 +289,32 @@ BpeSpec read_model(const Reader& r, element e) {
   return m;
 }
 
-TemplateSpec read_post_processor(const Reader& r, element e) {
-  const std::string field = "post_processor";
+// TemplateProcessing (special ids around the text), ByteLevel (offsets only: no ids), or a
+// Sequence of those holding at most one template.
+std::optional<TemplateSpec> read_post_processor(const Reader& r, element e, const std::string& field) {
   const object o = r.obj(e, field);
   const std::string type = r.type_of(o, field);
-  if (type != "TemplateProcessing") {
-    r.refuse(field, "post-processor type \"" + type + "\" is not supported (supported: TemplateProcessing)");
+  if (type == "ByteLevel") return std::nullopt;
+  if (type == "Sequence") {
+    std::optional<TemplateSpec> t;
+    std::size_t i = 0;
+    for (element c : r.arr(r.required(o, "processors", field), field + ".processors")) {
+      const std::string at = field + ".processors[" + std::to_string(i++) + "]";
+      std::optional<TemplateSpec> part = read_post_processor(r, c, at);
+      if (part && t) r.refuse(at, "a second TemplateProcessing in one sequence is not supported");
+      if (part) t = std::move(part);
+    }
+    return t;
   }
-  const object specials = r.obj(r.required(o, "special_tokens", field), "post_processor.special_tokens");
+  if (type != "TemplateProcessing") {
+    r.refuse(field, "post-processor type \"" + type + "\" is not supported (supported: TemplateProcessing, ByteLevel, Sequence)");
+  }
+  const object specials = r.obj(r.required(o, "special_tokens", field), field + ".special_tokens");
   TemplateSpec t;
   bool seen_sequence = false;
   std::size_t i = 0;
-  for (element piece : r.arr(r.required(o, "single", field), "post_processor.single")) {
-    const std::string at = "post_processor.single[" + std::to_string(i++) + "]";
+  for (element piece : r.arr(r.required(o, "single", field), field + ".single")) {
+    const std::string at = field + ".single[" + std::to_string(i++) + "]";
     const object p = r.obj(piece, at);
     if (auto seq = r.member(p, "Sequence")) {
       const std::string_view id = r.str(r.required(r.obj(*seq, at + ".Sequence"), "id", at + ".Sequence"), at + ".Sequence.id");
@@ -304,8 +324,8 @@ TemplateSpec read_post_processor(const Reader& r, element e) {
     } else if (auto sp = r.member(p, "SpecialToken")) {
       const std::string name(r.str(r.required(r.obj(*sp, at + ".SpecialToken"), "id", at + ".SpecialToken"), at + ".SpecialToken.id"));
       auto entry = r.member(specials, name);
-      if (!entry) r.fail(at, "special token \"" + name + "\" is not listed in post_processor.special_tokens");
-      const std::string where = "post_processor.special_tokens[\"" + name + "\"].ids";
+      if (!entry) r.fail(at, "special token \"" + name + "\" is not listed in " + field + ".special_tokens");
+      const std::string where = field + ".special_tokens[\"" + name + "\"].ids";
       auto& target = seen_sequence ? t.after : t.before;
       for (element id : r.arr(r.required(r.obj(*entry, where), "ids", where), where)) {
         const std::int64_t v = r.integer(id, where);
@@ -316,7 +336,7 @@ TemplateSpec read_post_processor(const Reader& r, element e) {
       r.fail(at, "expected {\"SpecialToken\": ...} or {\"Sequence\": ...}");
     }
   }
-  if (!seen_sequence) r.fail("post_processor.single", "the template never places sequence A");
+  if (!seen_sequence) r.fail(field + ".single", "the template never places sequence A");
   return t;
 }
 
@@ -355,7 +375,7 @@ TokenizerSpec parse_tokenizer_json(std::string_view json, const std::string& nam
   if (auto n = r.member(root, "normalizer")) spec.normalizer = read_normalizer(r, *n, "normalizer");
   if (auto p = r.member(root, "pre_tokenizer")) spec.pre_tokenizer = read_pre_tokenizer(r, *p, "pre_tokenizer");
   spec.model = read_model(r, r.required(root, "model", "top level"));
-  if (auto p = r.member(root, "post_processor")) spec.post_processor = read_post_processor(r, *p);
+  if (auto p = r.member(root, "post_processor")) spec.post_processor = read_post_processor(r, *p, "post_processor");
   if (auto d = r.member(root, "decoder")) spec.decoder = read_decoder(r, *d, "decoder");
   return spec;
 }

@@ -46,7 +46,7 @@ enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWith
 enum class PrependScheme { kAlways, kNever, kFirst };
 
 struct PreTokenizerSpec {
-  enum class Type { kSplit, kMetaspace, kSequence };
+  enum class Type { kSplit, kMetaspace, kByteLevel, kSequence };
   Type type = Type::kSequence;
   PatternSpec pattern;                    // kSplit
   SplitBehavior behavior = SplitBehavior::kRemoved;
@@ -54,6 +54,8 @@ struct PreTokenizerSpec {
   char32_t replacement = U'\u2581';       // kMetaspace
   PrependScheme prepend_scheme = PrependScheme::kAlways;
   bool split = true;                      // kMetaspace: split on the replacement character
+  bool add_prefix_space = true;           // kByteLevel: a space before a piece that has none
+  bool use_regex = true;                  // kByteLevel: split with byte_level.h's pattern first
   std::vector<PreTokenizerSpec> children;  // kSequence
 };
 
@@ -80,7 +82,7 @@ struct BpeSpec {
 };
 
 struct DecoderSpec {
-  enum class Type { kReplace, kByteFallback, kFuse, kStrip, kMetaspace, kSequence };
+  enum class Type { kReplace, kByteFallback, kFuse, kStrip, kMetaspace, kByteLevel, kSequence };
   Type type = Type::kSequence;
   PatternSpec pattern;  // kReplace
   std::string content;  // kReplace: replacement; kStrip: the character to strip

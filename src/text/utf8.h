@@ -15,6 +15,9 @@ std::size_t utf8_first_invalid(std::string_view s);
 
 inline bool is_valid_utf8(std::string_view s) { return utf8_first_invalid(s) == std::string_view::npos; }
 
+// s with each maximal ill-formed subsequence replaced by U+FFFD (Rust's String::from_utf8_lossy).
+std::string utf8_lossy(std::string_view s);
+
 // Length of the sequence that starts with this lead byte (1 for bytes that cannot lead).
 inline int utf8_sequence_length(unsigned char lead) {
   if (lead < 0x80) return 1;

@@ -69,7 +69,10 @@ TEST(TokenizerErrors, UnsupportedComponentsAreNamed) {
   expect_error(make_json(R"({"type": "BertNormalizer"})"), ErrorKind::kUnsupported, "normalizer type \"BertNormalizer\" is not supported");
   expect_error(make_json(R"({"type": "Sequence", "normalizers": [{"type": "Lowercase"}]})"), ErrorKind::kUnsupported,
                "normalizer.normalizers[0]: normalizer type \"Lowercase\" is not supported");
-  expect_error(make_json("null", R"({"type": "ByteLevel"})"), ErrorKind::kUnsupported, "pre-tokenizer type \"ByteLevel\" is not supported");
+  expect_error(make_json("null", R"({"type": "Whitespace"})"), ErrorKind::kUnsupported, "pre-tokenizer type \"Whitespace\" is not supported");
+  expect_error(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3})", "[]",
+                         R"({"type": "Sequence", "processors": [{"type": "ByteLevel"}, {"type": "BertProcessing"}]})"),
+               ErrorKind::kUnsupported, "post_processor.processors[1]: post-processor type \"BertProcessing\" is not supported");
   expect_error(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3})", "[]", "null",
                          R"({"type": "WordPiece"})"),
                ErrorKind::kUnsupported, "decoder type \"WordPiece\" is not supported");

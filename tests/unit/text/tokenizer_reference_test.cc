@@ -3,6 +3,7 @@
 // tools/tokenizer_reference.mjs for the corpus that tools/make_text_corpus.py generates.
 #include <gtest/gtest.h>
 
+#include "text/detokenizer.h"
 #include "text/utf8.h"
 #include "text_test_util.h"
 
@@ -52,6 +53,38 @@ TEST(TokenizerReference, CorpusIsLargeAndVaried) {
   EXPECT_TRUE(empty);
   EXPECT_TRUE(crlf);
   EXPECT_TRUE(zwj);
+}
+
+// Byte-level BPE tokenizers as published (Llama 3, Qwen 3: a regex Split, ByteLevel spelling,
+// ignore_merges, a ByteLevel + TemplateProcessing post-processor, the ByteLevel decoder), which
+// scripts/setup.sh fetches into .deps/byte-level-tokenizers: the corpus's ids, and the text of
+// random id sequences (special tokens kept and skipped, pushed one id at a time into the
+// incremental detokenizer too), equal the `tokenizers` library's (tools/tokenizer_reference.mjs
+// wrote the fixtures).
+TEST(TokenizerReference, ByteLevelTokenizersMatchTheTokenizersLibrary) {
+  for (const std::string name : {"llama3", "qwen3"}) {
+    SCOPED_TRACE(name);
+    const std::string path = std::string(STATICLM_DEPS_DIR) + "/byte-level-tokenizers/" + name + ".json";
+    ASSERT_TRUE(file_exists(path)) << path << " is missing: run scripts/setup.sh";
+    const std::unique_ptr<Tokenizer> tok = Tokenizer::load(path);
+    expect_reference_ids(*tok, "text/reference_ids_" + name + ".jsonl");
+    const nlohmann::json cases = nlohmann::json::parse(read_file(fixture("text/decode_" + name + ".json")));
+    ASSERT_GE(cases.size(), 300u);
+    std::size_t replaced = 0;
+    for (const auto& c : cases) {
+      const auto ids = c["ids"].get<std::vector<int>>();
+      const std::string text = c["text"].get<std::string>();
+      EXPECT_EQ(tok->decode(ids), text) << c["ids"].dump();
+      EXPECT_EQ(tok->decode(ids, true), c["text_skip"].get<std::string>()) << c["ids"].dump();
+      IncrementalDetokenizer stream(*tok);
+      std::string streamed;
+      for (int id : ids) streamed += stream.push(id);
+      streamed += stream.finish();
+      EXPECT_EQ(streamed, text) << c["ids"].dump();
+      replaced += text.find("\xEF\xBF\xBD") != std::string::npos;
+    }
+    EXPECT_GE(replaced, 10u);  // the cases reach lone and cut-short UTF-8 bytes
+  }
 }
 
 TEST(TokenizerReference, Gemma3IdsMatchTheTokenizersLibrary) {
