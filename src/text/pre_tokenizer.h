@@ -1,4 +1,4 @@
-// PreTokenizer: the tokenizer.json "pre_tokenizer" (Split, Metaspace, ByteLevel, Sequence) with the
+// PreTokenizer: the tokenizer.json "pre_tokenizer" (Split, Metaspace, ByteLevel, Digits, Sequence) with the
 // `tokenizers` library's semantics: it cuts normalized pieces into smaller pieces, each of which
 // the model then encodes on its own. Owns its compiled patterns; const methods are thread-safe.
 #pragma once

@@ -175,6 +175,9 @@ PreTokenizerSpec read_pre_tokenizer(const Reader& r, element e, const std::strin
     p.add_prefix_space = r.flag(o, "add_prefix_space", true, field);
     p.use_regex = r.flag(o, "use_regex", true, field);
     r.flag(o, "trim_offsets", true, field);  // offsets only: ids do not depend on it
+  } else if (type == "Digits") {
+    p.type = T::kDigits;
+    p.individual_digits = r.flag(o, "individual_digits", false, field);
   } else if (type == "Sequence") {
     p.type = T::kSequence;
     std::size_t i = 0;
@@ -182,7 +185,7 @@ PreTokenizerSpec read_pre_tokenizer(const Reader& r, element e, const std::strin
       p.children.push_back(read_pre_tokenizer(r, c, field + ".pretokenizers[" + std::to_string(i++) + "]"));
     }
   } else {
-    r.refuse(field, "pre-tokenizer type \"" + type + "\" is not supported (supported: Split, Metaspace, ByteLevel, Sequence)");
+    r.refuse(field, "pre-tokenizer type \"" + type + "\" is not supported (supported: Split, Metaspace, ByteLevel, Digits, Sequence)");
   }
   return p;
 }

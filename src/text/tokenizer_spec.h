@@ -46,7 +46,7 @@ enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWith
 enum class PrependScheme { kAlways, kNever, kFirst };
 
 struct PreTokenizerSpec {
-  enum class Type { kSplit, kMetaspace, kByteLevel, kSequence };
+  enum class Type { kSplit, kMetaspace, kByteLevel, kDigits, kSequence };
   Type type = Type::kSequence;
   PatternSpec pattern;                    // kSplit
   SplitBehavior behavior = SplitBehavior::kRemoved;
@@ -56,6 +56,7 @@ struct PreTokenizerSpec {
   bool split = true;                      // kMetaspace: split on the replacement character
   bool add_prefix_space = true;           // kByteLevel: a space before a piece that has none
   bool use_regex = true;                  // kByteLevel: split with byte_level.h's pattern first
+  bool individual_digits = false;         // kDigits: each digit alone (else runs of digits)
   std::vector<PreTokenizerSpec> children;  // kSequence
 };
 

@@ -55,14 +55,15 @@ TEST(TokenizerReference, CorpusIsLargeAndVaried) {
   EXPECT_TRUE(zwj);
 }
 
-// Byte-level BPE tokenizers as published (Llama 3, Qwen 3: a regex Split, ByteLevel spelling,
-// ignore_merges, a ByteLevel + TemplateProcessing post-processor, the ByteLevel decoder), which
+// Byte-level BPE tokenizers as published (Llama 3, Qwen 3, Command R+: a regex Split or Digits,
+// ByteLevel spelling, ignore_merges, NFC, a ByteLevel + TemplateProcessing post-processor, the
+// ByteLevel decoder), which
 // scripts/setup.sh fetches into .deps/byte-level-tokenizers: the corpus's ids, and the text of
 // random id sequences (special tokens kept and skipped, pushed one id at a time into the
 // incremental detokenizer too), equal the `tokenizers` library's (tools/tokenizer_reference.mjs
 // wrote the fixtures).
 TEST(TokenizerReference, ByteLevelTokenizersMatchTheTokenizersLibrary) {
-  for (const std::string name : {"llama3", "qwen3"}) {
+  for (const std::string name : {"llama3", "qwen3", "command_r_plus"}) {
     SCOPED_TRACE(name);
     const std::string path = std::string(STATICLM_DEPS_DIR) + "/byte-level-tokenizers/" + name + ".json";
     ASSERT_TRUE(file_exists(path)) << path << " is missing: run scripts/setup.sh";
