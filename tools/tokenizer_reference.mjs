@@ -90,6 +90,7 @@ if (args.digest) {
 }
 
 const engines = {};
+let hfTokenizer = null;  // the tokenizers library's, for --decode-out
 const requireFrom = (dir) => createRequire(path.join(dir, "noop.js"));
 try {
   const { TokenizerLoader } = requireFrom(path.join(root, ".deps/node"))("@lenml/tokenizers");
@@ -103,12 +104,10 @@ try {
   const { Tokenizer } = requireFrom(hfDir)("tokenizers");
   const tok = Tokenizer.fromString(JSON.stringify(tokenizerJSON));
   engines.tokenizers = async (text) => (await tok.encode(text, null, { addSpecialTokens: !!args.bos })).getIds();
-  engines.hfDecoder = tok;
+  hfTokenizer = tok;
 } catch (e) {
   console.error(`tokenizers: not available (${e.message.split("\n")[0]})`);
 }
-const hfDecoder = engines.hfDecoder;
-delete engines.hfDecoder;
 const engine = args.engine ?? (engines.tokenizers ? "tokenizers" : "lenml");
 if (!engines[engine]) throw new Error(`engine ${engine} is not available`);
 
@@ -130,8 +129,8 @@ fs.writeFileSync(args.out, out.join("\n") + "\n");
 console.error(`${lines.length} inputs, ids from ${engine}; engines: ${Object.keys(engines).join(", ")}; disagreements: ${disagreements}`);
 
 if (args["decode-out"]) {
-  if (!hfDecoder) throw new Error("--decode-out needs the tokenizers library (--hf-dir)");
-  const size = hfDecoder.getVocabSize(true);
+  if (!hfTokenizer) throw new Error("--decode-out needs the tokenizers library (--hf-dir)");
+  const size = hfTokenizer.getVocabSize(true);
   let seed = 12345;  // a fixed LCG: the same cases every run
   const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
   const cases = [];
@@ -141,7 +140,7 @@ if (args["decode-out"]) {
       const r = rnd();
       ids.push(r < 0.15 ? Math.floor(rnd() * 256) : r < 0.3 ? size - 1 - Math.floor(rnd() * 300) : Math.floor(rnd() * size));
     }
-    cases.push({ ids, text: await hfDecoder.decode(ids, false), text_skip: await hfDecoder.decode(ids, true) });
+    cases.push({ ids, text: await hfTokenizer.decode(ids, false), text_skip: await hfTokenizer.decode(ids, true) });
   }
   fs.writeFileSync(args["decode-out"], JSON.stringify(cases) + "\n");
   console.error(`${cases.length} decode cases from tokenizers`);

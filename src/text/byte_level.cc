@@ -1,6 +1,7 @@
 #include "text/byte_level.h"
 
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "text/utf8.h"
@@ -14,16 +15,15 @@ bool stands_for_itself(unsigned b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0x
 constexpr char32_t kMapEnd = 0x144;
 
 struct Tables {
-  std::array<char32_t, 256> spell{};
-  std::array<std::string, 256> utf8;
+  std::array<std::string, 256> utf8;  // the character that spells each byte, as UTF-8
   std::array<int, kMapEnd> byte{};  // -1: not in the map
   Tables() {
     byte.fill(-1);
     char32_t next = 0x100;
     for (unsigned b = 0; b < 256; ++b) {
-      spell[b] = stands_for_itself(b) ? static_cast<char32_t>(b) : next++;
-      utf8_append(utf8[b], spell[b]);
-      byte[spell[b]] = static_cast<int>(b);
+      const char32_t c = stands_for_itself(b) ? static_cast<char32_t>(b) : next++;
+      utf8_append(utf8[b], c);
+      byte[c] = static_cast<int>(b);
     }
   }
 };
@@ -33,14 +33,13 @@ const Tables& tables() {
   return t;
 }
 
-}  // namespace
-
-char32_t byte_level_char(unsigned char b) { return tables().spell[b]; }
-
+// The byte that character c spells, or nothing for a character outside the map.
 std::optional<unsigned char> byte_level_byte(char32_t c) {
   if (c >= kMapEnd || tables().byte[c] < 0) return std::nullopt;
   return static_cast<unsigned char>(tables().byte[c]);
 }
+
+}  // namespace
 
 void byte_level_spell(NormalizedText& t) {
   const Tables& tab = tables();

@@ -4,19 +4,12 @@
 // other 68 bytes in increasing order for U+0100, U+0101, ... (so ' ' is U+0120 'Ġ').
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 
 #include "text/normalized_text.h"
 
 namespace staticlm {
-
-// The character that spells byte b.
-char32_t byte_level_char(unsigned char b);
-
-// The byte that character c spells, or nothing for a character outside the map.
-std::optional<unsigned char> byte_level_byte(char32_t c);
 
 // Replaces every byte of t by its character (UTF-8), each keeping the origin of its byte.
 void byte_level_spell(NormalizedText& t);

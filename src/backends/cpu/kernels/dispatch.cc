@@ -13,12 +13,6 @@ namespace staticlm::cpu {
 
 namespace {
 
-struct State {
-  std::string name;
-  bool scalar = false;
-  bool bf16 = false;
-};
-
 // Highway targets compiled into this binary and supported here, worst first; read once, before
 // any pin (SetSupportedTargetsForTest changes what Highway reports).
 const std::vector<std::int64_t>& hwy_targets() {

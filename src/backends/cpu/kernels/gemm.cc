@@ -87,11 +87,11 @@ HWY_INLINE void Transpose16(__m512 r[16]) {
   for (int i = 0; i < 16; ++i) r[i] = t[i];
 }
 
-// The first kc / 16 * 16 depths of 16 columns of F32 or BF16 W, from W[j][p0], into
-// dst[kk * kNr + c]: 16 x 16 blocks widened and transposed in registers. The scalar loop packed
-// one element at a time and cost about 13% of a 512-row bf16 GEMM on AVX-512
-// (BM_Gemm/512/1/1: 127 -> 150 GFLOP/s without any packing). Returns the depths packed.
-std::int64_t PackColumns16(const GemmArgs& a, std::int64_t j, std::int64_t p0, std::int64_t kc, float* dst) {
+// Depths p0 .. p0 + kc of 16 columns of F32 or BF16 W from row j on, into dst[kk * kNr + c]:
+// 16 x 16 blocks widened and transposed in registers, the last kc % 16 depths one by one. The
+// scalar loop packed one element at a time and cost about 13% of a 512-row bf16 GEMM on AVX-512
+// (BM_Gemm/512/1/1: 127 -> 150 GFLOP/s without any packing).
+void PackColumns16(const GemmArgs& a, std::int64_t j, std::int64_t p0, std::int64_t kc, float* dst) {
   std::int64_t kk = 0;
   for (; kk + 16 <= kc; kk += 16) {
     __m512 r[16];
@@ -107,7 +107,13 @@ std::int64_t PackColumns16(const GemmArgs& a, std::int64_t j, std::int64_t p0, s
     Transpose16(r);
     for (int i = 0; i < 16; ++i) _mm512_storeu_ps(dst + (kk + i) * kNr, r[i]);
   }
-  return kk;
+  for (std::int64_t i = 0; i < 16; ++i) {
+    const std::int64_t off = (j + i) * a.ldw + p0;
+    for (std::int64_t d = kk; d < kc; ++d) {
+      dst[d * kNr + i] = a.wtype == DType::kF32 ? static_cast<const float*>(a.w)[off + d]
+                                                : bf16_to_f32(static_cast<const std::uint16_t*>(a.w)[off + d]);
+    }
+  }
 }
 #endif
 
@@ -119,17 +125,7 @@ void PackPanel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t
     std::int64_t c = 0;
 #if HWY_TARGET <= HWY_AVX3
     if (a.wtype == DType::kF32 || a.wtype == DType::kBF16) {
-      for (; c + 16 <= kNr && p * kNr + c + 16 <= nc; c += 16) {
-        const std::int64_t done = PackColumns16(a, j0 + p * kNr + c, p0, kc, dst + c);
-        for (std::int64_t i = 0; i < 16; ++i) {  // the last kc % 16 depths
-          const std::int64_t off = (j0 + p * kNr + c + i) * a.ldw + p0;
-          for (std::int64_t kk = done; kk < kc; ++kk) {
-            dst[kk * kNr + c + i] = a.wtype == DType::kF32
-                                        ? static_cast<const float*>(a.w)[off + kk]
-                                        : bf16_to_f32(static_cast<const std::uint16_t*>(a.w)[off + kk]);
-          }
-        }
-      }
+      for (; c + 16 <= kNr && p * kNr + c + 16 <= nc; c += 16) PackColumns16(a, j0 + p * kNr + c, p0, kc, dst + c);
     }
 #endif
     for (; c < kNr; ++c) {
