@@ -15,6 +15,7 @@
 #include "backends/cpu/kernels/activations.h"
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/dispatch.h"
+#include "backends/cpu/kernels/gemv_vnni.h"
 #include "backends/cpu/kernels/matmul.h"
 #include "base/bandwidth.h"
 #include "quant/formats.h"
@@ -234,6 +235,24 @@ void BM_GeluTanhMul(benchmark::State& state) {
   state.SetLabel(kernel_target());
 }
 BENCHMARK(BM_GeluTanhMul);
+
+// A decode GEMV's activation row quantized to int8 groups (prepare_vnni_row: the caller does it
+// alone before each quantized decode GEMV, so it is serial time in every decode step). args:
+// dtype (3 q8, 4 q4, 5 npu-w4 U4), k. Items: activations.
+void BM_PrepareVnniRow(benchmark::State& state) {
+  const DType dt = state.range(0) == 3 ? DType::kI8 : state.range(0) == 4 ? DType::kI4 : DType::kU4;
+  const std::int64_t k = state.range(1);
+  if (!vnni_kernels()) return state.SkipWithError("no AVX-512 VNNI kernels on this CPU");
+  const auto x = wave(static_cast<std::size_t>(k), 0.37);
+  VnniRow row;
+  for (auto _ : state) {
+    prepare_vnni_row(x.data(), k, dt, row);
+    benchmark::DoNotOptimize(row.xq.data());
+  }
+  state.SetItemsProcessed(state.iterations() * k);
+  state.SetLabel(kernel_target());
+}
+BENCHMARK(BM_PrepareVnniRow)->ArgsProduct({{3, 4, 5}, {1536, 12288}});
 
 }  // namespace
 }  // namespace staticlm::cpu

@@ -132,7 +132,9 @@ BenchResult run_bench(const BenchOptions& a) {
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
   auto backend = create_backend(a.backend, *ck, profile, bo);
-  auto runtime = Runtime::create(*backend, ck->config(), ck->layers());
+  RuntimeOptions ro;
+  ro.pool = &pool;
+  auto runtime = Runtime::create(*backend, ck->config(), ck->layers(), ro);
 
   // A fixed prompt of ordinary text ids after <bos>; speed does not depend on which ids.
   std::vector<std::int64_t> prompt(static_cast<std::size_t>(a.prompt_len));

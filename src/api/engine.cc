@@ -52,6 +52,7 @@ std::unique_ptr<Engine> make_engine(const Model::Impl& model, const SessionOptio
   e->tap = std::make_unique<VisionTap>(*backend);
   RuntimeOptions ro;
   ro.mask_fill_value = static_cast<float>(config.mask_fill_value);
+  ro.pool = &pool;
   e->runtime = Runtime::create(*e->tap, model.checkpoint->config(), model.checkpoint->layers(), ro);
   return e;
 }

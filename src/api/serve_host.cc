@@ -66,7 +66,7 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   // A missing or unreadable chat template is refused now, not at the first request.
   if (!a.chat_template.empty()) find_chat_template(a.model, a.chat_template);
   h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images};
-  h->engine_ = std::make_unique<ServeEngine>(*h->backend_, ck, *h->tokenizer_, ServeOptions{a.slots, a.queue});
+  h->engine_ = std::make_unique<ServeEngine>(*h->backend_, ck, *h->tokenizer_, ServeOptions{a.slots, a.queue, h->pool_.get()});
   return h;
 }
 

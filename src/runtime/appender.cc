@@ -168,7 +168,7 @@ std::span<const float> Appender::run(RuntimeState& st, std::int64_t q, std::span
   const TensorView last{DType::kF32, Shape{1, 1, d}, hidden_.data() + (count - 1) * d};
   const TensorBuffer lout = buffer_of(logits_, {1, 1, t.vocab_size});
   b.run(kLmHead, std::span(&last, 1), std::span(&lout, 1));
-  apply_final_softcap(logits_, t.final_logit_softcapping);
+  apply_final_softcap(logits_, t.final_logit_softcapping, st.pool);
   return logits_;
 }
 

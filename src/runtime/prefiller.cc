@@ -188,7 +188,7 @@ std::span<const float> Prefiller::run(RuntimeState& st, const PrefillInput& in) 
   const TensorView last{DType::kF32, Shape{1, 1, d}, hidden_.data() + (valid - 1) * d};
   const TensorBuffer lout = f32_buffer(logits_, {1, 1, t.vocab_size});
   b.run(kLmHead, std::span(&last, 1), std::span(&lout, 1));
-  apply_final_softcap(logits_, t.final_logit_softcapping);
+  apply_final_softcap(logits_, t.final_logit_softcapping, st.pool);
   st.past_len = valid;
   st.prefilled = true;
   return logits_;

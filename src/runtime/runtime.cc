@@ -83,7 +83,7 @@ std::unique_ptr<Runtime> Runtime::create(Backend& backend, const ModelConfig& co
   }
   check_backend(backend, config, layers);
   std::unique_ptr<Runtime> rt(new Runtime());
-  rt->state_ = std::make_unique<RuntimeState>(backend, config, layers, options.mask_fill_value);
+  rt->state_ = std::make_unique<RuntimeState>(backend, config, layers, options.mask_fill_value, options.pool);
   rt->prefiller_ = std::make_unique<Prefiller>(*rt->state_);
   rt->decoder_ = std::make_unique<TokenGenerator>(*rt->state_);
   rt->appender_ = std::make_unique<Appender>(*rt->state_);

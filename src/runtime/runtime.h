@@ -26,6 +26,9 @@ namespace staticlm {
 
 struct RuntimeOptions {
   float mask_fill_value = kDefaultMaskFill;  // the additive mask's "forbidden" value
+  // Threads for the host's own per-step work (the soft-cap of every logit); null: the calling
+  // thread. The back end's pool may serve: host and back end never run at the same time.
+  ThreadPool* pool = nullptr;
 };
 
 class Runtime {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/layer_table.h"
 #include "runtime/kv_cache.h"
@@ -16,13 +17,14 @@
 namespace staticlm {
 
 struct RuntimeState {
-  RuntimeState(Backend& b, ModelConfig c, std::vector<LayerInfo> l, float fill);
+  RuntimeState(Backend& b, ModelConfig c, std::vector<LayerInfo> l, float fill, ThreadPool* host_pool);
 
   Backend& backend;
   const ModelConfig config;
   const std::vector<LayerInfo> layers;
   const std::int64_t max_seq;
   const float mask_fill;
+  ThreadPool* const pool;  // host threads (RuntimeOptions::pool), may be null
   std::vector<std::vector<float>> inv_freq;  // [layer][head_dim / 2]
 
   KvCache cache;

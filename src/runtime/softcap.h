@@ -6,9 +6,12 @@
 #include <optional>
 #include <span>
 
+#include "base/thread_pool.h"
+
 namespace staticlm {
 
-// No-op when cap is unset (a config without final_logit_softcapping).
-void apply_final_softcap(std::span<float> logits, std::optional<double> cap);
+// No-op when cap is unset (a config without final_logit_softcapping). With a pool, its threads
+// take parts of the logits (the same values: each logit is capped alone).
+void apply_final_softcap(std::span<float> logits, std::optional<double> cap, ThreadPool* pool = nullptr);
 
 }  // namespace staticlm

@@ -117,7 +117,7 @@ std::span<const float> TokenGenerator::step(RuntimeState& st, std::int64_t token
   const TensorBuffer lout = f32_buffer(logits_, {1, 1, t.vocab_size});
   const TensorView h = f32_view(hidden_, {1, 1, d});
   b.run(kLmHead, std::span(&h, 1), std::span(&lout, 1));
-  apply_final_softcap(logits_, t.final_logit_softcapping);
+  apply_final_softcap(logits_, t.final_logit_softcapping, st.pool);
   st.past_len = past + 1;
   return logits_;
 }

@@ -630,7 +630,9 @@ ServeEngine::ServeEngine(Backend& backend, const Checkpoint& ck, const Tokenizer
   check_fits_memory(static_cast<double>(options.slots) * prefill_mask_bytes(ck.layers(), max_seq),
                     "--slots " + std::to_string(options.slots) + " with max_seq " + std::to_string(max_seq) +
                         ": the slots' prefill attention masks ([1, 1, max_seq, max_seq] f32)");
-  for (Slot& s : slots_) s.runtime = Runtime::create(backend, ck.config(), ck.layers());
+  RuntimeOptions ro;
+  ro.pool = options.pool;  // used from the engine's one worker thread, as the back end uses it
+  for (Slot& s : slots_) s.runtime = Runtime::create(backend, ck.config(), ck.layers(), ro);
   worker_ = std::thread([this] { loop(); });
 }
 

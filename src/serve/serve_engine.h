@@ -142,6 +142,7 @@ std::string props_reply(const RequestContext& context, int slots);
 struct ServeOptions {
   int slots = 1;
   int queue = 8;  // requests that may wait while one runs
+  ThreadPool* pool = nullptr;  // the runtimes' host threads (RuntimeOptions::pool)
 };
 
 class ServeEngine {

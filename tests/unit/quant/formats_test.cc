@@ -331,5 +331,53 @@ TEST(QuantizedMatrix, Q8GemvKeepsTheActivationResidual) {
   if (!ran) GTEST_SKIP() << "no AVX-512 VNNI target on this CPU";
 }
 
+// The q4 GEMV's activation row (prepare_vnni_row for I4): groups of 32 consecutive columns,
+// each quantized with scale max|x| / 127 and rounded to nearest even, stored in the order the
+// weight's nibbles unpack to (per 128 columns the even ones, then the odd ones; a last 64
+// columns in halves of 32), with per group -8 * scale * (sum of the group's int8 values), and
+// the row's sum of scale * sum. Exact: whole blocks of 16 groups are computed 16 at a time and
+// the rest one group at a time, and both must equal this scalar model bit for bit. Widths: under
+// one block, one block, blocks plus a last 64 columns, E2B's widths.
+TEST(QuantizedMatrix, PrepareVnniRowI4EqualsTheScalarRounding) {
+  const std::string saved = cpu::kernel_target();
+  bool ran = false;
+  for (const std::string& target : cpu::kernel_targets()) {
+    cpu::select_kernel_target(target);
+    if (!cpu::vnni_kernels()) continue;
+    ran = true;
+    for (const std::int64_t k : {64, 192, 512, 1088, 1536, 2048, 12288}) {
+      std::vector<float> x = random_vec(k, 11 + static_cast<std::uint32_t>(k));
+      for (std::int64_t i = 0; i < 32; ++i) x[i] = 0.0f;  // an all-zero group
+      x[k - 7] = 1e4f;                                     // a group of one large value and small ones
+      cpu::VnniRow row;
+      cpu::prepare_vnni_row(x.data(), k, DType::kI4, row);
+      ASSERT_EQ(row.xq.size(), static_cast<std::size_t>(k));
+      ASSERT_EQ(row.scale.size(), static_cast<std::size_t>(k / 32));
+      ASSERT_EQ(row.group_bias.size(), static_cast<std::size_t>(k / 32));
+      double total = 0;
+      for (std::int64_t g = 0; g < k / 32; ++g) {
+        float m = 0;
+        for (std::int64_t i = 0; i < 32; ++i) m = std::max(m, std::abs(x[g * 32 + i]));
+        const float scale = m / 127.0f;
+        int sum = 0;
+        for (std::int64_t i = 0; i < 32; ++i) {
+          const std::int64_t c = g * 32 + i, unit = c / 128 * 128, half = unit + 128 <= k ? 64 : 32;
+          const std::int64_t at = unit + (c - unit) % 2 * half + (c - unit) / 2;
+          const auto q = static_cast<int>(int8_activation(x[c], scale, false).q);
+          sum += q;
+          ASSERT_EQ(row.xq[at], q) << target << " k=" << k << " column " << c;
+        }
+        ASSERT_EQ(row.scale[g], scale) << target << " k=" << k << " group " << g;
+        ASSERT_EQ(row.group_bias[g], -8.0f * scale * static_cast<float>(sum)) << target << " k=" << k << " group " << g;
+        total += static_cast<double>(scale) * sum;
+      }
+      EXPECT_EQ(row.total, static_cast<float>(total)) << target << " k=" << k;
+      EXPECT_EQ(row.scale[0], 0.0f);
+    }
+  }
+  cpu::select_kernel_target(saved);
+  if (!ran) GTEST_SKIP() << "no AVX-512 VNNI target on this CPU";
+}
+
 }  // namespace
 }  // namespace staticlm::quant

@@ -135,7 +135,7 @@ TEST(Append, BucketedPrefillEqualsFullPrefill) {
 TEST(Append, PicksTheSmallestBucketThatHoldsTheTokens) {
   const RandomModel m(8);
   auto b = backend(m, 64, {4, 16, 32});
-  const RuntimeState state(*b, m.config, m.layers, -120.0f);
+  const RuntimeState state(*b, m.config, m.layers, -120.0f, nullptr);
   const Appender ap(state);
   EXPECT_EQ(ap.pick_bucket(64, 0, 3), 4);
   EXPECT_EQ(ap.pick_bucket(64, 0, 4), 4);

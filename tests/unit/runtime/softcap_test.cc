@@ -23,6 +23,22 @@ TEST(Softcap, MatchesStdTanhWithinAFewUlp) {
   }
 }
 
+// With a pool the threads cap parts of the logits: every value as the calling thread alone
+// caps it (E2B's vocabulary plus a tail, so the parts end inside a vector width too), and every
+// value capped (none left out at a part's edge).
+TEST(Softcap, PoolCapsEveryLogitAsOneThreadDoes) {
+  std::vector<float> x(262144 + 5);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.01f * static_cast<float>(static_cast<int>(i % 20011) - 10005);
+  std::vector<float> alone = x, shared = x;
+  apply_final_softcap(alone, 30.0);
+  ThreadPool pool(2);
+  apply_final_softcap(shared, 30.0, &pool);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(shared[i], alone[i]) << "logit " << i;
+    if (std::abs(x[i]) > 1.0f) ASSERT_LT(std::abs(shared[i]), std::abs(x[i])) << "logit " << i << " not capped";
+  }
+}
+
 TEST(Softcap, NoCapLeavesLogitsAlone) {
   std::vector<float> x = {1e6f, -3.0f, 0.5f};
   apply_final_softcap(x, std::nullopt);
