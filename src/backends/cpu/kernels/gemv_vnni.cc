@@ -331,10 +331,6 @@ STATICLM_VNNI_TARGET void to_nibble_order(const float* x, std::int64_t k, float*
   }
 }
 
-// Lane g of the result = the max or the sum of the 16 lanes of v[g] (v is overwritten): four
-// rounds, each pairing the vectors and taking, with two permutes, the front and the back half of
-// every group's partial results, which one max or add combines. Instead of a horizontal reduction per vector
-// (a chain of 4 dependent shuffles and ops each): 45 independent instructions for all 16.
 // Permute indices of reduce16's rounds: round r leaves p = 8 >> r partial results per group.
 // Output lane o: group o / p (the first 8 / p from a, the rest from b), partial o % p; its front
 // half at 2 p (group % (8 / p)) + o % p, its back half p further. Bit 4 of an index selects b.
