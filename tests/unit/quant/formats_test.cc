@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -283,18 +284,28 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
   cpu::select_kernel_target(saved);
 }
 
-// The q8 GEMV's activations: int8 per group plus an int8 residual in 1/254 steps. With one
-// value per lane group 1000 times the others, the others fall below half a step of the int8
-// rounding (lost without the residual) but keep about 1/254 of a step: the result must equal
-// that two-level rounding, be far closer to f32 than the int8 rounding alone, and not be f32.
-TEST(QuantizedMatrix, Q8GemvKeepsTheActivationResidual) {
-  ThreadPool pool(2);
+// Runs body(target) on every kernel target with the VNNI kernels, then restores the dispatched
+// target; false when the CPU has none.
+bool on_vnni_targets(const std::function<void(const std::string&)>& body) {
   const std::string saved = cpu::kernel_target();
   bool ran = false;
   for (const std::string& target : cpu::kernel_targets()) {
     cpu::select_kernel_target(target);
     if (!cpu::vnni_kernels()) continue;
     ran = true;
+    body(target);
+  }
+  cpu::select_kernel_target(saved);
+  return ran;
+}
+
+// The q8 GEMV's activations: int8 per group plus an int8 residual in 1/254 steps. With one
+// value per lane group 1000 times the others, the others fall below half a step of the int8
+// rounding (lost without the residual) but keep about 1/254 of a step: the result must equal
+// that two-level rounding, be far closer to f32 than the int8 rounding alone, and not be f32.
+TEST(QuantizedMatrix, Q8GemvKeepsTheActivationResidual) {
+  ThreadPool pool(2);
+  const bool ran = on_vnni_targets([&](const std::string& target) {
     const std::int64_t m = 8, k = 512;
     std::vector<std::vector<std::uint8_t>> keep;
     const QuantizedCase qc = make_case(DType::kI8, random_vec(m * k, 7, 0.05f), m, k, keep);
@@ -326,8 +337,7 @@ TEST(QuantizedMatrix, Q8GemvKeepsTheActivationResidual) {
     // Per value the residual leaves 1/254 of a step against a whole value (RMS 1 here, a step
     // 7.9): expected squared ratio about 1e-4.
     EXPECT_LT(fine_err, coarse_err / 400) << target;
-  }
-  cpu::select_kernel_target(saved);
+  });
   if (!ran) GTEST_SKIP() << "no AVX-512 VNNI target on this CPU";
 }
 
@@ -339,12 +349,7 @@ TEST(QuantizedMatrix, Q8GemvKeepsTheActivationResidual) {
 // the rest one group at a time, and both must equal this scalar model bit for bit. Widths: under
 // one block, one block, blocks plus a last 64 columns, E2B's widths.
 TEST(QuantizedMatrix, PrepareVnniRowI4EqualsTheScalarRounding) {
-  const std::string saved = cpu::kernel_target();
-  bool ran = false;
-  for (const std::string& target : cpu::kernel_targets()) {
-    cpu::select_kernel_target(target);
-    if (!cpu::vnni_kernels()) continue;
-    ran = true;
+  const bool ran = on_vnni_targets([](const std::string& target) {
     for (const std::int64_t k : {64, 192, 512, 1088, 1536, 2048, 12288}) {
       std::vector<float> x = random_vec(k, 11 + static_cast<std::uint32_t>(k));
       for (std::int64_t i = 0; i < 32; ++i) x[i] = 0.0f;  // an all-zero group
@@ -374,8 +379,7 @@ TEST(QuantizedMatrix, PrepareVnniRowI4EqualsTheScalarRounding) {
       EXPECT_EQ(row.total, static_cast<float>(total)) << target << " k=" << k;
       EXPECT_EQ(row.scale[0], 0.0f);
     }
-  }
-  cpu::select_kernel_target(saved);
+  });
   if (!ran) GTEST_SKIP() << "no AVX-512 VNNI target on this CPU";
 }
 

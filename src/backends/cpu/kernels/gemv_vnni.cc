@@ -429,11 +429,9 @@ STATICLM_VNNI_TARGET void prepare_i4_block(const float* x, std::int64_t g0, Vnni
   const __m512i sum = reduce16<false>(v);
   _mm512_storeu_ps(out.scale.data() + g0, scale);
   _mm512_storeu_ps(out.group_bias.data() + g0, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(-8.0f), scale), _mm512_cvtepi32_ps(sum)));
-  alignas(64) float scale_of[16];
   alignas(64) std::int32_t sum_of[16];
-  _mm512_store_ps(scale_of, scale);
   _mm512_store_si512(sum_of, sum);
-  for (int g = 0; g < 16; ++g) total += static_cast<double>(scale_of[g]) * sum_of[g];
+  for (int g = 0; g < 16; ++g) total += static_cast<double>(out.scale[static_cast<std::size_t>(g0 + g)]) * sum_of[g];
 }
 
 STATICLM_VNNI_TARGET void prepare_i4(const float* x, VnniRow& out) {
