@@ -46,8 +46,29 @@ std::int64_t stored_at(std::int64_t e, std::int64_t k, bool nibble_order) {
 // T0 2 KiB 55 / 45, T1 1 KiB 48 / 48 (read bandwidth about 70 GB/s).
 constexpr std::int64_t kPrefetchBytes = 1024;
 
+// And, on Intel CPUs, each stream further ahead into L2 only: on the Intel machine (Xeon model
+// 207, read ceiling 32-34 GB/s) the nibble formats streamed at 85-90% of it with the T0
+// prefetch alone. Measured (BM_Gemv/[345]/2/{6144/0/1536, 1536/0/6144}, GiB/s, mean over the
+// six of three alternated rounds): T0 1 KiB alone 28.5; with T1 2 KiB 29.3, 3 KiB 29.4, 4 KiB
+// 29.5, 8 KiB 29.1; T2 4 KiB 29.3; T0 2 KiB + T1 6 KiB 29.6; no prefetch at all 23.5. E2B
+// decode, `staticlm bench -p 32 -n 64`, four alternated pairs: q4 88.9 -> 91.2%, npu-w4 90.2 ->
+// 94.5%, q8 93.7 -> 96.0% of the ceiling. On the AMD EPYC machine of 2026-12-02 the same
+// second prefetch (T1 3 or 4 KiB) made every format slower (docs/quantization.md), so it is
+// chosen by vendor at run time (l2_prefetch()).
+constexpr std::int64_t kPrefetchL2Bytes = 4096;
+
+bool l2_prefetch() {
+  static const bool intel = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("intel") != 0;
+  }();
+  return intel;
+}
+
+template <bool kL2>
 STATICLM_VNNI_TARGET inline void prefetch(const void* p) {
   _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+  if constexpr (kL2) _mm_prefetch(static_cast<const char*>(p) + kPrefetchL2Bytes, _MM_HINT_T1);
 }
 
 // I4's group scales are four more streams (one per weight stream, 2 bytes per 32 columns) that
@@ -117,7 +138,7 @@ STATICLM_VNNI_TARGET inline void split_nibbles(const std::uint8_t* p, __m512i c,
 // convert and one multiply-add by the lane scales. kFine (I8): a second dot product with the
 // activations' int8 residual (xq_fine, in steps of 1/kFineSteps of the first's), so q8 decode
 // keeps about 15 bits of each activation.
-template <int kRows, bool kFlip, bool kFine>
+template <int kRows, bool kFlip, bool kFine, bool kL2>
 STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w, std::int64_t stride, float* out,
                                          std::int64_t out_stride) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80)), zero = _mm512_setzero_si512();
@@ -136,7 +157,7 @@ STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w
       const __m512i xv = load(xq + o);
       const __m512i xv_fine = kFine ? load(xf + o) : zero;
       for (int i = 0; i < kRows; ++i) {
-        prefetch(w + i * stride + o);
+        prefetch<kL2>(w + i * stride + o);
         const __m512i wv = byte_block<kFlip>(w + i * stride + o, flip);
         a[i] = dpbusd(a[i], wv, xv);
         if constexpr (kFine) r[i] = dpbusd(r[i], wv, xv_fine);
@@ -154,7 +175,7 @@ STATICLM_VNNI_TARGET void dot_bytes_rows(const VnniRow& x, const std::uint8_t* w
 
 // kRows U4 rows `stride` bytes apart, as dot_bytes_rows: each 64-byte load gives two zmm of
 // nibbles (even and odd columns); a last 64 columns (32 bytes) use the half layout.
-template <int kRows>
+template <int kRows, bool kL2>
 STATICLM_VNNI_TARGET void dot_u4_rows(const VnniRow& x, const std::uint8_t* w, std::int64_t stride, float* out,
                                       std::int64_t out_stride) {
   const __m512i zero = _mm512_setzero_si512();
@@ -169,7 +190,7 @@ STATICLM_VNNI_TARGET void dot_u4_rows(const VnniRow& x, const std::uint8_t* w, s
     for (; e + 128 <= end; e += 128) {
       const __m512i xlo = load(xq + e), xhi = load(xq + e + kBlock);
       for (int i = 0; i < kRows; ++i) {
-        prefetch(w + i * stride + e / 2);
+        prefetch<kL2>(w + i * stride + e / 2);
         __m512i lo, hi;
         split_nibbles(w + i * stride + e / 2, zero, lo, hi);
         a[i] = dpbusd(a[i], lo, xlo);
@@ -193,7 +214,7 @@ STATICLM_VNNI_TARGET void dot_u4_rows(const VnniRow& x, const std::uint8_t* w, s
 // nibble zmm are group q of the load: two dot products, then one convert and multiply-add by the
 // scales spread with `pick[q]`. The +8 that makes the nibbles unsigned is removed per group with
 // group_bias. A last 64 columns (two groups) use the half layout and `pick_half`.
-template <int kRows>
+template <int kRows, bool kL2>
 STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, const std::uint16_t* scales,
                                       std::int64_t stride, const __m512i* pick, const __m512i& pick_half, float* out) {
   // stride: rows between the kRows rows (weights k / 2 bytes a row, scales k / 32, out 1).
@@ -221,7 +242,7 @@ STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, c
       const __m512i xlo = load(xq + c0 + 128 * q), xhi = load(xq + c0 + 128 * q + kBlock);
       for (int r = 0; r < kRows; ++r) {
         const std::uint8_t* p = w + r * stride * row_bytes + c0 / 2 + 64 * q;
-        prefetch(p);
+        prefetch<kL2>(p);
         __m512i lo, hi;
         split_nibbles(p, eight, lo, hi);
         const __m512i d = dpbusd(dpbusd(zero, lo, xlo), hi, xhi);
@@ -241,6 +262,7 @@ STATICLM_VNNI_TARGET void dot_i4_rows(const VnniRow& x, const std::uint8_t* w, c
   for (int r = 0; r < kRows; ++r) out[r * stride] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r], fb[r]));
 }
 
+template <bool kL2>
 STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, float* y, std::int64_t j0,
                                          std::int64_t j1) {
   const auto* w = static_cast<const std::uint8_t*>(a.w);
@@ -249,7 +271,7 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
     case DType::kI8: {
       const auto* s = static_cast<const float*>(a.scales);
       in_streams(j0, j1, [&](std::int64_t j, std::int64_t part, auto n) {
-        dot_bytes_rows<decltype(n)::value, true, true>(x, w + j * k, part * k, y + j, part);
+        dot_bytes_rows<decltype(n)::value, true, true, kL2>(x, w + j * k, part * k, y + j, part);
       });
       for (std::int64_t j = j0; j < j1; ++j) y[j] *= s[j];
       return;
@@ -260,9 +282,9 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
       const std::int64_t row = a.wtype == DType::kU8 ? k : k / 2;
       in_streams(j0, j1, [&](std::int64_t j, std::int64_t part, auto n) {
         if (a.wtype == DType::kU8) {
-          dot_bytes_rows<decltype(n)::value, false, false>(x, w + j * row, part * row, y + j, part);
+          dot_bytes_rows<decltype(n)::value, false, false, kL2>(x, w + j * row, part * row, y + j, part);
         } else {
-          dot_u4_rows<decltype(n)::value>(x, w + j * row, part * row, y + j, part);
+          dot_u4_rows<decltype(n)::value, kL2>(x, w + j * row, part * row, y + j, part);
         }
       });
       for (std::int64_t j = j0; j < j1; ++j) y[j] = (y[j] - static_cast<float>(a.zero_points[j]) * x.total) * s[j];
@@ -282,7 +304,7 @@ STATICLM_VNNI_TARGET void gemv_vnni_impl(const VnniRow& x, const GemmArgs& a, fl
       const auto* s = static_cast<const std::uint16_t*>(a.scales);
       const std::int64_t groups = k / quant::kQ4Group;
       in_streams(j0, j1, [&](std::int64_t j, std::int64_t part, auto n) {
-        dot_i4_rows<decltype(n)::value>(x, w + j * (k / 2), s + j * groups, part, pick, pick_half, y + j);
+        dot_i4_rows<decltype(n)::value, kL2>(x, w + j * (k / 2), s + j * groups, part, pick, pick_half, y + j);
       });
       return;
     }
@@ -557,7 +579,11 @@ STATICLM_VNNI_TARGET void prepare_vnni_row(const float* x, std::int64_t k, DType
 }
 
 void gemv_vnni(const VnniRow& x, const GemmArgs& a, float* y, std::int64_t j0, std::int64_t j1) {
-  gemv_vnni_impl(x, a, y, j0, j1);
+  if (l2_prefetch()) {
+    gemv_vnni_impl<true>(x, a, y, j0, j1);
+  } else {
+    gemv_vnni_impl<false>(x, a, y, j0, j1);
+  }
 }
 
 }  // namespace staticlm::cpu
