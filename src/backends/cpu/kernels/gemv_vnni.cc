@@ -50,7 +50,8 @@ constexpr std::int64_t kPrefetchBytes = 1024;
 // 207, read ceiling 32-34 GB/s) the nibble formats streamed at 85-90% of it with the T0
 // prefetch alone. Measured (BM_Gemv/[345]/2/{6144/0/1536, 1536/0/6144}, GiB/s, mean over the
 // six of three alternated rounds): T0 1 KiB alone 28.5; with T1 2 KiB 29.3, 3 KiB 29.4, 4 KiB
-// 29.5, 8 KiB 29.1; T2 4 KiB 29.3; T0 2 KiB + T1 6 KiB 29.6; no prefetch at all 23.5. E2B
+// 29.5, 8 KiB 29.1; T2 4 KiB 29.3; T0 2 KiB + T1 6 KiB 29.6 (another set: T0 1 KiB alone 28.0,
+// + T1 4 KiB 28.9, no prefetch at all 23.1). E2B
 // decode, `staticlm bench -p 32 -n 64`, four alternated pairs: q4 88.9 -> 91.2%, npu-w4 90.2 ->
 // 94.5%, q8 93.7 -> 96.0% of the ceiling. On the AMD EPYC machine of 2026-12-02 the same
 // second prefetch (T1 3 or 4 KiB) made every format slower (docs/quantization.md), so it is
