@@ -23,6 +23,8 @@ using nlohmann::json;
 const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "format", "$schema",
                                             "$id", "$comment", "strict", "$defs", "definitions", "readOnly",
                                             "writeOnly", "deprecated", "name",
+                                            // Annotations in Draft 2020-12 (a validator does not check them).
+                                            "contentEncoding", "contentMediaType", "contentSchema",
                                             // OpenAPI's hint of which property tells oneOf's branches apart
                                             // (pydantic writes it); the branches say the same.
                                             "discriminator"};
@@ -181,13 +183,24 @@ class Compiler {
       }
     }
     if (s.contains("required")) {
+      const auto listed = [&](const std::string& name) {
+        return std::find_if(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; });
+      };
+      // A required name that "properties" does not list is still a key the object must have,
+      // its value whatever additionalProperties allows: listed here with that schema.
       for (const json& r : s["required"]) {
         if (!r.is_string()) fail(at + "/required", "expected property names, got " + r.dump());
         const std::string name = escaped(r.get<std::string>());
-        const auto it = std::find_if(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; });
-        if (it == n.properties.end()) fail(at + "/required", "'" + r.get<std::string>() + "' is not among the properties");
-        n.required |= std::uint64_t{1} << (it - n.properties.begin());
+        if (listed(name) != n.properties.end()) continue;
+        if (n.additional == kJsonNoNode) {
+          fail(at + "/required", "'" + r.get<std::string>() + "' is required, but it is not among the properties and "
+                                 "additionalProperties is false: no object is valid");
+        }
+        if (n.properties.size() >= 64) fail(at + "/required", "more than 64 properties are not supported");
+        n.properties.emplace_back(name, n.additional);
+        std::sort(n.properties.begin(), n.properties.end());
       }
+      for (const json& r : s["required"]) n.required |= std::uint64_t{1} << (listed(escaped(r.get<std::string>())) - n.properties.begin());
     }
     if (n.pattern >= 0 && !n.enum_values.empty()) {
       // The pattern holds for string values: keep the ones it matches.

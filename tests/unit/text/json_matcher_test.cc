@@ -117,6 +117,39 @@ TEST(JsonMatcher, ObjectSchemaWithRequiredAndNoOtherKeys) {
   EXPECT_TRUE(prefix(s, R"({"name": "Al", "age": 1, "tags": [)"));
 }
 
+// JSON Schema's "required" names keys the object must have whether or not "properties" lists
+// them; an unlisted one's value is whatever additionalProperties allows.
+TEST(JsonMatcher, RequiredKeysOutsideThePropertiesTakeTheAdditionalSchema) {
+  const JsonSchema any = schema(R"({"type": "object", "required": ["a"]})");
+  EXPECT_TRUE(matches(any, R"({"a": 1})"));
+  EXPECT_TRUE(matches(any, R"({"b": [true], "a": {"x": null}})"));
+  EXPECT_FALSE(matches(any, R"({})"));
+  EXPECT_FALSE(matches(any, R"({"b": 1})"));
+  EXPECT_FALSE(prefix(any, R"({"a": 1, "a")"));  // given twice
+  const JsonSchema typed = schema(R"({"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["a", "b"],
+      "additionalProperties": {"type": "string"}})");
+  EXPECT_TRUE(matches(typed, R"({"b": 2, "a": "x"})"));
+  EXPECT_TRUE(matches(typed, R"({"a": "x", "b": 2, "c": "y"})"));
+  EXPECT_FALSE(prefix(typed, R"({"a": 1)"));  // a takes additionalProperties' schema
+  EXPECT_FALSE(matches(typed, R"({"b": 2})"));
+  EXPECT_FALSE(matches(typed, R"({"a": "x"})"));
+  // What the matcher writes always holds both keys, and never stops short of a whole value
+  // (maxProperties leaves room for no other key, so random bytes find the two).
+  const JsonSchema two = schema(R"({"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["a", "b"],
+      "additionalProperties": {"type": "string", "maxLength": 3}, "maxProperties": 2})");
+  std::uint32_t rng = 7;
+  for (int i = 0; i < 200; ++i) {
+    bool dead_end = false;
+    const std::string text = random_value(two, rng, 4, &dead_end);
+    ASSERT_FALSE(dead_end) << text;
+    const nlohmann::json v = nlohmann::json::parse(text);
+    ASSERT_TRUE(v.contains("a") && v["a"].is_string()) << text;
+    ASSERT_TRUE(v.contains("b") && v["b"].is_number_integer()) << text;
+  }
+  // Annotations of Draft 2020-12 constrain nothing.
+  EXPECT_TRUE(matches(schema(R"({"type": "string", "contentEncoding": "base64", "contentMediaType": "image/png"})"), "\"x\""));
+}
+
 TEST(JsonMatcher, EnumsConstsAnyOfAndRefs) {
   const JsonSchema e = schema(R"({"enum": [1, 12, "x", null, {"a": [1]}]})");
   for (const char* ok : {"1", "12", "\"x\"", "null", "{\"a\":[1]}"}) EXPECT_TRUE(matches(e, ok)) << ok;
@@ -640,7 +673,8 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
       {R"({"oneOf": [{"type": "object"}, {"anyOf": [{"type": "string"}, {"type": "object", "required": ["a"], "properties": {"a": {}}}]}]})",
        "json_schema at /oneOf/1: a value could match this branch and branch 0"},
       {R"({"$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing'"},
-      {R"({"properties": {"a": {}}, "required": ["b"]})", "json_schema at /required: 'b' is not among the properties"},
+      {R"({"properties": {"a": {}}, "required": ["b"], "additionalProperties": false})",
+       "json_schema at /required: 'b' is required, but it is not among the properties and additionalProperties is false"},
       {"{", "json_schema: not valid JSON"},
       {"[1]", "json_schema at /: expected a schema"},
   };
