@@ -109,6 +109,8 @@ std::vector<Value> sorted(std::vector<Value> items, const std::function<Value(co
   return out;
 }
 
+}  // namespace
+
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -123,6 +125,8 @@ std::string html_escape(const std::string& s) {
   }
   return out;
 }
+
+namespace {
 
 Value do_indent(const Value& input, Args& a) {
   const Value w = a.get(0, "width", Value(4));
@@ -583,12 +587,15 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     const std::size_t pos = by == "key" ? 0 : 1;
     return Value(sorted(std::move(items), [&](const Value& t) { return fold_case(t.list()[pos], cs); }, a.flag(2, "reverse", false)));
   }
-  if (name == "escape" || name == "e" || name == "forceescape") return Value(html_escape(v.str()));
+  // Markup in: escape gives it back as it is; forceescape escapes its text again.
+  if (name == "escape" || name == "e") return v.is_markup() ? v : Value::markup(html_escape(v.str()));
+  if (name == "forceescape") return Value::markup(html_escape(v.str()));
   if (name == "first") {
     const std::vector<Value> items = v.iterate();
     return items.empty() ? Value::undefined("No first item, sequence was empty.") : items.front();
   }
-  if (name == "last") {
+  if (name == "last") {  // jinja2: next(iter(reversed(value)))
+    if (v.is_generator()) fail("'generator' object is not reversible");
     const std::vector<Value> items = v.iterate();
     return items.empty() ? Value::undefined("No last item, sequence was empty.") : items.back();
   }
@@ -596,10 +603,10 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "float") return do_float(v, a);
   if (name == "format") {  // jinja2's: str(value) % (kwargs or args)
     if (!raw.positional.empty() && !raw.keyword.empty()) fail("can't handle positional and keyword arguments at the same time");
-    if (raw.keyword.empty()) return Value(percent_format(v.str(), Value(raw.positional, true)));
+    if (raw.keyword.empty()) return binary_op("%", v.is_markup() ? v : Value(v.str()), Value(raw.positional, true));
     Value named = Value::dict();
     for (const auto& [k, x] : raw.keyword) named.dict_object().set(Value(k), x);
-    return Value(percent_format(v.str(), named));
+    return binary_op("%", v.is_markup() ? v : Value(v.str()), named);
   }
   if (name == "groupby") {
     // jinja2's: sorted by the attribute (case-folded unless case_sensitive), consecutive equal
@@ -662,7 +669,7 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
     return Value(std::move(items));
   }
   if (name == "round") return do_round(v, a);
-  if (name == "safe") return Value(v.str());
+  if (name == "safe") return v.is_markup() ? v : Value::markup(v.str());
   if (name == "slice") {  // jinja2's: `slices` columns, the first length % slices one longer
     const std::int64_t slices = a.integer(0, "slices", 0);
     if (slices <= 0) fail("slice(): slices must be positive");
@@ -793,6 +800,13 @@ bool has_test(const std::string& name) {
 
 Value apply_filter(const std::string& name, const Value& input, CallArgs& args) {
   Value out = do_filter(name, input, args);
+  // These call Markup's own methods on a Markup value (soft_str keeps it), which return Markup.
+  static const std::vector<std::string> kKeepMarkup = {"capitalize", "center", "indent", "lower", "upper",
+                                                        "string", "trim", "truncate", "reverse"};
+  if (input.is_markup() && out.is_string() && !out.is_markup() &&
+      std::find(kKeepMarkup.begin(), kKeepMarkup.end(), name) != kKeepMarkup.end()) {
+    return Value::markup(out.as_string());
+  }
   // jinja2's generators: these filters' lists behave as one (a string's reverse is a string).
   static const std::vector<std::string> kGenerators = {"batch", "items", "map", "reject", "rejectattr",
                                                         "reverse", "select", "selectattr", "slice", "unique"};
@@ -819,9 +833,10 @@ bool apply_test(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "callable") return v.is_callable() || v.is_undefined();
   if (name == "iterable") return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.dict_object().is_namespace);
   if (name == "sequence") {
-    return v.is_undefined() || v.is_string() || (v.is_list() && !v.is_generator()) || (v.is_dict() && !v.dict_object().is_namespace);
+    return v.is_undefined() || v.is_string() || (v.is_list() && (!v.is_iterator_like() || v.view_type() == "range")) ||
+           (v.is_dict() && !v.dict_object().is_namespace);
   }
-  if (name == "escaped") return false;
+  if (name == "escaped") return v.is_markup();  // jinja2: hasattr(value, "__html__")
   if (name == "lower" || name == "upper") {  // jinja2: str(value).islower() / .isupper()
     const std::string t = v.str();
     return name == "lower" ? py::lower(t) == t && py::upper(t) != t : py::upper(t) == t && py::lower(t) != t;
@@ -888,11 +903,12 @@ Value make_globals(const std::function<std::tm()>& now) {
     const std::int64_t start = n.size() == 1 ? 0 : n[0], stop = n.size() == 1 ? n[0] : n[1], step = n.size() == 3 ? n[2] : 1;
     if (step == 0) fail("range() arg 3 must not be zero");
     std::vector<Value> out;
-    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    for (std::int64_t i = start; step > 0 ? i < stop : i > stop;) {
       out.emplace_back(i);
       if (out.size() > 100000) fail("range(): too many items (the limit is 100000)");
+      if (__builtin_add_overflow(i, step, &i)) break;  // past the 64-bit range: past stop too
     }
-    return Value(std::move(out));
+    return Value::range(start, stop, step, std::move(out));
   }));
   auto make_dict = [](CallArgs& c, bool ns) {
     Value r = Value::dict();

@@ -25,6 +25,8 @@ Value get_item(const Value& obj, const Value& key);
 Value slice_value(const Value& obj, const Value& start, const Value& stop, const Value& step);
 // A binary operator: + - * / // % ** ~.
 Value binary_op(const std::string& op, const Value& a, const Value& b);
+// markupsafe's escape: & < > " ' as &amp; &lt; &gt; &#34; &#39;.
+std::string html_escape(const std::string& s);
 // `a in b`.
 bool contains(const Value& container, const Value& item);
 

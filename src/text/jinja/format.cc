@@ -57,12 +57,13 @@ std::string ascii_escaped(const std::string& s) {
 }
 
 // One conversion with printf flags/width/precision.
-std::string convert(char conv, const std::string& flags, int width, int precision, const Value& v) {
+std::string convert(char conv, const std::string& flags, int width, int precision, const Value& v, bool escape) {
   check_width(width, "format");
   const bool left = flags.find('-') != std::string::npos;
   if (conv == 's' || conv == 'r' || conv == 'a') {
     std::string s = conv == 's' ? v.str() : v.repr();
     if (conv == 'a') s = ascii_escaped(s);
+    if (escape && !(conv == 's' && v.is_markup())) s = html_escape(s);
     if (precision >= 0) s = s.substr(0, static_cast<std::size_t>(precision));
     return pad(s, width < 0 ? 0 : static_cast<std::size_t>(width), left);
   }
@@ -104,7 +105,7 @@ std::string convert(char conv, const std::string& flags, int width, int precisio
 
 }  // namespace
 
-std::string percent_format(const std::string& fmt, const Value& args) {
+std::string percent_format(const std::string& fmt, const Value& args, bool escape) {
   std::vector<Value> values;
   const bool by_name = args.is_dict();
   if (args.is_list() && args.is_tuple()) {
@@ -156,7 +157,7 @@ std::string percent_format(const std::string& fmt, const Value& args) {
       if (next >= values.size()) fail("not enough arguments for format string");
       v = &values[next++];
     }
-    out += convert(fmt[i], flags, width, precision, *v);
+    out += convert(fmt[i], flags, width, precision, *v, escape);
   }
   // Python skips this check when the argument could be a mapping (anything with items but a
   // tuple or a string): "ab" % [1] is "ab".
@@ -169,7 +170,7 @@ namespace {
 
 // str.format over `fmt`; a spec may hold replacement fields itself ("{:>{}}", one level deep, as
 // Python allows), numbered on from the field they belong to.
-std::string brace_format_at(const std::string& fmt, CallArgs& args, std::size_t& auto_index, int depth) {
+std::string brace_format_at(const std::string& fmt, CallArgs& args, std::size_t& auto_index, int depth, bool escape) {
   std::string out;
   for (std::size_t i = 0; i < fmt.size(); ++i) {
     const char c = fmt[i];
@@ -219,10 +220,20 @@ std::string brace_format_at(const std::string& fmt, CallArgs& args, std::size_t&
     if (field.empty() && !path.empty()) fail("format: no argument named ''");
     Value v;
     if (field.empty() || std::isdigit(static_cast<unsigned char>(field[0]))) {
+      // Python numbers "{}" fields on from 0 and refuses them next to "{0}" fields, in either order
+      // with one message (string.Formatter's, which jinja2's sandbox formats with).
+      constexpr std::size_t kManual = static_cast<std::size_t>(-1);
       std::size_t k = auto_index;
-      if (field.empty()) ++auto_index;
-      else if (field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos) fail("format: bad field '" + field + "'");
-      else k = std::stoul(field);
+      if (field.empty()) {
+        if (auto_index == kManual) fail("cannot switch from manual field specification to automatic field numbering");
+        ++auto_index;
+      } else if (field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos) {
+        fail("format: bad field '" + field + "'");
+      } else {
+        if (auto_index != 0 && auto_index != kManual) fail("cannot switch from manual field specification to automatic field numbering");
+        auto_index = kManual;
+        k = std::stoul(field);
+      }
       if (k >= args.positional.size()) fail("format: replacement index " + std::to_string(k) + " out of range");
       v = args.positional[k];
     } else {
@@ -259,18 +270,19 @@ std::string brace_format_at(const std::string& fmt, CallArgs& args, std::size_t&
     if (conversion == "a") v = Value(ascii_escaped(v.repr()));
     if (spec.find('{') != std::string::npos) {
       if (depth > 0) fail("format: Max string recursion exceeded");
-      spec = brace_format_at(spec, args, auto_index, depth + 1);
+      spec = brace_format_at(spec, args, auto_index, depth + 1, false);
     }
-    out += spec.empty() ? v.str() : format_with_spec(v, spec);
+    const std::string text = spec.empty() ? v.str() : format_with_spec(v, spec);
+    out += escape && !v.is_markup() ? html_escape(text) : text;
   }
   return out;
 }
 
 }  // namespace
 
-std::string brace_format(const std::string& fmt, CallArgs& args) {
+std::string brace_format(const std::string& fmt, CallArgs& args, bool escape) {
   std::size_t auto_index = 0;
-  return brace_format_at(fmt, args, auto_index, 0);
+  return brace_format_at(fmt, args, auto_index, 0, escape);
 }
 
 }  // namespace staticlm::jinja

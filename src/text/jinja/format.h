@@ -11,7 +11,9 @@
 namespace staticlm::jinja {
 
 // args: a tuple of the values, or a single value (which may be a dict for %(name)s).
-std::string percent_format(const std::string& fmt, const Value& args);
-std::string brace_format(const std::string& fmt, CallArgs& args);
+// escape: markupsafe's Markup % args / Markup.format(...): what each %s / %r / field writes is
+// HTML-escaped (before a precision cuts it), unless the value is Markup itself.
+std::string percent_format(const std::string& fmt, const Value& args, bool escape = false);
+std::string brace_format(const std::string& fmt, CallArgs& args, bool escape = false);
 
 }  // namespace staticlm::jinja

@@ -1,6 +1,7 @@
 #include "text/jinja/lexer.h"
 
 #include <cctype>
+#include <cstdio>
 
 #include "text/jinja/pystr.h"
 #include "text/jinja/value.h"
@@ -255,7 +256,6 @@ class Lexer {
         case 'n': value += '\n'; break;
         case 't': value += '\t'; break;
         case 'r': value += '\r'; break;
-        case '0': value += '\0'; break;
         case 'a': value += '\a'; break;
         case 'b': value += '\b'; break;
         case 'f': value += '\f'; break;
@@ -283,8 +283,25 @@ class Lexer {
           break;
         }
         default:
-          value += '\\';
-          value += e;
+          if (e >= '0' && e <= '7') {  // up to three octal digits: \0, \101
+            char32_t cp = static_cast<char32_t>(e - '0');
+            for (int k = 0; k < 2 && p < s_.size() && s_[p] >= '0' && s_[p] <= '7'; ++k) cp = cp * 8 + static_cast<char32_t>(s_[p++] - '0');
+            utf8_append(value, cp);
+          } else if (static_cast<unsigned char>(e) >= 0x80) {
+            // jinja2 decodes a literal as source.encode("ascii", "backslashreplace") through
+            // "unicode-escape": a backslash before a non-ASCII character pairs with the one
+            // backslashreplace writes, leaving \ and the code point's hex ("\é" is \xe9).
+            std::size_t at = p - 1;
+            const char32_t cp = utf8_decode(s_, at);
+            char hex[16];
+            std::snprintf(hex, sizeof hex, cp < 0x100 ? "x%02x" : cp < 0x10000 ? "u%04x" : "U%08x", static_cast<unsigned>(cp));
+            value += '\\';
+            value += hex;
+            p = at;
+          } else {
+            value += '\\';
+            value += e;
+          }
       }
     }
     tokens_.push_back({Token::Type::kString, std::move(value), line});

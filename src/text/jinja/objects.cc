@@ -183,17 +183,51 @@ Value string_method(const std::string& s, const std::string& m, CallArgs& c) {
   fail("'str' object has no attribute '" + m + "'");
 }
 
+// A string as Markup holds it: Markup as it is, anything else (str(x)) HTML-escaped.
+std::string escaped(const Value& v) { return v.is_markup() ? v.as_string() : html_escape(v.str()); }
+
+// A string result of the same kind (str or Markup) as `like`.
+Value same_kind(const Value& like, std::string s) { return like.is_markup() ? Value::markup(std::move(s)) : Value(std::move(s)); }
+
+// markupsafe 3's Markup methods: the ones it wraps return Markup (a list or tuple of Markup),
+// escaping only replace's new text and the fill character of ljust / rjust / center; join
+// escapes the items, format each field; the rest are str's.
+Value markup_method(const std::string& s, const std::string& m, CallArgs& c) {
+  static const std::vector<std::string> kWrapped = {
+      "capitalize", "title", "lower", "upper", "casefold", "swapcase", "replace", "ljust", "rjust", "center", "lstrip",
+      "rstrip", "strip", "expandtabs", "zfill", "removeprefix", "removesuffix", "split", "rsplit", "splitlines",
+      "partition", "rpartition"};
+  if (m == "join") {
+    std::vector<Value> items;
+    for (const Value& x : arg(c, 0, m).iterate()) items.push_back(Value(escaped(x)));
+    CallArgs plain{{Value(std::move(items))}, {}};
+    return Value::markup(string_method(s, m, plain).as_string());
+  }
+  if (m == "format") return Value::markup(brace_format(s, c, true));
+  if (std::find(kWrapped.begin(), kWrapped.end(), m) == kWrapped.end()) return string_method(s, m, c);
+  CallArgs escaped_args = c;
+  const bool fills = m == "ljust" || m == "rjust" || m == "center";
+  if ((m == "replace" || fills) && escaped_args.positional.size() > 1 && escaped_args.positional[1].is_string()) {
+    escaped_args.positional[1] = Value(escaped(escaped_args.positional[1]));
+  }
+  const Value r = string_method(s, m, escaped_args);
+  if (r.is_string()) return Value::markup(r.as_string());
+  std::vector<Value> parts;
+  for (const Value& x : r.list()) parts.push_back(Value::markup(x.as_string()));
+  return Value(std::move(parts), r.is_tuple());
+}
+
 Value dict_method(const Value& d, const std::string& m, CallArgs& c) {
   const auto& items = d.dict_object().items;
   if (m == "items") {
     std::vector<Value> out;
     for (const auto& [k, v] : items) out.emplace_back(std::vector<Value>{k, v}, true);
-    return Value(std::move(out));
+    return Value::dict_view(std::move(out), "dict_items");
   }
   if (m == "keys" || m == "values") {
     std::vector<Value> out;
     for (const auto& [k, v] : items) out.push_back(m == "keys" ? k : v);
-    return Value(std::move(out));
+    return Value::dict_view(std::move(out), "dict_" + m);
   }
   if (m == "get") {
     const Value* v = d.dict_object().find(arg(c, 0, m));
@@ -239,6 +273,7 @@ bool is_method(const Value& obj, const std::string& name) {
 
 Value bind_method(const Value& obj, const std::string& name) {
   return Value::function(name, [obj, name](CallArgs& c) {
+    if (obj.is_markup()) return markup_method(obj.as_string(), name, c);
     if (obj.is_string()) return string_method(obj.as_string(), name, c);
     if (obj.is_dict()) return dict_method(obj, name, c);
     return list_method(obj, name, c);
@@ -300,6 +335,8 @@ Value get_attr(const Value& obj, const std::string& name) {
 
 Value get_item(const Value& obj, const Value& key) {
   require_defined(obj);
+  // Python: a generator or dict view is not subscriptable (jinja2: an undefined value).
+  if (obj.is_iterator_like() && obj.view_type() != "range") return Value::undefined("'" + obj.type_name() + "' object is not subscriptable");
   if (obj.is_dict()) {
     if (const Value* v = obj.dict_object().find(key)) return *v;
   } else if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {
@@ -312,7 +349,7 @@ Value get_item(const Value& obj, const Value& key) {
       const std::u32string u = py::decode(obj.as_string());
       const auto n = static_cast<std::int64_t>(u.size());
       if (i < 0) i += n;
-      if (i >= 0 && i < n) return Value(py::encode(u.substr(static_cast<std::size_t>(i), 1)));
+      if (i >= 0 && i < n) return same_kind(obj, py::encode(u.substr(static_cast<std::size_t>(i), 1)));
     }
     return Value::undefined(type_repr(obj) + " has no element " + key.repr());
   }
@@ -323,6 +360,7 @@ Value get_item(const Value& obj, const Value& key) {
 Value slice_value(const Value& obj, const Value& start, const Value& stop, const Value& step) {
   require_defined(obj);
   if (!obj.is_list() && !obj.is_string()) fail("'" + obj.type_name() + "' object is not subscriptable");
+  if (obj.is_iterator_like() && obj.view_type() != "range") return Value::undefined("'" + obj.type_name() + "' object is not subscriptable");
   // Python refuses other indices with a TypeError, which jinja2's subscript turns into an
   // undefined value (printed empty).
   for (const Value* x : {&start, &stop, &step}) {
@@ -340,7 +378,12 @@ Value slice_value(const Value& obj, const Value& start, const Value& stop, const
     if (obj.is_string()) chars += u[static_cast<std::size_t>(i)];
     else items.push_back(obj.list()[static_cast<std::size_t>(i)]);
   }
-  if (obj.is_string()) return Value(py::encode(chars));
+  if (obj.is_string()) return same_kind(obj, py::encode(chars));
+  if (obj.view_type() == "range") {  // a range's slice is a range
+    const std::int64_t* r = obj.range_args();
+    return Value::range(checked_int("+", r[0], checked_int("*", b, r[2])), checked_int("+", r[0], checked_int("*", e, r[2])),
+                        checked_int("*", r[2], s), std::move(items));
+  }
   return Value(std::move(items), obj.is_tuple());
 }
 
@@ -354,13 +397,20 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
   require_defined(a);
   require_defined(b);
   const std::string types = "'" + a.type_name() + "' and '" + b.type_name() + "'";
+  if (op == "%" && a.is_markup()) return Value::markup(percent_format(a.as_string(), b, true));
   if (op == "%" && a.is_string()) return Value(percent_format(a.as_string(), b));
   if (op == "+") {
+    if (a.is_markup() || (a.is_string() && b.is_markup())) {  // Markup + str escapes the str
+      if (!b.is_string()) fail("unsupported operand type(s) for +: " + types);
+      const std::string x = escaped(a), y = escaped(b);
+      check_string_size(x.size() + y.size(), "+");
+      return Value::markup(x + y);
+    }
     if (a.is_string() && b.is_string()) {
       check_string_size(a.as_string().size() + b.as_string().size(), "+");
       return Value(a.as_string() + b.as_string());
     }
-    if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+    if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple() && !a.is_iterator_like() && !b.is_iterator_like()) {
       check_list_size(a.list().size() + b.list().size(), string_bytes(a) + string_bytes(b), "+");
       std::vector<Value> items = a.list();
       items.insert(items.end(), b.list().begin(), b.list().end());
@@ -378,7 +428,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
     if (seq.is_string()) {
       std::string out;
       for (std::int64_t i = 0; i < times; ++i) out += seq.as_string();
-      return Value(out);
+      return seq.is_markup() ? Value::markup(out) : Value(out);
     }
     std::vector<Value> items;
     for (std::int64_t i = 0; i < times; ++i) items.insert(items.end(), seq.list().begin(), seq.list().end());

@@ -35,6 +35,7 @@ bool is_plain_dict(const Value& v) { return v.is_dict() && !v.dict_object().is_n
 // pprint's _safe_repr: repr with every plain dict's keys sorted.
 std::string safe_repr(const Value& v, int depth) {
   if (depth > kMaxDataDepth) fail("pprint: lists and dicts nested more than " + std::to_string(kMaxDataDepth) + " deep (the limit)");
+  if (v.is_list() && !v.view_type().empty()) return v.repr();
   if (v.is_list()) {
     std::string out = v.is_tuple() ? "(" : "[";
     const auto& items = v.list();
@@ -68,8 +69,8 @@ class Printer {
     const std::size_t used = indent + allowance;
     if (utf8_length(rep) > (kWidth > used ? kWidth - used : 0)) {
       if (is_plain_dict(v)) return print_dict(v, indent, allowance, level + 1);
-      if (v.is_list()) return print_items(v, indent, allowance, level + 1);
-      if (v.is_string()) return print_string(v.as_string(), indent, allowance, level + 1);
+      if (v.is_list() && v.view_type().empty()) return print_items(v, indent, allowance, level + 1);
+      if (v.is_string() && !v.is_markup()) return print_string(v.as_string(), indent, allowance, level + 1);
     }
     write(rep);
   }

@@ -209,7 +209,7 @@ class Renderer {
       case Stmt::Kind::kBreak: return Flow::kBreak;
       case Stmt::Kind::kContinue: return Flow::kContinue;
       case Stmt::Kind::kScope: {
-        if (s.assignments.empty()) return exec(s.bodies[0], scope, out);
+        // A scope of its own even with nothing assigned: a set inside stays inside (jinja2).
         ScopePtr inner = child(scope);
         for (const auto& [name, e] : s.assignments) inner->vars[name] = eval(*e, scope);
         return exec(s.bodies[0], inner, out);

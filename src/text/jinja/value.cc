@@ -77,10 +77,37 @@ Value::Value(std::vector<Value> items, bool tuple) {
   v_ = std::move(l);
 }
 
+Value Value::markup(std::string s) {
+  Value v;
+  v.v_ = std::make_shared<const StringObject>(StringObject{std::move(s), true});
+  return v;
+}
+
 Value Value::generator(std::vector<Value> items) {
   Value g(std::move(items));
   std::get<std::shared_ptr<ListObject>>(g.v_)->is_generator = true;
   return g;
+}
+
+Value Value::dict_view(std::vector<Value> items, std::string type) {
+  Value v(std::move(items));
+  std::get<std::shared_ptr<ListObject>>(v.v_)->view = std::move(type);
+  return v;
+}
+
+Value Value::range(std::int64_t start, std::int64_t stop, std::int64_t step, std::vector<Value> items) {
+  Value v(std::move(items));
+  auto& l = *std::get<std::shared_ptr<ListObject>>(v.v_);
+  l.view = "range";
+  l.range_args[0] = start;
+  l.range_args[1] = stop;
+  l.range_args[2] = step;
+  return v;
+}
+
+const std::string& Value::view_type() const {
+  static const std::string kNone;
+  return is_list() ? std::get<std::shared_ptr<ListObject>>(v_)->view : kNone;
 }
 
 Value Value::named_tuple(std::vector<Value> items, std::vector<std::string> fields) {
@@ -268,6 +295,10 @@ void json_value(std::string& out, const Value& v, const JsonOptions& o, int dept
     out += '\n';
     for (int i = 0; i < d; ++i) out += *o.indent;
   };
+  // Python's json writes lists, tuples and dicts only (a namespace is none of them).
+  if ((v.is_list() && v.is_iterator_like()) || (v.is_dict() && v.dict_object().is_namespace)) {
+    fail("tojson: Object of type " + v.type_name() + " is not JSON serializable");
+  }
   switch (v.type()) {
     case Value::Type::kNone: out += "null"; return;
     case Value::Type::kBool: out += v.as_bool() ? "true" : "false"; return;
@@ -347,8 +378,12 @@ std::string Value::repr_at(int depth) const {
     case Type::kBool: return as_bool() ? "True" : "False";
     case Type::kInt: return std::to_string(as_int());
     case Type::kFloat: return python_float_repr(as_double());
-    case Type::kString: return repr_string(as_string());
+    case Type::kString: return is_markup() ? "Markup(" + repr_string(as_string()) + ")" : repr_string(as_string());
     case Type::kList: {
+      if (view_type() == "range") {
+        const std::int64_t* r = range_args();
+        return "range(" + std::to_string(r[0]) + ", " + std::to_string(r[1]) + (r[2] != 1 ? ", " + std::to_string(r[2]) : "") + ")";
+      }
       const auto& items = list();
       std::string out = is_tuple() ? "(" : "[";
       for (std::size_t i = 0; i < items.size(); ++i) {
@@ -356,7 +391,8 @@ std::string Value::repr_at(int depth) const {
         check_string_size(out.size(), "repr", 0);
       }
       if (is_tuple() && items.size() == 1) out += ",";
-      return out + (is_tuple() ? ")" : "]");
+      out += is_tuple() ? ")" : "]";
+      return view_type().empty() ? out : view_type() + "(" + out + ")";
     }
     case Type::kDict: {
       std::string out = "{";
@@ -387,8 +423,8 @@ std::string Value::type_name() const {
     case Type::kBool: return "bool";
     case Type::kInt: return "int";
     case Type::kFloat: return "float";
-    case Type::kString: return "str";
-    case Type::kList: return is_generator() ? "generator" : is_tuple() ? "tuple" : "list";
+    case Type::kString: return is_markup() ? "Markup" : "str";
+    case Type::kList: return is_generator() ? "generator" : !view_type().empty() ? view_type() : is_tuple() ? "tuple" : "list";
     case Type::kDict: return dict_object().is_namespace ? "Namespace" : "dict";
     case Type::kCallable: return "function";
   }
@@ -431,6 +467,8 @@ bool values_equal(const Value& a, const Value& b) {
     case Value::Type::kString: return a.as_string() == b.as_string();
     case Value::Type::kList: {
       const auto &x = a.list(), &y = b.list();
+      if (a.is_generator() || b.is_generator()) return &x == &y;  // an iterator equals only itself
+      if (a.view_type() != b.view_type()) return false;
       if (x.size() != y.size() || a.is_tuple() != b.is_tuple()) return false;
       for (std::size_t i = 0; i < x.size(); ++i) {
         if (!values_equal(x[i], y[i])) return false;

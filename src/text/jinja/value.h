@@ -28,7 +28,19 @@ struct ListObject {
   // true, no length, not a sequence; `list` turns it into a list.
   bool is_generator = false;
   std::vector<std::string> fields;  // a named tuple's field names (groupby's grouper, list); else empty
+  // Python objects held as their items: "dict_items", "dict_keys", "dict_values" (what a dict's
+  // items() / keys() / values() return: not subscriptable, printed as dict_items([...])) or
+  // "range" (range_args: start, stop, step); empty for a list or tuple. None is JSON.
+  std::string view;
+  std::int64_t range_args[3] = {0, 0, 1};
   int depth = 1;  // lists and dicts nested in this one, plus one (kMaxDataDepth bounds it)
+};
+
+// A string; `markup` is markupsafe's Markup (what |safe and |escape return): adding a plain
+// string to it escapes that string, and |escape leaves it as it is.
+struct StringObject {
+  std::string text;
+  bool markup = false;
 };
 
 struct DictObject {
@@ -77,12 +89,23 @@ class Value {
   Value(int i) : v_(static_cast<std::int64_t>(i)) {}
   Value(std::int64_t i) : v_(i) {}
   Value(double d) : v_(d) {}
-  Value(std::string s) : v_(std::make_shared<const std::string>(std::move(s))) {}
-  Value(const char* s) : v_(std::make_shared<const std::string>(s)) {}
+  Value(std::string s) : v_(std::make_shared<const StringObject>(StringObject{std::move(s)})) {}
+  Value(const char* s) : v_(std::make_shared<const StringObject>(StringObject{s})) {}
+  // A Markup string (see StringObject).
+  static Value markup(std::string s);
   Value(std::vector<Value> items, bool tuple = false);
   // A tuple whose items are also attributes, by these names (Python's NamedTuple).
   static Value named_tuple(std::vector<Value> items, std::vector<std::string> fields);
   static Value generator(std::vector<Value> items);
+  // A dict view (ListObject::view) of these items.
+  static Value dict_view(std::vector<Value> items, std::string type);
+  // range(start, stop, step) with its items.
+  static Value range(std::int64_t start, std::int64_t stop, std::int64_t step, std::vector<Value> items);
+  // ListObject::view ("" for anything else).
+  const std::string& view_type() const;
+  const std::int64_t* range_args() const { return std::get<std::shared_ptr<ListObject>>(v_)->range_args; }
+  // A generator, dict view or range: what Python's json cannot write, and `+` does not take.
+  bool is_iterator_like() const { return is_generator() || !view_type().empty(); }
   // The field names of a named tuple; empty for anything else.
   const std::vector<std::string>& tuple_fields() const;
   Value(std::shared_ptr<DictObject> d) : v_(std::move(d)) {}
@@ -111,7 +134,8 @@ class Value {
     not_an_integer();
   }
   double as_double() const { return is_float() ? std::get<double>(v_) : static_cast<double>(as_int()); }
-  const std::string& as_string() const { return *std::get<std::shared_ptr<const std::string>>(v_); }
+  const std::string& as_string() const { return std::get<std::shared_ptr<const StringObject>>(v_)->text; }
+  bool is_markup() const { return is_string() && std::get<std::shared_ptr<const StringObject>>(v_)->markup; }
   [[noreturn]] void not_an_integer() const;
   const std::vector<Value>& list() const { return std::get<std::shared_ptr<ListObject>>(v_)->items; }
   bool is_tuple() const { return std::get<std::shared_ptr<ListObject>>(v_)->is_tuple; }
@@ -140,7 +164,7 @@ class Value {
   std::string repr_at(int depth) const;
   explicit Value(Undefined u) : v_(std::move(u)) {}
   explicit Value(std::monostate m) : v_(m) {}
-  std::variant<Undefined, std::monostate, bool, std::int64_t, double, std::shared_ptr<const std::string>,
+  std::variant<Undefined, std::monostate, bool, std::int64_t, double, std::shared_ptr<const StringObject>,
                std::shared_ptr<ListObject>, std::shared_ptr<DictObject>, std::shared_ptr<CallableObject>>
       v_;
 };
