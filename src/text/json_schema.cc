@@ -19,15 +19,21 @@ namespace {
 
 using nlohmann::json;
 
-// Keywords that say nothing a value must satisfy here.
-const std::set<std::string> kAnnotations = {"title", "description", "default", "examples", "format", "$schema",
-                                            "$id", "$comment", "strict", "$defs", "definitions", "readOnly",
-                                            "writeOnly", "deprecated", "name",
-                                            // Annotations in Draft 2020-12 (a validator does not check them).
-                                            "contentEncoding", "contentMediaType", "contentSchema",
-                                            // OpenAPI's hint of which property tells oneOf's branches apart
-                                            // (pydantic writes it); the branches say the same.
-                                            "discriminator"};
+// The keywords that constrain a value: the ones enforced, and JSON Schema's others, which are
+// refused by place (a schema is never half enforced). Any other keyword says nothing a value
+// must satisfy (title, description, default, examples, $defs, OpenAPI's example, discriminator
+// and nullable, editors' markdownDescription, x-...): ignored, as JSON Schema says validators
+// ignore unknown keywords. "format" constrains for the formats json_format knows.
+const std::set<std::string> kConstraining = {
+    "type", "enum", "const", "properties", "required", "additionalProperties", "items", "prefixItems", "additionalItems",
+    "minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties", "pattern", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "$ref",
+    // Not enforced (refused):
+    "not", "multipleOf", "uniqueItems", "patternProperties", "if", "then", "else", "contains", "minContains",
+    "maxContains", "dependentRequired", "dependentSchemas", "dependencies", "propertyNames", "unevaluatedProperties",
+    "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
+
+bool annotation(const std::string& key) { return kConstraining.count(key) == 0; }
 
 // A property name as written between the quotes of a JSON string.
 std::string escaped(const std::string& s) {
@@ -106,7 +112,7 @@ class Compiler {
     if (s.contains("$ref")) return reference(s, at);
     bool constrains = false;
     for (const auto& [key, value] : s.items()) {
-      constrains |= !kAnnotations.count(key) || (key == "format" && value.is_string() &&
+      constrains |= !annotation(key) || (key == "format" && value.is_string() &&
                                                  json_format(value.get<std::string>()) != JsonFormat::kNone);
     }
     if (!constrains) return kJsonAnyNode;
@@ -121,7 +127,7 @@ class Compiler {
     for (const auto& [key, v] : s.items()) {
       const std::string here = at + "/" + key;
       if (key == "format" && v.is_string()) n.format = json_format(v.get<std::string>());
-      if (kAnnotations.count(key)) continue;
+      if (annotation(key)) continue;
       if (key == "type") {
         n.types = types(v, here);
       } else if (key == "enum" || key == "const") {
@@ -144,6 +150,15 @@ class Compiler {
         if (!v.is_array()) fail(here, "expected an array of property names");
       } else if (key == "additionalProperties") {
         n.additional = v.is_boolean() && !v.get<bool>() ? kJsonNoNode : compile(v, here);
+      } else if (key == "items" && v.is_array()) {
+        // Draft 7's tuple form: items [...] is 2020-12's prefixItems, additionalItems its items.
+        for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(compile(v[i], here + "/" + std::to_string(i)));
+        if (s.contains("additionalItems")) {
+          const json& more = s["additionalItems"];
+          n.items = more.is_boolean() && !more.get<bool>() ? kJsonNoNode : compile(more, at + "/additionalItems");
+        }
+      } else if (key == "additionalItems") {
+        // With an items array (above); alone it constrains nothing (Draft 7 and 2020-12 alike).
       } else if (key == "items") {
         n.items = v.is_boolean() && !v.get<bool>() ? kJsonNoNode : compile(v, here);
       } else if (key == "prefixItems") {
@@ -266,7 +281,7 @@ class Compiler {
 
   int reference(const json& s, const std::string& at) {
     bool alone = true;
-    for (const auto& [key, value] : s.items()) alone = alone && (key == "$ref" || kAnnotations.count(key) > 0);
+    for (const auto& [key, value] : s.items()) alone = alone && (key == "$ref" || annotation(key));
     if (!alone) {
       // Keywords next to $ref constrain the value too (JSON Schema 2019-09 on): both must hold.
       json siblings = s;
@@ -394,10 +409,16 @@ class Compiler {
       if (!n.prefix_items.empty() || n.items != kJsonAnyNode) m.prefix_items = n.prefix_items, m.items = n.items;
       m.min_items = std::max(m.min_items, n.min_items);
       if (n.max_items >= 0) m.max_items = m.max_items < 0 ? n.max_items : std::min(m.max_items, n.max_items);
-      once(n.bounded, m.bounded, "minimum / maximum");
-      if (n.bounded) {
+      if (n.bounded && !m.bounded) {
         m.bounded = true, m.decimal = n.decimal, m.minimum = n.minimum, m.maximum = n.maximum;
         m.min_scaled = n.min_scaled, m.max_scaled = n.max_scaled;
+      } else if (n.bounded) {  // both must hold: the tighter of each bound
+        m.minimum = std::max(m.minimum, n.minimum), m.maximum = std::min(m.maximum, n.maximum);
+        if (m.decimal && n.decimal) {
+          m.min_scaled = std::max(m.min_scaled, n.min_scaled), m.max_scaled = std::min(m.max_scaled, n.max_scaled);
+        } else if (n.decimal) {
+          m.decimal = true, m.min_scaled = n.min_scaled, m.max_scaled = n.max_scaled;
+        }
       }
       m.min_length = std::max(m.min_length, n.min_length);
       if (n.max_length >= 0) m.max_length = m.max_length < 0 ? n.max_length : std::min(m.max_length, n.max_length);
@@ -408,6 +429,12 @@ class Compiler {
     }
     if (branches.size() > 1) {
       if (m.types == 0) fail(here, "no value has a type every part allows");
+      if (m.bounded && m.decimal && (m.types & kJsonNumber) && m.min_scaled > m.max_scaled) {
+        fail(here, "no number of at most " + std::to_string(JsonSchemaNode::kDecimalPlaces) +
+                       " decimals lies between the parts' minimum and maximum");
+      } else if (m.bounded && !(m.decimal && (m.types & kJsonNumber)) && m.minimum > m.maximum) {
+        fail(here, "no integer lies between the parts' minimum and maximum");
+      }
       check_format(m, here);
       if (m.properties.size() > 64) fail(here, "more than 64 properties are not supported");
       std::sort(m.properties.begin(), m.properties.end());
@@ -594,7 +621,7 @@ class Compiler {
     const json& v = s[key];
     const std::string here = at + "/" + key;
     for (const auto& [k, value] : s.items()) {
-      if (k != key && !kAnnotations.count(k)) fail(at + "/" + k, "'" + k + "' next to " + key + " is not supported");
+      if (k != key && annotation(k) == false) fail(at + "/" + k, "'" + k + "' next to " + key + " is not supported");
     }
     if (!v.is_array() || v.empty()) fail(here, "expected a non-empty array of schemas");
     if (v.size() == 1) return compile(v[0], here + "/0");

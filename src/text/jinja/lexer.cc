@@ -158,14 +158,14 @@ class Lexer {
 
   void lex_tag(bool block, int line) {
     tokens_.push_back({block ? Token::Type::kBlockBegin : Token::Type::kVarBegin, "", line});
-    int depth = 0;  // open brackets: a '}}' inside a dict literal does not end the tag
+    std::string open;  // the closers of the open brackets: a '}}' inside a dict literal does not end the tag
     while (true) {
       while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
       if (pos_ >= s_.size()) fail_at(name_, line, std::string("the tag is never closed (missing '") + (block ? "%}" : "}}") + "')");
       const int at = line_at(pos_);
       const std::string_view rest = std::string_view(s_).substr(pos_);
       const std::string_view close = block ? "%}" : "}}";
-      if (depth == 0) {
+      if (open.empty()) {
         const bool minus = rest.size() > 2 && (rest[0] == '-' || rest[0] == '+') && rest.substr(1, 2) == close;
         if (minus || rest.substr(0, 2) == close) {
           const char mod = minus ? rest[0] : '\0';
@@ -192,10 +192,13 @@ class Lexer {
         for (const char* op : kOps) {
           const std::string_view o(op);
           if (rest.substr(0, o.size()) == o) {
-            if (o == "(" || o == "[" || o == "{") ++depth;
+            if (o == "(" || o == "[" || o == "{") open += o == "(" ? ')' : o == "[" ? ']' : '}';
             if (o == ")" || o == "]" || o == "}") {
-              if (depth == 0) fail_at(name_, at, "unexpected '" + std::string(o) + "'");
-              --depth;
+              if (open.empty()) fail_at(name_, at, "unexpected '" + std::string(o) + "'");
+              // jinja2's lexer: a closer that is not the innermost open bracket's is an error here
+              // (so "[1, %}" fails where the tag ends, not at the end of the file).
+              if (open.back() != o[0]) fail_at(name_, at, "unexpected '" + std::string(o) + "', expected '" + open.back() + "'");
+              open.pop_back();
             }
             tokens_.push_back({Token::Type::kOperator, std::string(o), at});
             pos_ += o.size();

@@ -153,6 +153,10 @@ TEST(JinjaLimits, XmlattrRefusesKeysThatWouldWriteOtherMarkup) {
 
 TEST(JinjaLimits, TheErrorNamesTheLineOfTheOffendingExpression) {
   EXPECT_NE(error_of("line one\n{% set n = 3 %}\n{{ 'x' * 99999999999 }}\n").find("t.jinja:3: *:"), std::string::npos);
+  // A bracket left open is reported where the tag ends, not at the end of the file.
+  EXPECT_EQ(error_of("{% set x = [1,\n2,\n %}\nmore\ntext\n"), "t.jinja:3: unexpected '}', expected ']'");
+  EXPECT_EQ(error_of("{{ f(1, [2) }}"), "t.jinja:1: unexpected ')', expected ']'");
+  EXPECT_EQ(render_empty("{{ {'a': [1, (2, 3)]}['a'][1][0] }}"), "2");
 }
 
 // Python keeps any integer exactly; the engine holds 64 bits. A JSON integer past that in the

@@ -150,6 +150,41 @@ TEST(JsonMatcher, RequiredKeysOutsideThePropertiesTakeTheAdditionalSchema) {
   EXPECT_TRUE(matches(schema(R"({"type": "string", "contentEncoding": "base64", "contentMediaType": "image/png"})"), "\"x\""));
 }
 
+// JSON Schema's validators ignore keywords outside its vocabulary (OpenAPI's example and
+// nullable, editors' markdownDescription, x-... extensions, Gemini's propertyOrdering): so does
+// the compiler. Draft 7's tuple items are 2020-12's prefixItems. Bounds from two parts that
+// must both hold intersect.
+TEST(JsonMatcher, OtherVocabulariesDraft7TuplesAndIntersectedBounds) {
+  const JsonSchema s = schema(R"({"type": "object", "properties": {"a": {"type": "string", "x-order": 1, "example": "e",
+      "markdownDescription": "m", "nullable": true, "deprecationMessage": "d"}}, "propertyOrdering": ["a"],
+      "required": ["a"], "additionalProperties": false})");
+  EXPECT_TRUE(matches(s, R"({"a": "x"})"));
+  EXPECT_FALSE(prefix(s, R"({"a": n)"));  // nullable is OpenAPI's, not JSON Schema's
+  const JsonSchema tuple = schema(R"({"type": "array", "items": [{"type": "integer"}, {"type": "string"}], "additionalItems": false})");
+  EXPECT_TRUE(matches(tuple, R"([1, "a"])"));
+  EXPECT_TRUE(matches(tuple, "[1]"));
+  EXPECT_FALSE(prefix(tuple, R"(["a")"));
+  EXPECT_FALSE(prefix(tuple, R"([1, "a", )"));
+  EXPECT_TRUE(matches(schema(R"({"items": [{"type": "integer"}]})"), R"([1, "a", true])"));
+  EXPECT_TRUE(matches(schema(R"({"type": "array", "additionalItems": false})"), "[1, 2]"));  // no items array: nothing
+  const JsonSchema ref = schema(R"({"$defs": {"X": {"type": "integer", "minimum": 0}}, "$ref": "#/$defs/X", "maximum": 5})");
+  for (const char* ok : {"0", "3", "5"}) EXPECT_TRUE(matches(ref, ok)) << ok;
+  for (const char* bad : {"6", "-1", "10"}) EXPECT_FALSE(matches(ref, bad)) << bad;
+  const JsonSchema numbers = schema(R"({"allOf": [{"type": "number", "minimum": 0.5}, {"maximum": 1.5, "exclusiveMinimum": 0.75}]})");
+  EXPECT_TRUE(matches(numbers, "1.0"));
+  EXPECT_TRUE(matches(numbers, "1.5"));
+  EXPECT_FALSE(matches(numbers, "0.6"));
+  EXPECT_FALSE(matches(numbers, "0.75"));
+  EXPECT_FALSE(matches(numbers, "1.6"));
+  try {
+    (void)schema(R"({"allOf": [{"type": "integer", "minimum": 5}, {"maximum": 3}]})");
+    ADD_FAILURE() << "empty intersection taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("json_schema at /allOf: no integer lies between the parts' minimum and maximum"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(JsonMatcher, EnumsConstsAnyOfAndRefs) {
   const JsonSchema e = schema(R"({"enum": [1, 12, "x", null, {"a": [1]}]})");
   for (const char* ok : {"1", "12", "\"x\"", "null", "{\"a\":[1]}"}) EXPECT_TRUE(matches(e, ok)) << ok;
