@@ -28,7 +28,7 @@ VALUES_PER_SCHEMA = 6
 
 
 def schema(r, depth=0):
-    k = r.randrange(14 if depth < 3 else 6)
+    k = r.randrange(16 if depth < 3 else 6)
     if k == 0:
         return {"type": "integer", **r.choice([{}, {"minimum": r.randrange(-5, 5)}, {"maximum": r.randrange(-5, 50)},
                                                {"exclusiveMinimum": r.randrange(-5, 5), "exclusiveMaximum": r.randrange(6, 100)},
@@ -81,8 +81,20 @@ def schema(r, depth=0):
         return {"allOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 3))]}
     if k == 12:
         return {"type": r.sample(["string", "integer", "null", "boolean", "number", "array", "object"], r.randrange(1, 4))}
+    if k == 13:  # enum / const with keywords beside it that hold too
+        s = {"enum": r.sample([1, 2.5, 30, "a", "abc", None, True, {"a": 1}, {"b": 2}, [1]], r.randrange(1, 5))}
+        if r.random() < 0.3:
+            s = {"const": s["enum"][0]}
+        s.update(r.choice([{"type": "string"}, {"type": "integer"}, {"maxLength": 2}, {"maximum": 10}, {"required": ["b"]},
+                           {"type": ["string", "null"], "minLength": 2}, {"enum": ["a", 1, None]}]))
+        return s
+    if k == 14:  # false under properties / prefixItems: that key or item is not there
+        return r.choice([{"type": "object", "properties": {"a": schema(r, depth + 1), "b": False}},
+                         {"type": "array", "prefixItems": [schema(r, depth + 1), False]}])
     if depth > 0:  # "#" is the root: only the root holds $defs
         return {"type": "integer"}
+    if r.random() < 0.5:  # a branch that refers back to the root (a tree)
+        return {"type": "object", "properties": {"a": {"anyOf": [schema(r, depth + 1), {"$ref": "#"}]}, "b": schema(r, depth + 1)}}
     return {"$defs": {"D": schema(r, depth + 1)}, "$ref": "#/$defs/D"}
 
 

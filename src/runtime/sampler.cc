@@ -98,10 +98,16 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     return;
   }
   candidates_.reserve(static_cast<std::size_t>(v));
-  for (std::int64_t i = 0; i < v; ++i) candidates_.emplace_back(i, static_cast<double>(scores[static_cast<std::size_t>(i)]) * inv_t);
+  // Masked tokens (-inf: a response format, a ban) have no chance: left out, so that top-k and
+  // top-p sort only the tokens that can be picked (a JSON constraint masks nearly all of them),
+  // and no rounding can fall through to one.
+  for (std::int64_t i = 0; i < v; ++i) {
+    const float x = scores[static_cast<std::size_t>(i)];
+    if (x != -INFINITY) candidates_.emplace_back(i, static_cast<double>(x) * inv_t);
+  }
   auto by_score = [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); };
   // top-k keeps every token scoring at least the k-th score (ties included, as upstream).
-  if (options_.top_k > 0 && options_.top_k < v) {
+  if (options_.top_k > 0 && options_.top_k < static_cast<std::int64_t>(candidates_.size())) {
     const auto kth = candidates_.begin() + (options_.top_k - 1);
     std::nth_element(candidates_.begin(), kth, candidates_.end(), by_score);
     const double cut = kth->second;

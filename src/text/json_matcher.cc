@@ -34,6 +34,21 @@ enum : std::uint8_t { kItemOrEnd, kItemNext, kItemsDone = 3 };
 // Number states: accepting ones are 2 (a lone 0), 3 (integer digits), 5 (fraction), 8 (exponent).
 bool accepting(std::int32_t state) { return state == 2 || state == 3 || state == 5 || state == 8; }
 
+// Keys take one spelling of each character, so that two keys are one key exactly when their
+// texts are equal: \u escapes only for the control characters that have no short escape,
+// in lowercase (JSON's canonical form, as json.dumps and nlohmann write it), and no "\/".
+// `esc`: which of the four digits `byte` is (2..5); `previous`: the byte before it.
+bool canonical_key_escape(std::uint8_t esc, unsigned char byte, char previous) {
+  switch (esc) {
+    case 2:
+    case 3: return byte == '0';
+    case 4: return byte == '0' || byte == '1';
+    default:
+      if (byte >= 'A' && byte <= 'F') return false;
+      return previous == '1' || std::string_view("89acd").find(static_cast<char>(byte)) == std::string_view::npos;
+  }
+}
+
 }  // namespace
 
 JsonMatcher::JsonMatcher(const JsonSchema& schema) : schema_(&schema) {
@@ -63,7 +78,7 @@ bool JsonMatcher::feed(unsigned char byte) {
       // This reading failed: the first fork takes its place.
       JsonMatcher first = std::move(others_.front());
       others_.erase(others_.begin());
-      stack_ = std::move(first.stack_), done_ = first.done_;
+      stack_ = std::move(first.stack_), keys_ = std::move(first.keys_), done_ = first.done_;
     }
     if (others_.size() > kMaxReadings) others_.erase(others_.begin() + kMaxReadings, others_.end());
     return true;
@@ -82,7 +97,7 @@ bool JsonMatcher::feed(unsigned char byte) {
     others_ = std::vector<JsonMatcher>(std::make_move_iterator(readings.begin() + 1), std::make_move_iterator(readings.end()));
     return false;
   }
-  stack_ = std::move(kept.front().stack_), done_ = kept.front().done_;
+  stack_ = std::move(kept.front().stack_), keys_ = std::move(kept.front().keys_), done_ = kept.front().done_;
   kept.erase(kept.begin());
   if (kept.size() > kMaxReadings) kept.erase(kept.begin() + kMaxReadings, kept.end());
   others_ = std::move(kept);
@@ -164,8 +179,19 @@ bool JsonMatcher::step(unsigned char byte) {
       if (is_ws(byte)) return whitespace(f, byte);
       f.ws = 0;
       return array_byte(f, byte);
-    case Kind::kString:
-      return string_byte(f, byte);
+    case Kind::kString: {
+      if (!(f.flags & kKey)) return string_byte(f, byte);
+      // A key: its bytes hashed (not its closing quote, after which the frame is gone), the
+      // last one kept for canonical_key_escape.
+      Frame key = f;
+      if (!string_byte(f, byte)) return false;
+      if (stack_.back().kind == Kind::kString) {
+        Frame& k = stack_.back();
+        k.seen = (key.seen ^ byte) * 0x100000001b3;  // FNV-1a
+        k.ws = byte;
+      }
+      return true;
+    }
     case Kind::kLiteral: {
       const std::string_view lit = kLiterals[f.a];
       if (byte != static_cast<unsigned char>(lit[static_cast<std::size_t>(f.b)])) return false;
@@ -263,6 +289,7 @@ bool JsonMatcher::key_allowed(const Frame& object, std::int64_t property) const 
   std::uint64_t missing = n->required & ~object.seen;
   if (property >= 0) {
     if ((object.seen >> property) & 1) return false;
+    if (n->properties[static_cast<std::size_t>(property)].second == kJsonNoNode) return false;  // "name": false
     missing &= ~(std::uint64_t{1} << property);
   } else if (n->additional == kJsonNoNode) {
     return false;
@@ -297,11 +324,12 @@ bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
         k.a = 0;
         k.b = n ? static_cast<std::int32_t>(n->properties.size()) : 0;
         k.c = 0;
+        k.seen = 0xcbf29ce484222325;  // FNV-1a's offset basis
         stack_.push_back(k);
         return true;
       }
       if (byte == '}' && f.phase == kKeyOrEnd && can_close(f)) {
-        child_done();
+        close_object();
         return true;
       }
       return false;
@@ -320,7 +348,7 @@ bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
         return true;
       }
       if (byte == '}' && can_close(f)) {
-        child_done();
+        close_object();
         return true;
       }
       return false;
@@ -406,6 +434,7 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     set_pending(pending == kLowC ? 0 : pending + 1);
     if (pending == kLowC) set_escape(4);  // its last two digits
   } else if (esc == 1) {
+    if (key && byte == '/') return false;  // "\/" is "/": keys are written one way (canonical_key_escape)
     if (byte == 'u') {
       if (patterned) return false;
       set_escape(2);
@@ -418,6 +447,7 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     }
   } else if (esc >= 2) {
     if (!ascii_hex(byte)) return false;
+    if (key && !canonical_key_escape(esc, byte, f.ws)) return false;
     if (esc == 2) {
       set_pending(byte == 'd' || byte == 'D' ? kMaybeSurrogate : 0);
     } else if (esc == 3 && pending == kMaybeSurrogate) {
@@ -525,12 +555,26 @@ bool JsonMatcher::close_key(const Frame& f) {
   }
   Frame& object = stack_[stack_.size() - 2];
   if (!key_allowed(object, property)) return false;
+  // Another key: not one this object has already (a listed one is known by `seen`). Known by
+  // the hash of its text: two keys that collide would only make the second one refused.
+  if (property < 0) {
+    const auto depth = static_cast<std::int32_t>(stack_.size() - 2);
+    if (std::any_of(keys_.begin(), keys_.end(), [&](const KeyRecord& r) { return r.depth == depth && r.hash == f.seen; })) return false;
+    keys_.push_back({f.seen, depth});
+  }
   object.c = property;
   ++object.b;  // members given
   if (property >= 0) object.seen |= std::uint64_t{1} << property;
   object.phase = kColon;
   stack_.pop_back();
   return true;
+}
+
+void JsonMatcher::close_object() {
+  // Its keys are the last records (those of objects inside it are gone).
+  const auto depth = static_cast<std::int32_t>(stack_.size() - 1);
+  while (!keys_.empty() && keys_.back().depth == depth) keys_.pop_back();
+  child_done();
 }
 
 bool JsonMatcher::close_string(const Frame& f) {

@@ -7,7 +7,8 @@
 // JSON grammar), numbers of at most kMaxNumberBytes bytes (integers of kMaxIntegerDigits
 // digits, so they fit int64; exponents of kMaxExponentDigits, so every number is a finite double), at most
 // kMaxDepth nested arrays and objects. Strings must be valid UTF-8 (escapes are checked, not
-// decoded: minLength / maxLength count an escape as one character). Duplicate keys are refused.
+// decoded: minLength / maxLength count an escape as one character). Duplicate keys are refused
+// (keys are written in one spelling: \u escapes only for control characters, no "\/").
 // An anyOf whose branches overlap is followed on every branch the bytes so far fit (a value is
 // taken when one of them takes it).
 // A string with a `pattern` is matched character by character (its escapes decoded); it takes
@@ -50,12 +51,12 @@ class JsonMatcher {
   struct Frame {
     Kind kind = Kind::kValue;
     std::uint8_t phase = 0;
-    std::uint8_t ws = 0;       // whitespace bytes in a row
+    std::uint8_t ws = 0;       // whitespace bytes in a row (a key: its last byte)
     std::uint8_t flags = 0;    // per kind (string: key, escape / \u digits / UTF-8 bytes to come)
     std::int32_t node = kJsonAnyNode;
     std::int32_t a = 0, b = 0;  // per kind: enum / key range, counts
     std::int64_t c = 0;         // per kind: string length, array items, key's property
-    std::uint64_t seen = 0;     // object: properties given
+    std::uint64_t seen = 0;     // object: properties given; key: its text's hash
     JsonPattern::State rx{};    // string with a pattern: the automaton's state
   };
 
@@ -68,6 +69,7 @@ class JsonMatcher {
   bool array_byte(Frame& f, unsigned char byte);
   bool string_byte(Frame& f, unsigned char byte);
   bool close_key(const Frame& f);
+  void close_object();
   bool close_string(const Frame& f);
   bool pattern_char(Frame& f, char32_t c, std::int64_t chars) const;
   bool pattern_may(const Frame& f, char32_t lo, char32_t hi, std::int64_t chars) const;
@@ -87,6 +89,13 @@ class JsonMatcher {
 
   const JsonSchema* schema_;
   std::vector<Frame> stack_;
+  // The keys given so far in the objects open, but listed properties (those are `seen` bits):
+  // the hash of each one's text and the depth of its object.
+  struct KeyRecord {
+    std::uint64_t hash;
+    std::int32_t depth;
+  };
+  std::vector<KeyRecord> keys_;
   bool done_ = false;
   // The other readings of the bytes so far, where an anyOf's overlapping branches all fit them
   // (each with no readings of its own); this one is the first.

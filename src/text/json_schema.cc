@@ -2,16 +2,19 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "base/error.h"
 #include "base/json_limits.h"
+#include "text/json_matcher.h"
 
 namespace staticlm {
 
@@ -34,6 +37,10 @@ const std::set<std::string> kConstraining = {
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
 bool annotation(const std::string& key) { return kConstraining.count(key) == 0; }
+
+// The greatest integer generation writes (JsonMatcher::kMaxIntegerDigits nines).
+constexpr std::int64_t kIntegerLimit = 999999999999999999;
+static_assert(JsonMatcher::kMaxIntegerDigits == 18, "kIntegerLimit");
 
 // A property name as written between the quotes of a JSON string.
 std::string escaped(const std::string& s) {
@@ -91,6 +98,7 @@ class Compiler {
   JsonSchema run() {
     JsonSchema s;
     s.root = compile(root_, "");
+    for (const auto& [here, branches] : one_of_) check_one_of(here, branches);
     check_finite();
     s.nodes = std::move(nodes_);
     s.patterns = std::move(patterns_);
@@ -100,6 +108,30 @@ class Compiler {
  private:
   [[noreturn]] void fail(const std::string& at, const std::string& m) const {
     invalid_argument(what_ + " at " + (at.empty() ? std::string("/") : at) + ": " + m);
+  }
+
+  // A node for `s`, reserved before its parts are compiled so that a part may refer back to
+  // it (a tree's children); filled in by fill(). Until then its fields say nothing.
+  int reserve(const json& s, const std::string& place) {
+    const int index = static_cast<int>(nodes_.size());
+    nodes_.emplace_back();
+    filled_.push_back(0);
+    places_.push_back(place);
+    memo_[&s] = index;
+    return index;
+  }
+
+  int fill(int index, JsonSchemaNode n) {
+    nodes_[static_cast<std::size_t>(index)] = std::move(n);
+    filled_[static_cast<std::size_t>(index)] = 1;
+    return index;
+  }
+
+  bool pending(int index) const { return index >= 0 && !filled_[static_cast<std::size_t>(index)]; }
+
+  // The schema of a member or an item: false there forbids that member or item, no more.
+  int child(const json& s, const std::string& at) {
+    return s.is_boolean() && !s.get<bool>() ? kJsonNoNode : compile(s, at);
   }
 
   int compile(const json& s, const std::string& at) {
@@ -118,10 +150,7 @@ class Compiler {
     if (!constrains) return kJsonAnyNode;
     if (s.contains("allOf")) return all_of(s, at);
     if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, at);
-    const int index = static_cast<int>(nodes_.size());
-    nodes_.emplace_back();
-    places_.push_back(at);
-    memo_[&s] = index;
+    const int index = reserve(s, at);
     JsonSchemaNode n;
     Bound low{-HUGE_VAL, false}, high{HUGE_VAL, false};
     for (const auto& [key, v] : s.items()) {
@@ -140,30 +169,37 @@ class Compiler {
         }
         std::sort(values.begin(), values.end());
         values.erase(std::unique(values.begin(), values.end()), values.end());
-        n.enum_values = std::move(values);
+        if (s.contains("enum") && s.contains("const") && key == "enum") {
+          // Both must hold: the const, if the enum lists it (the other key keeps it below).
+        } else if (s.contains("enum") && s.contains("const")) {
+          std::erase_if(values, [&](const std::string& x) {
+            return std::none_of(s["enum"].begin(), s["enum"].end(), [&](const json& e) { return e.dump() == x; });
+          });
+          if (values.empty()) fail(here, "the const is not among the enum's values: no value is valid");
+          n.enum_values = std::move(values);
+        } else {
+          n.enum_values = std::move(values);
+        }
       } else if (key == "properties") {
         if (!v.is_object()) fail(here, "expected an object of schemas");
         if (v.size() > 64) fail(here, "more than 64 properties are not supported");
-        for (const auto& [name, sub] : v.items()) n.properties.emplace_back(escaped(name), compile(sub, here + "/" + name));
+        for (const auto& [name, sub] : v.items()) n.properties.emplace_back(escaped(name), child(sub, here + "/" + name));
         std::sort(n.properties.begin(), n.properties.end());
       } else if (key == "required") {
         if (!v.is_array()) fail(here, "expected an array of property names");
       } else if (key == "additionalProperties") {
-        n.additional = v.is_boolean() && !v.get<bool>() ? kJsonNoNode : compile(v, here);
+        n.additional = child(v, here);
       } else if (key == "items" && v.is_array()) {
         // Draft 7's tuple form: items [...] is 2020-12's prefixItems, additionalItems its items.
-        for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(compile(v[i], here + "/" + std::to_string(i)));
-        if (s.contains("additionalItems")) {
-          const json& more = s["additionalItems"];
-          n.items = more.is_boolean() && !more.get<bool>() ? kJsonNoNode : compile(more, at + "/additionalItems");
-        }
+        for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(child(v[i], here + "/" + std::to_string(i)));
+        if (s.contains("additionalItems")) n.items = child(s["additionalItems"], at + "/additionalItems");
       } else if (key == "additionalItems") {
         // With an items array (above); alone it constrains nothing (Draft 7 and 2020-12 alike).
       } else if (key == "items") {
-        n.items = v.is_boolean() && !v.get<bool>() ? kJsonNoNode : compile(v, here);
+        n.items = child(v, here);
       } else if (key == "prefixItems") {
         if (!v.is_array()) fail(here, "expected an array of schemas");
-        for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(compile(v[i], here + "/" + std::to_string(i)));
+        for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(child(v[i], here + "/" + std::to_string(i)));
       } else if (key == "minItems" || key == "maxItems" || key == "minLength" || key == "maxLength" ||
                  key == "minProperties" || key == "maxProperties") {
         if (!v.is_number_integer() || v.get<std::int64_t>() < 0) fail(here, "expected an integer >= 0");
@@ -181,13 +217,11 @@ class Compiler {
       } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" || key == "exclusiveMaximum") {
         if (!v.is_number()) fail(here, "expected a number");
         const double raw = v.get<double>();
-        // Integers of at most 18 digits (json_matcher.h): bounds past them change nothing.
-        const double x = std::clamp(raw, -1e18, 1e18);
         n.bounded = true;
-        if (key == "minimum") n.minimum = std::max(n.minimum, static_cast<std::int64_t>(std::ceil(x)));
-        if (key == "exclusiveMinimum") n.minimum = std::max(n.minimum, static_cast<std::int64_t>(std::floor(x)) + 1);
-        if (key == "maximum") n.maximum = std::min(n.maximum, static_cast<std::int64_t>(std::floor(x)));
-        if (key == "exclusiveMaximum") n.maximum = std::min(n.maximum, static_cast<std::int64_t>(std::ceil(x)) - 1);
+        if (key == "minimum") n.minimum = std::max(n.minimum, integer_bound(v, true));
+        if (key == "exclusiveMinimum") n.minimum = std::max(n.minimum, integer_bound(v, false) + 1);
+        if (key == "maximum") n.maximum = std::min(n.maximum, integer_bound(v, false));
+        if (key == "exclusiveMaximum") n.maximum = std::min(n.maximum, integer_bound(v, true) - 1);
         // The same bounds for numbers, kept as doubles (the tighter of two equal ones: exclusive).
         if (key == "minimum" && raw > low.value) low = {raw, false};
         if (key == "exclusiveMinimum" && raw >= low.value) low = {raw, true};
@@ -217,15 +251,6 @@ class Compiler {
       }
       for (const json& r : s["required"]) n.required |= std::uint64_t{1} << (listed(escaped(r.get<std::string>())) - n.properties.begin());
     }
-    if (n.pattern >= 0 && !n.enum_values.empty()) {
-      // The pattern holds for string values: keep the ones it matches.
-      const JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
-      std::erase_if(n.enum_values, [&](const std::string& v) {
-        const json x = json::parse(v);
-        return x.is_string() && !p.matches(x.get<std::string>());
-      });
-      if (n.enum_values.empty()) fail(at, "no value of the enum matches the pattern");
-    }
     check_format(n, at);
     if (n.pattern >= 0) {
       JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
@@ -243,23 +268,80 @@ class Compiler {
     }
     if (n.max_items >= 0 && n.min_items > n.max_items) fail(at, "minItems is above maxItems");
     if (n.max_length >= 0 && n.min_length > n.max_length) fail(at, "minLength is above maxLength");
-    if (n.bounded && (!(n.types & (kJsonInteger | kJsonNumber)) || !n.enum_values.empty())) {
-      fail(at, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\" (and no enum)");
+    if (n.bounded && !(n.types & (kJsonInteger | kJsonNumber))) {
+      fail(at, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\"");
     }
     if (n.bounded && (n.types & kJsonNumber)) {
       n.decimal = true;
       n.min_scaled = scaled_bound(low, true);
       n.max_scaled = scaled_bound(high, false);
-      if (n.min_scaled > n.max_scaled) {
-        fail(at, "no number of at most " + std::to_string(JsonSchemaNode::kDecimalPlaces) +
-                     " decimals lies between the minimum and the maximum");
-      }
-    } else if (n.bounded && n.minimum > n.maximum) {
-      fail(at, "no integer lies between the minimum and the maximum");
     }
+    check_bounds(n, at, "the minimum and the maximum");
     check_property_counts(n, at);
-    nodes_[static_cast<std::size_t>(index)] = std::move(n);
-    return index;
+    if (!n.enum_values.empty() && constrains_beside_enum(s)) keep_valid_enum_values(n, index, at);
+    return fill(index, std::move(n));
+  }
+
+  // The least (up) or greatest integer a bound's value allows, exact for integers written in
+  // the schema (a double would round past 2^53), kept within one past the integers of at most
+  // JsonMatcher::kMaxIntegerDigits digits generation writes (check_bounds then says so).
+  static std::int64_t integer_bound(const json& v, bool up) {
+    constexpr std::int64_t kPast = kIntegerLimit + 1;
+    if (v.is_number_unsigned()) return static_cast<std::int64_t>(std::min<std::uint64_t>(v.get<std::uint64_t>(), kPast));
+    if (v.is_number_integer()) return std::clamp<std::int64_t>(v.get<std::int64_t>(), -kPast, kPast);
+    const double x = std::clamp(v.get<double>(), -1e18, 1e18);  // 1e18 == kPast
+    return static_cast<std::int64_t>(up ? std::ceil(x) : std::floor(x));
+  }
+
+  // Refuses bounds no value generation writes lies between: numbers with at most
+  // kDecimalIntegerDigits digits before the point and kDecimalPlaces after it, integers of at
+  // most JsonMatcher::kMaxIntegerDigits digits.
+  void check_bounds(const JsonSchemaNode& n, const std::string& at, const std::string& bounds) const {
+    if (!n.bounded) return;
+    if (n.decimal && (n.types & kJsonNumber)) {
+      if (n.min_scaled > n.max_scaled) {
+        fail(at, "no number of at most " + std::to_string(JsonSchemaNode::kDecimalIntegerDigits) + " digits before the point and " +
+                     std::to_string(JsonSchemaNode::kDecimalPlaces) + " after it (what generation writes) lies between " + bounds);
+      }
+    } else if (std::max(n.minimum, -kIntegerLimit) > std::min(n.maximum, kIntegerLimit)) {
+      fail(at, "no integer of at most " + std::to_string(JsonMatcher::kMaxIntegerDigits) +
+                   " digits (what generation writes) lies between " + bounds);
+    }
+  }
+
+  // Whether keywords beside enum / const constrain the value too.
+  static bool constrains_beside_enum(const json& s) {
+    for (const auto& [key, value] : s.items()) {
+      if (key != "enum" && key != "const" &&
+          (!annotation(key) || (key == "format" && value.is_string() && json_format(value.get<std::string>()) != JsonFormat::kNone))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Keeps the enum / const values that the node's other keywords allow: each value's compact
+  // text is read by the matcher generation uses, on the node without its enum. (A part not
+  // compiled yet, where the node refers back to itself, reads as any value.)
+  void keep_valid_enum_values(JsonSchemaNode& n, int index, const std::string& at) {
+    std::vector<std::string> values = std::move(n.enum_values);
+    n.enum_values.clear();
+    nodes_[static_cast<std::size_t>(index)] = n;
+    JsonSchema s;
+    s.nodes = std::move(nodes_);
+    s.patterns = std::move(patterns_);
+    s.root = index;
+    std::erase_if(values, [&](const std::string& v) {
+      JsonMatcher m(s);
+      for (unsigned char c : v) {
+        if (!m.feed(c)) return true;
+      }
+      return !m.complete();
+    });
+    nodes_ = std::move(s.nodes);
+    patterns_ = std::move(s.patterns);
+    if (values.empty()) fail(at, "no value of the enum / const satisfies the keywords beside it");
+    n.enum_values = std::move(values);
   }
 
   unsigned types(const json& v, const std::string& at) const {
@@ -293,24 +375,53 @@ class Compiler {
     const json& r = s["$ref"];
     if (!r.is_string()) fail(at + "/$ref", "expected a string");
     const std::string ref = r.get<std::string>();
-    const json* target = nullptr;
-    if (ref == "#") {
-      target = &root_;
-    } else {
-      for (const char* base : {"#/$defs/", "#/definitions/"}) {
-        const std::string prefix = base;
-        if (ref.rfind(prefix, 0) != 0) continue;
-        const std::string container = prefix.substr(2, prefix.size() - 3), name = ref.substr(prefix.size());
-        if (root_.contains(container) && root_[container].is_object() && root_[container].contains(name)) {
-          target = &root_[container][name];
-        }
-      }
-    }
-    if (!target) fail(at + "/$ref", "'" + ref + "' is not \"#\" or a schema under #/$defs/ or #/definitions/");
+    const json* target = pointed(ref, at + "/$ref");
     if (++depth_ > 256) fail(at + "/$ref", "references nest deeper than 256");
     const int n = compile(*target, ref.substr(1));
     --depth_;
     return n;
+  }
+
+  // The schema a reference within this document names: "#" and a JSON pointer after it
+  // ("#/$defs/a~1b": ~1 is '/', ~0 '~', %XX a URI's escaped byte), from the root.
+  const json* pointed(const std::string& ref, const std::string& at) const {
+    if (ref.empty() || ref[0] != '#' || (ref.size() > 1 && ref[1] != '/')) {
+      fail(at, "'" + ref + "': only references within this schema are supported (\"#\" or a JSON pointer such as #/$defs/Name)");
+    }
+    std::string path;  // the fragment, %XX decoded
+    for (std::size_t i = 1; i < ref.size(); ++i) {
+      const auto hex = [&](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+      if (ref[i] == '%' && i + 2 < ref.size() && hex(ref[i + 1]) && hex(ref[i + 2])) {
+        path += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      } else {
+        path += ref[i];
+      }
+    }
+    const json* node = &root_;
+    for (std::size_t start = 1, end = 0; end < path.size(); start = end + 1) {
+      end = std::min(path.find('/', start), path.size());
+      std::string token;
+      for (std::size_t i = start; i < end; ++i) {
+        if (path[i] == '~' && i + 1 < end && (path[i + 1] == '0' || path[i + 1] == '1')) {
+          token += path[++i] == '0' ? '~' : '/';
+        } else if (path[i] == '~') {
+          fail(at, "'" + ref + "': '~' in a JSON pointer is followed by 0 or 1");
+        } else {
+          token += path[i];
+        }
+      }
+      if (node->is_object() && node->contains(token)) {
+        node = &(*node)[token];
+      } else if (node->is_array() && !token.empty() && token.size() < 10 &&
+                 std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                 std::stoul(token) < node->size()) {
+        node = &(*node)[std::stoul(token)];
+      } else {
+        fail(at, "'" + ref + "' points at nothing in this schema ('" + token + "' is not there)");
+      }
+    }
+    return node;
   }
 
   // Refuses objects no value can be: minProperties above maxProperties, more required
@@ -370,18 +481,17 @@ class Compiler {
 
   // The parts of `s` compiled and merged into one node (see all_of); `here` names the whole.
   int merge_all(const json& s, const std::vector<std::pair<const json*, std::string>>& parts, const std::string& here) {
-    // Reserved first, as alternatives(): a part may refer back to this schema.
-    const int index = static_cast<int>(nodes_.size());
-    nodes_.emplace_back();
-    places_.push_back(here);
-    memo_[&s] = index;
+    const int index = reserve(s, here);
     std::vector<std::pair<int, std::string>> branches;
     for (const auto& [part, where] : parts) branches.emplace_back(compile(*part, where), where);
     std::erase_if(branches, [](const auto& b) { return b.first == kJsonAnyNode; });
     for (const auto& [b, where] : branches) {
-      if (b == index) fail(where, "a part that refers back to the schema it is part of is not supported");
+      if (b == kJsonNoNode) fail(where, "a false schema allows no value");
+      if (pending(b)) fail(where, "a part that refers back to a schema it is part of is not supported");
     }
     JsonSchemaNode m;
+    // Enum / const values every part that has them lists; kept below where the rest allows them.
+    std::optional<std::vector<std::string>> values;
     for (std::size_t i = 0; i < branches.size(); ++i) {
       const JsonSchemaNode n = nodes_[static_cast<std::size_t>(branches[i].first)];
       const std::string& where = branches[i].second;
@@ -389,7 +499,13 @@ class Compiler {
         if (here_set && before) fail(where, std::string(what) + " given by two schemas that must both hold (allOf, or $ref and its neighbours) is not supported");
       };
       if (branches.size() > 1) {
-        if (!n.enum_values.empty()) fail(where, "enum or const next to other schemas that must hold too is not supported");
+        if (!n.enum_values.empty()) {
+          std::vector<std::string> both;
+          std::set_intersection(n.enum_values.begin(), n.enum_values.end(), values ? values->begin() : n.enum_values.begin(),
+                                values ? values->end() : n.enum_values.end(), std::back_inserter(both));
+          if (both.empty()) fail(where, "no value of this enum / const is among the other parts' enum / const values");
+          values = std::move(both);
+        }
         if (n.additional != kJsonAnyNode) fail(where, "additionalProperties next to other schemas that must hold too is not supported");
         // An anyOf / oneOf whose branches overlap is a list of nodes, not one node to intersect.
         if (!n.any_of.empty()) fail(where, "anyOf / oneOf whose branches overlap next to other schemas that must hold too is not supported");
@@ -429,12 +545,7 @@ class Compiler {
     }
     if (branches.size() > 1) {
       if (m.types == 0) fail(here, "no value has a type every part allows");
-      if (m.bounded && m.decimal && (m.types & kJsonNumber) && m.min_scaled > m.max_scaled) {
-        fail(here, "no number of at most " + std::to_string(JsonSchemaNode::kDecimalPlaces) +
-                       " decimals lies between the parts' minimum and maximum");
-      } else if (m.bounded && !(m.decimal && (m.types & kJsonNumber)) && m.minimum > m.maximum) {
-        fail(here, "no integer lies between the parts' minimum and maximum");
-      }
+      check_bounds(m, here, "the parts' minimum and maximum");
       check_format(m, here);
       if (m.properties.size() > 64) fail(here, "more than 64 properties are not supported");
       std::sort(m.properties.begin(), m.properties.end());
@@ -452,10 +563,13 @@ class Compiler {
       if (m.pattern >= 0) check_pattern_lengths(m, here);  // one part's pattern, another's lengths
       check_property_counts(m, here);
       if (m.bounded && !(m.types & (kJsonInteger | kJsonNumber))) fail(here, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\"");
+      if (values) {
+        m.enum_values = std::move(*values);
+        keep_valid_enum_values(m, index, here);
+      }
     }
     if (branches.empty()) m = JsonSchemaNode();
-    nodes_[static_cast<std::size_t>(index)] = std::move(m);
-    return index;
+    return fill(index, std::move(m));
   }
 
   // Whether alternatives() can merge the branches into one node: their types do not overlap
@@ -621,45 +735,28 @@ class Compiler {
     const json& v = s[key];
     const std::string here = at + "/" + key;
     for (const auto& [k, value] : s.items()) {
-      if (k != key && annotation(k) == false) fail(at + "/" + k, "'" + k + "' next to " + key + " is not supported");
+      if (k != key && !annotation(k)) fail(at + "/" + k, "'" + k + "' next to " + key + " is not supported");
     }
     if (!v.is_array() || v.empty()) fail(here, "expected a non-empty array of schemas");
     if (v.size() == 1) return compile(v[0], here + "/0");
-    // Reserved first, so that a branch may refer back to this schema (a tree's children).
-    const int index = static_cast<int>(nodes_.size());
-    nodes_.emplace_back();
-    places_.push_back(here);
-    memo_[&s] = index;
+    const int index = reserve(s, here);
     std::vector<int> branches;
     for (std::size_t i = 0; i < v.size(); ++i) branches.push_back(compile(v[i], here + "/" + std::to_string(i)));
     JsonSchemaNode merged;
     merged.types = 0;
     bool has_enum = false;
     for (int b : branches) {
-      if (b == kJsonAnyNode && std::string(key) == "anyOf") {
-        nodes_[static_cast<std::size_t>(index)] = JsonSchemaNode();  // any value
-        return index;
-      }
+      if (b == kJsonAnyNode && std::string(key) == "anyOf") return fill(index, JsonSchemaNode());  // any value
       if (b < 0 || b == index) fail(here, "a branch that allows any value cannot be told from the others");
       has_enum |= !nodes_[static_cast<std::size_t>(b)].enum_values.empty();
     }
-    if (std::string(key) == "oneOf") {
-      // oneOf equals anyOf when no value can match two branches; followed so, or refused.
-      for (std::size_t j = 1; j < branches.size(); ++j) {
-        for (std::size_t i = 0; i < j; ++i) {
-          if (disjoint(branches[i], branches[j], 0)) continue;
-          fail(here + "/" + std::to_string(j), "a value could match this branch and branch " + std::to_string(i) +
-                                                   " (and then must be refused); oneOf branches are supported when their "
-                                                   "types, enum values or a required property with different const values "
-                                                   "(a discriminator) tell them apart; anyOf takes overlapping branches");
-        }
-      }
-    }
-    if (!first_byte_decides(branches)) {
+    // oneOf equals anyOf when no value can match two branches: checked once every node is
+    // compiled (a branch may be a schema this one is part of).
+    if (std::string(key) == "oneOf") one_of_.emplace_back(here, branches);
+    if (std::any_of(branches.begin(), branches.end(), [&](int b) { return pending(b); }) || !first_byte_decides(branches)) {
       merged.types = kJsonAnyType;
       merged.any_of = branches;
-      nodes_[static_cast<std::size_t>(index)] = std::move(merged);
-      return index;
+      return fill(index, std::move(merged));
     }
     for (std::size_t i = 0; i < branches.size(); ++i) {
       const JsonSchemaNode& n = nodes_[static_cast<std::size_t>(branches[i])];
@@ -715,8 +812,20 @@ class Compiler {
       std::sort(merged.enum_values.begin(), merged.enum_values.end());
       merged.enum_values.erase(std::unique(merged.enum_values.begin(), merged.enum_values.end()), merged.enum_values.end());
     }
-    nodes_[static_cast<std::size_t>(index)] = std::move(merged);
-    return index;
+    return fill(index, std::move(merged));
+  }
+
+  // A oneOf's branches, followed as anyOf's: refused where a value could match two.
+  void check_one_of(const std::string& here, const std::vector<int>& branches) const {
+    for (std::size_t j = 1; j < branches.size(); ++j) {
+      for (std::size_t i = 0; i < j; ++i) {
+        if (disjoint(branches[i], branches[j], 0)) continue;
+        fail(here + "/" + std::to_string(j), "a value could match this branch and branch " + std::to_string(i) +
+                                                 " (and then must be refused); oneOf branches are supported when their "
+                                                 "types, enum values or a required property with different const values "
+                                                 "(a discriminator) tell them apart; anyOf takes overlapping branches");
+      }
+    }
   }
 
   const json& root_;
@@ -727,6 +836,8 @@ class Compiler {
   std::int64_t length_budget_ = std::int64_t{1} << 26;  // measure_lengths' position x length steps left
   std::vector<std::unique_ptr<json>> made_;  // schemas made from parts of others (keep())
   std::map<const json*, int> memo_;
+  std::vector<char> filled_;  // per node: compiled (see reserve())
+  std::vector<std::pair<std::string, std::vector<int>>> one_of_;  // oneOf branches, checked in run()
   int depth_ = 0;
 };
 

@@ -1,15 +1,15 @@
 // A JSON Schema compiled for constrained generation (OpenAI's response_format json_schema,
 // llama.cpp's --json-schema): the subset a byte-level matcher can enforce exactly, where the
-// first byte of a value decides its type. Supported: type (one or a list), enum, const,
-// properties, required, additionalProperties (false, true or a schema), minProperties,
+// first byte of a value decides its type. Supported: type (one or a list), enum, const (their
+// values kept where the keywords beside them allow), properties (false: that key is not given), required, additionalProperties (false, true or a schema), minProperties,
 // maxProperties, items, prefixItems,
 // minItems, maxItems, minLength, maxLength, pattern (json_pattern.h), minimum / maximum / exclusiveMinimum /
 // exclusiveMaximum of integers, anyOf (any branches: overlapping ones are followed side by
 // side) / oneOf of branches whose types do not overlap (pydantic's Optional), allOf (merged
-// into one node), $ref to "#", "#/$defs/..." or "#/definitions/...". Annotations
-// (title, description, default, examples, format, $schema, $id, $comment, strict) are ignored;
-// any other keyword (not, multipleOf, ...) is refused by name, so a schema is never
-// half enforced.
+// into one node), $ref to "#" or a JSON pointer into the document. Annotations
+// (title, description, default, examples, format, $schema, $id, $comment, strict) and keywords
+// outside JSON Schema's vocabulary are ignored; JSON Schema's other keywords (not,
+// multipleOf, ...) are refused by place, so a schema is never half enforced.
 #pragma once
 
 #include <cstdint>

@@ -114,6 +114,24 @@ TEST(Sampler, TopK) {
   expect_dist(t.distribution(logits_of({0.4, 0.2, 0.4}), {}), {0.5, 0, 0.5});
 }
 
+// Masked tokens (-inf, as a response format leaves most of them) take no place among the k:
+// with fewer finite scores than top_k all of them stay, and a sample is always one of them.
+TEST(Sampler, MaskedTokensAreNotCandidates) {
+  SamplingOptions o = opts();
+  o.top_k = 3;
+  o.top_p = 0.9;
+  Sampler s(o);
+  std::vector<float> l(1000, -INFINITY);
+  l[7] = std::log(0.25f), l[400] = std::log(0.7f), l[999] = std::log(0.05f);
+  std::vector<double> want(1000, 0.0);
+  want[7] = 0.25 / 0.95, want[400] = 0.7 / 0.95;  // top_p 0.9: 0.7, then 0.95 >= 0.9 stops
+  expect_dist(s.distribution(l, {}), want);
+  for (int i = 0; i < 200; ++i) {
+    const std::int64_t t = s.sample(l, {});
+    EXPECT_TRUE(t == 7 || t == 400) << t;
+  }
+}
+
 // top_p 0.7 over [0.5, 0.3, 0.2]: 0.5 < 0.7 so the next token joins; 0.8 >= 0.7 stops.
 TEST(Sampler, TopP) {
   SamplingOptions o = opts();

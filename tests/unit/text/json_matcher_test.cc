@@ -180,7 +180,7 @@ TEST(JsonMatcher, OtherVocabulariesDraft7TuplesAndIntersectedBounds) {
     (void)schema(R"({"allOf": [{"type": "integer", "minimum": 5}, {"maximum": 3}]})");
     ADD_FAILURE() << "empty intersection taken";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("json_schema at /allOf: no integer lies between the parts' minimum and maximum"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("json_schema at /allOf: no integer of at most 18 digits (what generation writes) lies between the parts' minimum and maximum"), std::string::npos)
         << e.what();
   }
 }
@@ -227,6 +227,66 @@ TEST(JsonMatcher, EnumsConstsAnyOfAndRefs) {
   EXPECT_TRUE(matches(p, R"(["a", true])") && matches(p, "[\"a\"]"));
   EXPECT_FALSE(prefix(p, R"(["a", true, )"));
   EXPECT_FALSE(prefix(p, "[1"));
+}
+
+// Cases where generated values failed Python's jsonschema (session 32): each checked by what the
+// matcher takes whole and what it refuses.
+TEST(JsonMatcher, SiblingsRecursionBoundsAndKeysHoldTogether) {
+  // An anyOf branch that refers back to the schema being compiled: followed as that schema,
+  // not read before it is filled in (pydantic's `Union[float, "Expr"]`).
+  const JsonSchema rec = schema(R"({"type": "object", "properties": {"a": {"anyOf": [{"type": "integer"}, {"$ref": "#"}]}},
+      "additionalProperties": false})");
+  EXPECT_TRUE(matches(rec, R"({"a": {"a": 3}})") && matches(rec, R"({"a": 1})") && matches(rec, "{}"));
+  EXPECT_FALSE(prefix(rec, R"({"a": ")"));
+  EXPECT_FALSE(prefix(rec, R"({"a": {"b")"));
+  const JsonSchema tree = schema(R"({"oneOf": [{"type": "integer"}, {"$ref": "#/$defs/N"}],
+      "$defs": {"N": {"type": "object", "properties": {"k": {"$ref": "#"}}, "required": ["k"], "additionalProperties": false}}})");
+  EXPECT_TRUE(matches(tree, R"({"k": {"k": 2}})") && !prefix(tree, R"({"k": "x)") && !matches(tree, "{}"));
+  // enum / const keep the values the keywords beside them allow.
+  const JsonSchema se = schema(R"({"type": "string", "enum": ["a", null, "abc"], "maxLength": 2})");
+  EXPECT_TRUE(matches(se, "\"a\""));
+  EXPECT_FALSE(prefix(se, "n"));
+  EXPECT_FALSE(matches(se, "\"abc\""));
+  const JsonSchema req = schema(R"({"enum": [{"a": 1}, {"b": 2}], "required": ["b"]})");
+  EXPECT_TRUE(matches(req, R"({"b":2})") && !prefix(req, R"({"a")"));
+  const JsonSchema bounded = schema(R"({"enum": [1, 5, 30, "q"], "maximum": 10})");
+  EXPECT_TRUE(matches(bounded, "1") && matches(bounded, "5") && matches(bounded, "\"q\"") && !prefix(bounded, "3"));
+  const JsonSchema both = schema(R"({"enum": ["a", "b"], "const": "b"})");
+  EXPECT_TRUE(matches(both, "\"b\"") && !prefix(both, "\"a"));
+  const JsonSchema parts = schema(R"({"allOf": [{"enum": ["a", "b", "c"]}, {"enum": ["b", "c"]}, {"pattern": "^c"}]})");
+  EXPECT_TRUE(matches(parts, "\"c\"") && !prefix(parts, "\"b"));
+  // Integer bounds are exact past 2^53 and the 18 digits generation writes.
+  const JsonSchema big = schema(R"({"type": "integer", "minimum": 9007199254740993, "maximum": 9007199254740993})");
+  EXPECT_TRUE(matches(big, "9007199254740993"));
+  EXPECT_FALSE(matches(big, "9007199254740992"));
+  const JsonSchema edge = schema(R"({"type": "integer", "minimum": 9007199254740992, "exclusiveMaximum": 9007199254740993})");
+  EXPECT_TRUE(matches(edge, "9007199254740992") && !matches(edge, "9007199254740993"));
+  EXPECT_TRUE(matches(schema(R"({"type": "integer", "minimum": 999999999999999999})"), "999999999999999999"));
+  // A key is given once, unlisted ones too, and written in one spelling so that equal keys look equal.
+  const JsonSchema counted = schema(R"({"type": "object", "minProperties": 2, "additionalProperties": {"type": "integer"}})");
+  EXPECT_FALSE(prefix(counted, R"({"": 0, "":)"));
+  EXPECT_FALSE(prefix(counted, R"({"x": 1, "x")"));
+  EXPECT_TRUE(matches(counted, R"({"": 0, "a": 8})"));
+  const JsonSchema any = schema(R"({"type": "object"})");
+  EXPECT_FALSE(prefix(any, R"({"a": {"b": 1, "b")"));
+  EXPECT_TRUE(matches(any, R"({"a": {"b": 1}, "b": {"b": 2}, "c": {"a": 1, "b": 3}})"));
+  EXPECT_FALSE(prefix(any, R"({"a": {"b": 1}, "b": {"b": 2}, "a")"));
+  EXPECT_TRUE(matches(any, R"({"\n": 1, "\u001f": 2, "\"": 3, "é": 4})"));
+  for (const char* other : {R"({"\u0061)", R"({"\/)", R"({"\u000a)", R"({"\u001F)", R"({"\u00e9)"}) EXPECT_FALSE(prefix(any, other)) << other;
+  const JsonSchema slash = schema(R"({"type": "object", "properties": {"a/b": {"type": "integer"}}, "additionalProperties": {"type": "string"}})");
+  EXPECT_TRUE(matches(slash, R"({"a/b": 1})") && !prefix(slash, R"({"a\/b)"));
+  // false under properties forbids that key only; false items end the array there.
+  const JsonSchema no_b = schema(R"({"properties": {"a": {"type": "integer"}, "b": false}, "required": ["a"]})");
+  EXPECT_TRUE(matches(no_b, R"({"a": 1, "bc": 2})"));
+  EXPECT_FALSE(prefix(no_b, R"({"a": 1, "b":)"));
+  const JsonSchema pair = schema(R"({"type": "array", "prefixItems": [{"type": "integer"}, false]})");
+  EXPECT_TRUE(matches(pair, "[1]") && !prefix(pair, "[1, 2"));
+  // References are JSON pointers: ~1 is '/', ~0 '~', %XX an escaped byte, any place in the document.
+  EXPECT_TRUE(matches(schema(R"({"$defs": {"a/b~": {"type": "integer"}}, "$ref": "#/$defs/a~1b~0"})"), "3"));
+  EXPECT_TRUE(matches(schema(R"({"$defs": {"a b": {"type": "boolean"}}, "$ref": "#/$defs/a%20b"})"), "true"));
+  const JsonSchema local = schema(R"({"type": "object", "properties": {"x": {"$ref": "#/properties/y"}, "y": {"type": "integer"}}})");
+  EXPECT_TRUE(matches(local, R"({"x": 1})") && !prefix(local, R"({"x": ")"));
+  EXPECT_TRUE(matches(schema(R"({"prefixItems": [{"type": "null"}], "items": {"$ref": "#/prefixItems/0"}})"), "[null, null]"));
 }
 
 TEST(JsonMatcher, WhitespaceAndNumbersAreBounded) {
@@ -690,12 +750,17 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
        "json_schema at /pattern: every string the pattern matches has a control character"},
       {"{\"pattern\": \"" + std::string(100, '(') + std::string(100, ')') + "\"}", "json_schema at /pattern: groups nested more than 64 deep"},
       {R"({"pattern": "((){1000}){1000}"})", "json_schema at /pattern: the pattern is too large to enforce"},
-      {R"({"enum": ["ab", "cd"], "pattern": "^x"})", "json_schema at /: no value of the enum matches the pattern"},
-      {R"({"properties": {"age": {"enum": [1, 2], "minimum": 0}}})", "json_schema at /properties/age: minimum and maximum are enforced with \"type\": \"integer\" or \"number\" (and no enum)"},
+      {R"({"enum": ["ab", "cd"], "pattern": "^x"})", "json_schema at /: no value of the enum / const satisfies the keywords beside it"},
+      {R"({"type": "integer", "const": "x"})", "json_schema at /: no value of the enum / const satisfies the keywords beside it"},
+      {R"({"enum": [1, 2], "const": 3})", "json_schema at /const: the const is not among the enum's values"},
+      {R"({"allOf": [{"enum": [1, 2]}, {"const": 3}]})", "json_schema at /allOf/1: no value of this enum / const is among the other parts' enum / const values"},
       {R"({"type": "string", "minimum": 0})", "json_schema at /: minimum and maximum are enforced with"},
-      {R"({"type": "number", "minimum": 1e-7, "maximum": 9e-7})", "json_schema at /: no number of at most 6 decimals lies between"},
+      {R"({"type": "number", "minimum": 1e-7, "maximum": 9e-7})", "json_schema at /: no number of at most 12 digits before the point and 6 after it (what generation writes) lies between the minimum and the maximum"},
+      {R"({"type": "number", "minimum": 1e12})", "json_schema at /: no number of at most 12 digits before the point"},
+      {R"({"type": "integer", "minimum": 1e18})", "json_schema at /: no integer of at most 18 digits"},
+      {R"({"type": "integer", "maximum": -1000000000000000000})", "json_schema at /: no integer of at most 18 digits"},
       {R"({"oneOf": [{"type": "integer"}, {"type": "number", "maximum": 2}]})", "json_schema at /oneOf/1: a value could match this branch and branch 0"},
-      {R"({"type": "integer", "minimum": 3, "maximum": 2})", "json_schema at /: no integer lies between"},
+      {R"({"type": "integer", "minimum": 3, "maximum": 2})", "json_schema at /: no integer of at most 18 digits (what generation writes) lies between the minimum and the maximum"},
       {R"({"type": "strin"})", "json_schema at /type: expected a JSON type name"},
       {R"({"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 2}]})", "json_schema at /oneOf/1: a value could match this branch and branch 0"},
       // The tags are required in one branch only: {"kind": "cat"} alone would match both.
@@ -707,7 +772,10 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
        "json_schema at /oneOf/2: a value could match this branch and branch 1"},
       {R"({"oneOf": [{"type": "object"}, {"anyOf": [{"type": "string"}, {"type": "object", "required": ["a"], "properties": {"a": {}}}]}]})",
        "json_schema at /oneOf/1: a value could match this branch and branch 0"},
-      {R"({"$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing'"},
+      {R"({"$defs": {"A": {}}, "$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing' points at nothing in this schema ('Missing' is not there)"},
+      {R"({"$ref": "other.json#/a"})", "json_schema at /$ref: 'other.json#/a': only references within this schema are supported"},
+      {R"({"$defs": {"a": {}}, "$ref": "#/$defs/a~2"})", "json_schema at /$ref: '#/$defs/a~2': '~' in a JSON pointer is followed by 0 or 1"},
+      {R"({"allOf": [{"$ref": "#"}, {"type": "object"}]})", "json_schema at /allOf/0: a part that refers back to a schema it is part of"},
       {R"({"properties": {"a": {}}, "required": ["b"], "additionalProperties": false})",
        "json_schema at /required: 'b' is required, but it is not among the properties and additionalProperties is false"},
       {"{", "json_schema: not valid JSON"},
