@@ -3,7 +3,7 @@
 `jsonschema` (Debian's python3-jsonschema, Draft 2020-12 with its format checker).
 
 Random schemas over the keywords the matcher enforces (types, enum, const, properties, required,
-additionalProperties, min/maxProperties, items, prefixItems, min/maxItems, min/maxLength,
+additionalProperties, min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
 pattern, the date and uuid formats, number bounds, anyOf, oneOf, allOf, $ref), each with random
 values, written with jsonschema's verdict to tests/fixtures/json_schema/cases.jsonl:
 {"schema": S, "value": "<JSON text>", "valid": true|false}. (time and date-time are left out:
@@ -88,6 +88,14 @@ def schema(r, depth=0):
         s.update(r.choice([{"type": "string"}, {"type": "integer"}, {"maxLength": 2}, {"maximum": 10}, {"required": ["b"]},
                            {"type": ["string", "null"], "minLength": 2}, {"enum": ["a", 1, None]}]))
         return s
+    if k == 14 and r.random() < 0.5:  # uniqueItems over items of one spelling per value
+        s = {"type": "array", "uniqueItems": True,
+             "items": r.choice([{"type": "integer"}, {"type": "integer", "minimum": 0, "maximum": 3}, {"type": "boolean"},
+                                {"type": ["boolean", "null"]}, {"enum": ["a", "b", 1, 12]}, {"type": "string"},
+                                {"type": "string", "minLength": 1}])}
+        if r.random() < 0.3:
+            s["minItems"] = r.randrange(0, 3)
+        return s
     if k == 14:  # false under properties / prefixItems: that key or item is not there
         return r.choice([{"type": "object", "properties": {"a": schema(r, depth + 1), "b": False}},
                          {"type": "array", "prefixItems": [schema(r, depth + 1), False]}])
@@ -115,6 +123,8 @@ def value(r, depth=0):
         return r.choice([1, "x", [1, 2], {"a": 1}, 2.0])
     if k in (7, 8):
         return {n: value(r, depth + 1) for n in r.sample(["a", "b", "c", "d", "e"], r.randrange(0, 4))}
+    if r.random() < 0.3:  # arrays that repeat an item (uniqueItems)
+        return r.choice([[1, 1], [1, 12, 1], ["a", "a"], ["a", "b"], [True, False, True], [None, True], [0, 1, 2, 3], ["", "x"]])
     return [value(r, depth + 1) for _ in range(r.randrange(0, 4))]
 
 

@@ -78,7 +78,7 @@ bool JsonMatcher::feed(unsigned char byte) {
       // This reading failed: the first fork takes its place.
       JsonMatcher first = std::move(others_.front());
       others_.erase(others_.begin());
-      stack_ = std::move(first.stack_), keys_ = std::move(first.keys_), done_ = first.done_;
+      stack_ = std::move(first.stack_), given_ = std::move(first.given_), done_ = first.done_;
     }
     if (others_.size() > kMaxReadings) others_.erase(others_.begin() + kMaxReadings, others_.end());
     return true;
@@ -97,7 +97,7 @@ bool JsonMatcher::feed(unsigned char byte) {
     others_ = std::vector<JsonMatcher>(std::make_move_iterator(readings.begin() + 1), std::make_move_iterator(readings.end()));
     return false;
   }
-  stack_ = std::move(kept.front().stack_), keys_ = std::move(kept.front().keys_), done_ = kept.front().done_;
+  stack_ = std::move(kept.front().stack_), given_ = std::move(kept.front().given_), done_ = kept.front().done_;
   kept.erase(kept.begin());
   if (kept.size() > kMaxReadings) kept.erase(kept.begin() + kMaxReadings, kept.end());
   others_ = std::move(kept);
@@ -150,19 +150,43 @@ bool JsonMatcher::whitespace(Frame& f, unsigned char byte) {
   return false;
 }
 
-void JsonMatcher::child_done() {
+bool JsonMatcher::child_done() {
+  const Frame item = stack_.back();
   stack_.pop_back();
   if (stack_.empty()) {
     done_ = true;
-    return;
+    return true;
   }
   Frame& p = stack_.back();
   if (p.kind == Kind::kObject) {
     p.phase = kCommaOrEnd;
   } else if (p.kind == Kind::kArray) {
+    if (const JsonSchemaNode* n = node(p.node); n && n->unique_items) {
+      // An item of a uniqueItems array: not one given before (its value's identity: the hash of
+      // a string's text, an integer's value (-0 is 0), an enum value's or a literal's index).
+      const Given g = {item.kind == Kind::kNumber ? static_cast<std::uint64_t>(item.flags & 2 ? 0 - item.seen : item.seen)
+                       : item.kind == Kind::kString ? item.seen
+                                                    : static_cast<std::uint64_t>(item.a),
+                       static_cast<std::int32_t>(stack_.size() - 1), static_cast<std::uint8_t>(item.kind)};
+      if (given(g)) return false;
+      given_.push_back(g);
+    }
     ++p.c;
     p.phase = kItemsDone;
   }
+  return true;
+}
+
+bool JsonMatcher::given(const Given& g) const {
+  return std::any_of(given_.begin(), given_.end(),
+                     [&](const Given& x) { return x.depth == g.depth && x.kind == g.kind && x.value == g.value; });
+}
+
+std::int32_t JsonMatcher::unique_item_depth() const {
+  if (stack_.size() < 2) return -1;
+  const Frame& p = stack_[stack_.size() - 2];
+  const JsonSchemaNode* n = p.kind == Kind::kArray ? node(p.node) : nullptr;
+  return n && n->unique_items ? static_cast<std::int32_t>(stack_.size() - 2) : -1;
 }
 
 bool JsonMatcher::step(unsigned char byte) {
@@ -180,9 +204,9 @@ bool JsonMatcher::step(unsigned char byte) {
       f.ws = 0;
       return array_byte(f, byte);
     case Kind::kString: {
-      if (!(f.flags & kKey)) return string_byte(f, byte);
-      // A key: its bytes hashed (not its closing quote, after which the frame is gone), the
-      // last one kept for canonical_key_escape.
+      if (!(f.flags & kKey) && unique_item_depth() < 0) return string_byte(f, byte);
+      // A key or an item of a uniqueItems array: its bytes hashed (not its closing quote, after
+      // which the frame is gone), the last one kept for canonical_key_escape.
       Frame key = f;
       if (!string_byte(f, byte)) return false;
       if (stack_.back().kind == Kind::kString) {
@@ -195,7 +219,7 @@ bool JsonMatcher::step(unsigned char byte) {
     case Kind::kLiteral: {
       const std::string_view lit = kLiterals[f.a];
       if (byte != static_cast<unsigned char>(lit[static_cast<std::size_t>(f.b)])) return false;
-      if (++f.b == static_cast<std::int32_t>(lit.size())) child_done();
+      if (++f.b == static_cast<std::int32_t>(lit.size())) return child_done();
       return true;
     }
     case Kind::kNumber:
@@ -205,8 +229,7 @@ bool JsonMatcher::step(unsigned char byte) {
       if (!ok) return false;
       if (!handoff) return true;
       // The value ended before this byte: it belongs to the container (or nothing may follow).
-      child_done();
-      return !done_ && step(byte);
+      return child_done() && !done_ && step(byte);
     }
   }
   return false;
@@ -275,6 +298,10 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
   }
   const int literal = byte == 't' ? 0 : byte == 'f' ? 1 : byte == 'n' ? 2 : -1;
   if (literal >= 0 && (types & (literal == 2 ? kJsonNull : kJsonBool))) {
+    if (const std::int32_t depth = unique_item_depth();
+        depth >= 0 && given({static_cast<std::uint64_t>(literal), depth, static_cast<std::uint8_t>(Kind::kLiteral)})) {
+      return false;  // given already in this uniqueItems array
+    }
     f.kind = Kind::kLiteral;
     f.a = literal;
     f.b = 1;
@@ -329,8 +356,7 @@ bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
         return true;
       }
       if (byte == '}' && f.phase == kKeyOrEnd && can_close(f)) {
-        close_object();
-        return true;
+        return close_container();
       }
       return false;
     case kColon: {
@@ -348,8 +374,7 @@ bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
         return true;
       }
       if (byte == '}' && can_close(f)) {
-        close_object();
-        return true;
+        return close_container();
       }
       return false;
     default:
@@ -370,11 +395,12 @@ bool JsonMatcher::array_byte(Frame& f, unsigned char byte) {
   const bool enough = !n || f.c >= n->min_items;
   if (byte == ']' && f.phase != kItemNext) {
     if (!enough) return false;
-    child_done();
-    return true;
+    return close_container();
   }
   if (f.phase == kItemsDone) {
     if (byte != ',' || item_node(f) == kJsonNoNode) return false;
+    // uniqueItems over finitely many values: another item only while one is left.
+    if (n && n->unique_items && n->unique_domain >= 0 && f.c >= n->unique_domain) return false;
     f.phase = kItemNext;
     return true;
   }
@@ -388,6 +414,7 @@ bool JsonMatcher::array_byte(Frame& f, unsigned char byte) {
 
 bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
   const bool key = f.flags & kKey;
+  const bool one_spelling = key || unique_item_depth() >= 0;  // compared by their text
   if (const JsonSchemaNode* n = node(f.node); !key && n && n->format != JsonFormat::kNone) {
     // A formatted string (json_format.h): ASCII characters only, no escapes, in `seen`.
     if (byte == '"') {
@@ -434,7 +461,7 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     set_pending(pending == kLowC ? 0 : pending + 1);
     if (pending == kLowC) set_escape(4);  // its last two digits
   } else if (esc == 1) {
-    if (key && byte == '/') return false;  // "\/" is "/": keys are written one way (canonical_key_escape)
+    if (one_spelling && byte == '/') return false;  // "\/" is "/": keys are written one way (canonical_key_escape)
     if (byte == 'u') {
       if (patterned) return false;
       set_escape(2);
@@ -447,7 +474,7 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
     }
   } else if (esc >= 2) {
     if (!ascii_hex(byte)) return false;
-    if (key && !canonical_key_escape(esc, byte, f.ws)) return false;
+    if (one_spelling && !canonical_key_escape(esc, byte, f.ws)) return false;
     if (esc == 2) {
       set_pending(byte == 'd' || byte == 'D' ? kMaybeSurrogate : 0);
     } else if (esc == 3 && pending == kMaybeSurrogate) {
@@ -559,8 +586,9 @@ bool JsonMatcher::close_key(const Frame& f) {
   // the hash of its text: two keys that collide would only make the second one refused.
   if (property < 0) {
     const auto depth = static_cast<std::int32_t>(stack_.size() - 2);
-    if (std::any_of(keys_.begin(), keys_.end(), [&](const KeyRecord& r) { return r.depth == depth && r.hash == f.seen; })) return false;
-    keys_.push_back({f.seen, depth});
+    const Given key = {f.seen, depth, static_cast<std::uint8_t>(Kind::kValue)};
+    if (given(key)) return false;
+    given_.push_back(key);
   }
   object.c = property;
   ++object.b;  // members given
@@ -570,18 +598,17 @@ bool JsonMatcher::close_key(const Frame& f) {
   return true;
 }
 
-void JsonMatcher::close_object() {
-  // Its keys are the last records (those of objects inside it are gone).
+bool JsonMatcher::close_container() {
+  // What it holds is last in given_ (what containers inside it held is gone).
   const auto depth = static_cast<std::int32_t>(stack_.size() - 1);
-  while (!keys_.empty() && keys_.back().depth == depth) keys_.pop_back();
-  child_done();
+  while (!given_.empty() && given_.back().depth == depth) given_.pop_back();
+  return child_done();
 }
 
 bool JsonMatcher::close_string(const Frame& f) {
   const JsonSchemaNode* n = node(f.node);
   if (n && f.c < n->min_length) return false;
-  child_done();
-  return true;
+  return child_done();
 }
 
 namespace {
@@ -700,12 +727,15 @@ bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
     const int digits = f.b + 1 - (negative ? 1 : 0);
     if (!decimal_prefix_fits(negative, next, v, digits, static_cast<int>(f.c), *n)) return false;
     f.seen = v;
-  } else if (const JsonSchemaNode* n = node(f.node); n && n->bounded) {
-    // The integer so far (its magnitude in `seen`) must still lead to one in range.
+  } else if (integer) {
+    // The integer so far (its magnitude in `seen`) must still lead to one in range, and in a
+    // uniqueItems array to one not given yet.
     const bool negative = f.flags & 2;
     const int digits = f.b + 1 - (negative ? 1 : 0);  // after this byte
     const std::uint64_t m = digit ? f.seen * 10 + (byte - '0') : f.seen;
-    if (!integer_prefix_fits(negative, m, digits, *n)) return false;
+    const JsonSchemaNode* n = node(f.node);
+    if (n && n->bounded && !integer_prefix_fits(negative, m, digits, *n)) return false;
+    if (const std::int32_t depth = unique_item_depth(); depth >= 0 && !integer_left(negative, m, digits, n, depth)) return false;
     f.seen = m;
   }
   // An exponent of at most two digits keeps every number a finite double (readers refuse 1e400).
@@ -713,6 +743,31 @@ bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
   f.a = next;
   ++f.b;
   return true;
+}
+
+bool JsonMatcher::integer_left(bool negative, std::uint64_t m, int digits, const JsonSchemaNode* n, std::int32_t depth) const {
+  constexpr __int128 kLimit = 999999999999999999;  // kMaxIntegerDigits nines
+  const __int128 lo = n && n->bounded ? std::max<__int128>(n->minimum, -kLimit) : -kLimit;
+  const __int128 hi = n && n->bounded ? std::min<__int128>(n->maximum, kLimit) : kLimit;
+  // Whether [a, b] within the bounds holds more integers than were given from it.
+  const auto room = [&](__int128 a, __int128 b) {
+    a = std::max(a, lo), b = std::min(b, hi);
+    if (a > b) return false;
+    __int128 taken = 0;
+    for (const Given& g : given_) {
+      const auto v = static_cast<__int128>(static_cast<std::int64_t>(g.value));
+      taken += g.depth == depth && g.kind == static_cast<std::uint8_t>(Kind::kNumber) && v >= a && v <= b;
+    }
+    return b - a + 1 > taken;
+  };
+  if (digits <= 0) return room(-kLimit, 0);  // "-": any integer <= 0
+  if (m == 0) return room(0, 0);             // a lone 0 (or -0) takes no more digits
+  __int128 p = 1;
+  for (int k = 0; digits + k <= kMaxIntegerDigits; ++k, p *= 10) {
+    const __int128 a = static_cast<__int128>(m) * p, b = a + p - 1;
+    if (negative ? room(-b, -a) : room(a, b)) return true;
+  }
+  return false;
 }
 
 bool JsonMatcher::enum_byte(Frame& f, unsigned char byte, bool& handoff) {
@@ -724,8 +779,18 @@ bool JsonMatcher::enum_byte(Frame& f, unsigned char byte, bool& handoff) {
   });
   const auto hi = std::partition_point(lo, last, [&](const std::string& v) { return static_cast<unsigned char>(v[pos]) == byte; });
   if (lo != hi) {
-    f.a = static_cast<std::int32_t>(lo - values.begin());
-    f.b = static_cast<std::int32_t>(hi - values.begin());
+    const auto a = static_cast<std::int32_t>(lo - values.begin()), b = static_cast<std::int32_t>(hi - values.begin());
+    if (const std::int32_t depth = unique_item_depth(); depth >= 0) {
+      // In a uniqueItems array: some value these bytes begin is not given yet.
+      std::int32_t taken = 0;
+      for (const Given& g : given_) {
+        taken += g.depth == depth && g.kind == static_cast<std::uint8_t>(Kind::kEnum) && static_cast<std::int32_t>(g.value) >= a &&
+                 static_cast<std::int32_t>(g.value) < b;
+      }
+      if (taken == b - a) return false;
+    }
+    f.a = a;
+    f.b = b;
     ++f.c;
     return true;
   }

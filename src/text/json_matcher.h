@@ -8,7 +8,9 @@
 // digits, so they fit int64; exponents of kMaxExponentDigits, so every number is a finite double), at most
 // kMaxDepth nested arrays and objects. Strings must be valid UTF-8 (escapes are checked, not
 // decoded: minLength / maxLength count an escape as one character). Duplicate keys are refused
-// (keys are written in one spelling: \u escapes only for control characters, no "\/").
+// (keys are written in one spelling: \u escapes only for control characters, no "\/"), and so
+// are items a uniqueItems array holds already (those strings are written so too); a prefix
+// whose every ending is given already is refused at its first byte that says so.
 // An anyOf whose branches overlap is followed on every branch the bytes so far fit (a value is
 // taken when one of them takes it).
 // A string with a `pattern` is matched character by character (its escapes decoded); it takes
@@ -51,25 +53,42 @@ class JsonMatcher {
   struct Frame {
     Kind kind = Kind::kValue;
     std::uint8_t phase = 0;
-    std::uint8_t ws = 0;       // whitespace bytes in a row (a key: its last byte)
+    std::uint8_t ws = 0;       // whitespace bytes in a row (a key, a uniqueItems string: its last byte)
     std::uint8_t flags = 0;    // per kind (string: key, escape / \u digits / UTF-8 bytes to come)
     std::int32_t node = kJsonAnyNode;
     std::int32_t a = 0, b = 0;  // per kind: enum / key range, counts
     std::int64_t c = 0;         // per kind: string length, array items, key's property
-    std::uint64_t seen = 0;     // object: properties given; key: its text's hash
+    std::uint64_t seen = 0;     // object: properties given; key, uniqueItems string: its text's hash
     JsonPattern::State rx{};    // string with a pattern: the automaton's state
+  };
+
+  // What the objects and uniqueItems arrays open hold so far (given_): each key (but listed
+  // properties, which are `seen` bits) by the hash of its text, each item by its value's
+  // identity (see child_done), with the depth of its object or array and a kind (kValue for
+  // keys, else the item frame's kind).
+  struct Given {
+    std::uint64_t value;
+    std::int32_t depth;
+    std::uint8_t kind;
   };
 
   const JsonSchemaNode* node(int index) const;
   bool start_value(Frame& f, unsigned char byte);
   bool step(unsigned char byte);
   bool whitespace(Frame& f, unsigned char byte);
-  void child_done();
+  // Pops the value on top, done; false when it is an item its uniqueItems array holds already.
+  bool child_done();
+  bool given(const Given& g) const;
+  // The depth of the uniqueItems array whose item is on top of the stack; -1: none.
+  std::int32_t unique_item_depth() const;
+  // Whether an integer written with this prefix (json_matcher.cc's integer_prefix_fits) is
+  // within `n`'s bounds and not given yet in the uniqueItems array at `depth`.
+  bool integer_left(bool negative, std::uint64_t m, int digits, const JsonSchemaNode* n, std::int32_t depth) const;
   bool object_byte(Frame& f, unsigned char byte);
   bool array_byte(Frame& f, unsigned char byte);
   bool string_byte(Frame& f, unsigned char byte);
   bool close_key(const Frame& f);
-  void close_object();
+  bool close_container();
   bool close_string(const Frame& f);
   bool pattern_char(Frame& f, char32_t c, std::int64_t chars) const;
   bool pattern_may(const Frame& f, char32_t lo, char32_t hi, std::int64_t chars) const;
@@ -89,13 +108,7 @@ class JsonMatcher {
 
   const JsonSchema* schema_;
   std::vector<Frame> stack_;
-  // The keys given so far in the objects open, but listed properties (those are `seen` bits):
-  // the hash of each one's text and the depth of its object.
-  struct KeyRecord {
-    std::uint64_t hash;
-    std::int32_t depth;
-  };
-  std::vector<KeyRecord> keys_;
+  std::vector<Given> given_;
   bool done_ = false;
   // The other readings of the bytes so far, where an anyOf's overlapping branches all fit them
   // (each with no readings of its own); this one is the first.

@@ -200,6 +200,9 @@ class Compiler {
       } else if (key == "prefixItems") {
         if (!v.is_array()) fail(here, "expected an array of schemas");
         for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(child(v[i], here + "/" + std::to_string(i)));
+      } else if (key == "uniqueItems") {
+        if (!v.is_boolean()) fail(here, "expected true or false");
+        n.unique_items = v.get<bool>();
       } else if (key == "minItems" || key == "maxItems" || key == "minLength" || key == "maxLength" ||
                  key == "minProperties" || key == "maxProperties") {
         if (!v.is_number_integer() || v.get<std::int64_t>() < 0) fail(here, "expected an integer >= 0");
@@ -240,15 +243,18 @@ class Compiler {
       for (const json& r : s["required"]) {
         if (!r.is_string()) fail(at + "/required", "expected property names, got " + r.dump());
         const std::string name = escaped(r.get<std::string>());
-        if (listed(name) != n.properties.end()) continue;
+        if (const auto it = listed(name); it != n.properties.end()) {
+          if (it->second == kJsonNoNode) fail(at + "/required", "'" + r.get<std::string>() + "' is required, but its schema is false: no object is valid");
+          continue;
+        }
         if (n.additional == kJsonNoNode) {
           fail(at + "/required", "'" + r.get<std::string>() + "' is required, but it is not among the properties and "
                                  "additionalProperties is false: no object is valid");
         }
         if (n.properties.size() >= 64) fail(at + "/required", "more than 64 properties are not supported");
         n.properties.emplace_back(name, n.additional);
-        std::sort(n.properties.begin(), n.properties.end());
       }
+      std::sort(n.properties.begin(), n.properties.end());
       for (const json& r : s["required"]) n.required |= std::uint64_t{1} << (listed(escaped(r.get<std::string>())) - n.properties.begin());
     }
     check_format(n, at);
@@ -268,6 +274,7 @@ class Compiler {
     }
     if (n.max_items >= 0 && n.min_items > n.max_items) fail(at, "minItems is above maxItems");
     if (n.max_length >= 0 && n.min_length > n.max_length) fail(at, "minLength is above maxLength");
+    if (n.unique_items && (n.types & kJsonArray)) check_unique_items(n, at);
     if (n.bounded && !(n.types & (kJsonInteger | kJsonNumber))) {
       fail(at, "minimum and maximum are enforced with \"type\": \"integer\" or \"number\"");
     }
@@ -382,11 +389,37 @@ class Compiler {
     return n;
   }
 
-  // The schema a reference within this document names: "#" and a JSON pointer after it
-  // ("#/$defs/a~1b": ~1 is '/', ~0 '~', %XX a URI's escaped byte), from the root.
+  // The schema whose "$anchor" is `name` (Draft 7: whose "$id" is "#name"), anywhere in `s`.
+  static const json* anchored(const json& s, const std::string& name) {
+    if (s.is_object()) {
+      const auto is = [&](const char* key, const std::string& want) {
+        const auto it = s.find(key);
+        return it != s.end() && it->is_string() && it->get<std::string>() == want;
+      };
+      if (is("$anchor", name) || is("$id", "#" + name)) return &s;
+      for (const auto& [key, value] : s.items()) {
+        if (key == "enum" || key == "const" || key == "default" || key == "examples") continue;  // values, not schemas
+        if (const json* found = anchored(value, name)) return found;
+      }
+    } else if (s.is_array()) {
+      for (const json& x : s) {
+        if (const json* found = anchored(x, name)) return found;
+      }
+    }
+    return nullptr;
+  }
+
+  // The schema a reference within this document names: "#", a JSON pointer after it
+  // ("#/$defs/a~1b": ~1 is '/', ~0 '~', %XX a URI's escaped byte) from the root, or an anchor
+  // ("#node": the schema whose "$anchor" is "node").
   const json* pointed(const std::string& ref, const std::string& at) const {
-    if (ref.empty() || ref[0] != '#' || (ref.size() > 1 && ref[1] != '/')) {
-      fail(at, "'" + ref + "': only references within this schema are supported (\"#\" or a JSON pointer such as #/$defs/Name)");
+    if (ref.size() > 1 && ref[0] == '#' && ref[1] != '/') {
+      if (const json* found = anchored(root_, ref.substr(1))) return found;
+      fail(at, "'" + ref + "': no schema here has \"$anchor\": \"" + ref.substr(1) + "\"");
+    }
+    if (ref.empty() || ref[0] != '#') {
+      fail(at, "'" + ref + "': only references within this schema are supported (\"#\", a JSON pointer such as "
+               "#/$defs/Name, or #anchor)");
     }
     std::string path;  // the fragment, %XX decoded
     for (std::size_t i = 1; i < ref.size(); ++i) {
@@ -422,6 +455,49 @@ class Compiler {
       }
     }
     return node;
+  }
+
+  // uniqueItems, where the matcher can hold it without a dead end: items whose values have one
+  // spelling each (so two items are equal exactly when their texts are: null, booleans,
+  // integers, strings without maxLength / pattern / format, whose every prefix has endings
+  // enough, or an enum of surely different values) and no prefixItems. Sets the number of
+  // distinct values (minItems must not exceed it).
+  void check_unique_items(JsonSchemaNode& n, const std::string& at) const {
+    const std::string why = "uniqueItems is supported for items of type null, boolean, integer or string (without "
+                            "maxLength, pattern or format) or an enum: ";
+    if (!n.prefix_items.empty()) fail(at, why + "not with prefixItems");
+    if (n.items == kJsonNoNode) return;
+    if (n.items == kJsonAnyNode) fail(at, why + "these items may be any value (1 and 1.0 are one number)");
+    if (pending(n.items)) fail(at, why + "these items refer back to the array");
+    const JsonSchemaNode& item = nodes_[static_cast<std::size_t>(n.items)];
+    if (!item.any_of.empty()) fail(at, why + "not an anyOf whose branches overlap");
+    std::int64_t domain = 0;
+    if (!item.enum_values.empty()) {
+      for (std::size_t j = 1; j < item.enum_values.size(); ++j) {
+        for (std::size_t i = 0; i < j; ++i) {
+          if (!values_differ(item.enum_values[i], item.enum_values[j])) fail(at, why + "this enum holds values that could be equal");
+        }
+      }
+      domain = static_cast<std::int64_t>(item.enum_values.size());
+    } else {
+      if (item.types & (kJsonNumber | kJsonArray | kJsonObject)) fail(at, why + "not numbers, arrays or objects (one value, many spellings)");
+      if ((item.types & kJsonString) && (item.max_length >= 0 || item.pattern >= 0 || item.format != JsonFormat::kNone)) {
+        fail(at, why + "strings with maxLength, pattern or format could begin an item whose every ending is taken");
+      }
+      const bool unbounded = (item.types & kJsonString) || ((item.types & kJsonInteger) && !item.bounded);
+      if (item.types & kJsonNull) domain += 1;
+      if (item.types & kJsonBool) domain += 2;
+      if ((item.types & kJsonInteger) && item.bounded) {
+        const std::int64_t lo = std::max(item.minimum, -kIntegerLimit), hi = std::min(item.maximum, kIntegerLimit);
+        domain += std::min<std::int64_t>(hi - lo + 1, INT32_MAX);
+      }
+      if (unbounded) domain = -1;
+    }
+    n.unique_domain = domain;
+    if (domain >= 0 && n.min_items > domain) {
+      fail(at, "minItems " + std::to_string(n.min_items) + " with uniqueItems, but the items have only " + std::to_string(domain) +
+                   " distinct values");
+    }
   }
 
   // Refuses objects no value can be: minProperties above maxProperties, more required
@@ -507,6 +583,7 @@ class Compiler {
           values = std::move(both);
         }
         if (n.additional != kJsonAnyNode) fail(where, "additionalProperties next to other schemas that must hold too is not supported");
+        if (n.unique_items) fail(where, "uniqueItems next to other schemas that must hold too is not supported");
         // An anyOf / oneOf whose branches overlap is a list of nodes, not one node to intersect.
         if (!n.any_of.empty()) fail(where, "anyOf / oneOf whose branches overlap next to other schemas that must hold too is not supported");
       } else {
@@ -787,6 +864,8 @@ class Compiler {
       }
       if (n.types & kJsonArray) {
         merged.prefix_items = n.prefix_items;
+        merged.unique_items = n.unique_items;
+        merged.unique_domain = n.unique_domain;
         merged.items = n.items;
         merged.min_items = n.min_items;
         merged.max_items = n.max_items;

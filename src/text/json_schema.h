@@ -1,15 +1,16 @@
 // A JSON Schema compiled for constrained generation (OpenAI's response_format json_schema,
-// llama.cpp's --json-schema): the subset a byte-level matcher can enforce exactly, where the
-// first byte of a value decides its type. Supported: type (one or a list), enum, const (their
-// values kept where the keywords beside them allow), properties (false: that key is not given), required, additionalProperties (false, true or a schema), minProperties,
-// maxProperties, items, prefixItems,
-// minItems, maxItems, minLength, maxLength, pattern (json_pattern.h), minimum / maximum / exclusiveMinimum /
-// exclusiveMaximum of integers, anyOf (any branches: overlapping ones are followed side by
-// side) / oneOf of branches whose types do not overlap (pydantic's Optional), allOf (merged
-// into one node), $ref to "#" or a JSON pointer into the document. Annotations
-// (title, description, default, examples, format, $schema, $id, $comment, strict) and keywords
-// outside JSON Schema's vocabulary are ignored; JSON Schema's other keywords (not,
-// multipleOf, ...) are refused by place, so a schema is never half enforced.
+// llama.cpp's --json-schema): the subset a byte-level matcher can enforce exactly. Supported:
+// type (one or a list), enum, const (their values kept where the keywords beside them allow),
+// properties (false: that key is not given), required, additionalProperties (false, true or a
+// schema), minProperties, maxProperties, items, prefixItems, uniqueItems (of null, boolean,
+// integer, plain string or enum items), minItems, maxItems, minLength, maxLength, pattern
+// (json_pattern.h), format (json_format.h), minimum / maximum / exclusiveMinimum /
+// exclusiveMaximum, anyOf (overlapping branches are followed side by side) / oneOf of branches
+// no value matches two of, allOf (merged into one node), $ref to "#", a JSON pointer into the
+// document or an anchor. Annotations (title, description, default, examples, other formats,
+// $schema, $id, $comment, ...) and keywords outside JSON Schema's vocabulary are ignored; JSON
+// Schema's other keywords (not, multipleOf, ...) are refused by place, so a schema is never
+// half enforced.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,10 @@ struct JsonSchemaNode {
   std::vector<int> prefix_items;
   int items = kJsonAnyNode;
   std::int64_t min_items = 0, max_items = -1;  // -1: no limit
+  // uniqueItems: items (of `items`, whose values have one spelling each) are distinct; how many
+  // distinct values `items` has (-1: more than any array holds).
+  bool unique_items = false;
+  std::int64_t unique_domain = -1;
   // minimum, maximum and the exclusive ones, made inclusive, on the node's numbers. Integers
   // ("type": "integer" without "number"): in minimum / maximum. Numbers (`decimal`): written
   // without an exponent, at most kDecimalIntegerDigits digits before the point and

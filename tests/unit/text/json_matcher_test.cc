@@ -287,6 +287,62 @@ TEST(JsonMatcher, SiblingsRecursionBoundsAndKeysHoldTogether) {
   const JsonSchema local = schema(R"({"type": "object", "properties": {"x": {"$ref": "#/properties/y"}, "y": {"type": "integer"}}})");
   EXPECT_TRUE(matches(local, R"({"x": 1})") && !prefix(local, R"({"x": ")"));
   EXPECT_TRUE(matches(schema(R"({"prefixItems": [{"type": "null"}], "items": {"$ref": "#/prefixItems/0"}})"), "[null, null]"));
+  // ... or anchors: 2020-12's $anchor, Draft 7's "$id": "#name".
+  const JsonSchema anchor = schema(R"({"$defs": {"x": {"$anchor": "item", "type": "integer"}, "y": {"$id": "#flag", "type": "boolean"}},
+      "type": "array", "prefixItems": [{"$ref": "#item"}, {"$ref": "#flag"}]})");
+  EXPECT_TRUE(matches(anchor, "[1, true]") && !prefix(anchor, "[true") && !prefix(anchor, "[1, 2"));
+}
+
+// uniqueItems (pydantic's Set[...]): an item equal to one before is refused where it ends, and
+// a prefix whose every ending is taken where it begins, so generation never reaches a dead end.
+TEST(JsonMatcher, UniqueItemsAreDistinctWithoutDeadEnds) {
+  const JsonSchema strings = schema(R"({"type": "array", "items": {"type": "string"}, "uniqueItems": true})");
+  EXPECT_TRUE(matches(strings, R"(["a", "b", "ab", ""])"));
+  EXPECT_FALSE(prefix(strings, R"(["a", "b", "a")"));
+  EXPECT_TRUE(prefix(strings, R"(["a", "b", "ab)"));
+  EXPECT_FALSE(prefix(strings, R"(["a", "\u0061)"));  // one spelling: "a" is written "a"
+  const JsonSchema nested = schema(R"({"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "uniqueItems": true}})");
+  EXPECT_TRUE(matches(nested, "[[1, 2], [1, 2], [2, 1]]"));  // distinct within each inner array
+  EXPECT_FALSE(prefix(nested, "[[1, 2], [3, 3]"));
+  const JsonSchema ints = schema(R"({"type": "array", "items": {"type": "integer"}, "uniqueItems": true})");
+  EXPECT_TRUE(matches(ints, "[1, 10, -1, 0, 100]"));
+  EXPECT_FALSE(prefix(ints, "[0, -0,"));
+  EXPECT_FALSE(prefix(ints, "[0, 0"));     // a lone 0 takes no more digits: refused at once
+  EXPECT_TRUE(prefix(ints, "[1, 1"));      // 1 is given, 10..19 are not
+  EXPECT_FALSE(prefix(ints, "[1, 1,"));
+  EXPECT_TRUE(matches(ints, "[1, 12]"));
+  const JsonSchema small = schema(R"({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 12}, "uniqueItems": true})");
+  EXPECT_FALSE(prefix(small, "[10, 11, 12, 1, 1"));  // 1 and 10-12 given: nothing left that starts with 1
+  EXPECT_TRUE(prefix(small, "[10, 11, 1, 1"));
+  EXPECT_TRUE(matches(small, "[10, 11, 1, 12]"));
+  const JsonSchema flags = schema(R"({"type": "array", "items": {"type": ["boolean", "null"]}, "uniqueItems": true})");
+  EXPECT_TRUE(matches(flags, "[true, null, false]"));
+  EXPECT_FALSE(prefix(flags, "[true, false, t"));
+  EXPECT_FALSE(prefix(flags, "[true, false, null,"));  // three values, all given: only ] is left
+  const JsonSchema colors = schema(R"({"type": "array", "items": {"enum": ["red", "green", 1, 12]}, "uniqueItems": true, "minItems": 2})");
+  EXPECT_TRUE(matches(colors, R"(["green", 12, "red", 1])"));
+  EXPECT_FALSE(prefix(colors, R"(["red", "r)"));
+  EXPECT_TRUE(prefix(colors, "[1, 1") && !prefix(colors, "[1, 12, 1"));
+  EXPECT_FALSE(prefix(colors, R"(["red", "green", 1, 12,)"));
+  // Refused by place: items with many spellings of one value, or too few values for minItems.
+  for (const char* bad : {R"({"type": "array", "uniqueItems": true})", R"({"type": "array", "items": {"type": "number"}, "uniqueItems": true})",
+                          R"({"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": true})",
+                          R"({"type": "array", "items": {"enum": [1, 1.0]}, "uniqueItems": true})",
+                          R"({"type": "array", "prefixItems": [{"type": "string"}], "uniqueItems": true})"}) {
+    try {
+      (void)schema(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("json_schema at /: uniqueItems is supported for items of type null, boolean, integer or string", 0), 0u) << e.what();
+    }
+  }
+  try {
+    (void)schema(R"({"type": "array", "items": {"type": "boolean"}, "uniqueItems": true, "minItems": 3})");
+    ADD_FAILURE() << "minItems 3 over two values";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "json_schema at /: minItems 3 with uniqueItems, but the items have only 2 distinct values");
+  }
+  EXPECT_TRUE(matches(schema(R"({"type": "array", "uniqueItems": false})"), "[1, 1]"));
 }
 
 TEST(JsonMatcher, WhitespaceAndNumbersAreBounded) {
@@ -774,6 +830,8 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
        "json_schema at /oneOf/1: a value could match this branch and branch 0"},
       {R"({"$defs": {"A": {}}, "$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing' points at nothing in this schema ('Missing' is not there)"},
       {R"({"$ref": "other.json#/a"})", "json_schema at /$ref: 'other.json#/a': only references within this schema are supported"},
+      {R"({"properties": {"a": false}, "required": ["a"]})", "json_schema at /required: 'a' is required, but its schema is false"},
+      {R"({"$ref": "#nowhere", "$defs": {"a": {"$anchor": "here"}}})", "json_schema at /$ref: '#nowhere': no schema here has \"$anchor\": \"nowhere\""},
       {R"({"$defs": {"a": {}}, "$ref": "#/$defs/a~2"})", "json_schema at /$ref: '#/$defs/a~2': '~' in a JSON pointer is followed by 0 or 1"},
       {R"({"allOf": [{"$ref": "#"}, {"type": "object"}]})", "json_schema at /allOf/0: a part that refers back to a schema it is part of"},
       {R"({"properties": {"a": {}}, "required": ["b"], "additionalProperties": false})",
