@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -97,23 +98,38 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     candidates_.emplace_back(first_index_of(scores, top), 1.0);  // the first maximum, as torch.argmax
     return;
   }
-  candidates_.reserve(static_cast<std::size_t>(v));
   // Masked tokens (-inf: a response format, a ban) have no chance: left out, so that top-k and
   // top-p sort only the tokens that can be picked (a JSON constraint masks nearly all of them),
-  // and no rounding can fall through to one.
+  // and no rounding can fall through to one. top-k keeps every token scoring at least the k-th
+  // score (ties included, as upstream): that score is found first, in one pass with a heap of
+  // k scores (most scores lose to its least at once), and only the tokens at or above it are
+  // gathered.
+  double cut = -INFINITY;
+  if (options_.top_k > 0 && options_.top_k < v) {
+    const auto k = static_cast<std::size_t>(options_.top_k);
+    best_.clear();
+    for (std::int64_t i = 0; i < v; ++i) {
+      const float x = scores[static_cast<std::size_t>(i)];
+      if (x == -INFINITY) continue;
+      const double y = static_cast<double>(x) * inv_t;
+      if (best_.size() < k) {
+        best_.push_back(y);
+        std::push_heap(best_.begin(), best_.end(), std::greater<>());
+      } else if (y > best_.front()) {
+        std::pop_heap(best_.begin(), best_.end(), std::greater<>());
+        best_.back() = y;
+        std::push_heap(best_.begin(), best_.end(), std::greater<>());
+      }
+    }
+    if (best_.size() == k) cut = best_.front();  // fewer finite scores than k: all stay
+  }
   for (std::int64_t i = 0; i < v; ++i) {
     const float x = scores[static_cast<std::size_t>(i)];
-    if (x != -INFINITY) candidates_.emplace_back(i, static_cast<double>(x) * inv_t);
+    if (x == -INFINITY) continue;
+    const double y = static_cast<double>(x) * inv_t;
+    if (y >= cut) candidates_.emplace_back(i, y);
   }
   auto by_score = [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); };
-  // top-k keeps every token scoring at least the k-th score (ties included, as upstream).
-  if (options_.top_k > 0 && options_.top_k < static_cast<std::int64_t>(candidates_.size())) {
-    const auto kth = candidates_.begin() + (options_.top_k - 1);
-    std::nth_element(candidates_.begin(), kth, candidates_.end(), by_score);
-    const double cut = kth->second;
-    candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(), [cut](const auto& c) { return c.second < cut; }),
-                      candidates_.end());
-  }
   // Only top-p needs the survivors in order; the full vocabulary is sorted only then.
   if (options_.top_p < 1.0) std::sort(candidates_.begin(), candidates_.end(), by_score);
   // Softmax over the survivors.

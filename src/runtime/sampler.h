@@ -59,6 +59,7 @@ class Sampler {
   std::mt19937_64 rng_;
   std::vector<float> scores_;
   std::vector<std::pair<std::int64_t, double>> candidates_;
+  std::vector<double> best_;  // top-k: a min-heap of the k best scores so far
   std::vector<std::pair<std::int64_t, int>> picked_;  // token, times picked (in first-pick order)
 };
 

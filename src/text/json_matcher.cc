@@ -132,7 +132,12 @@ std::int64_t JsonMatcher::string_room() const {
 std::int64_t JsonMatcher::path_string_room() const {
   if (done_ || stack_.back().kind != Kind::kString) return -1;
   const Frame& f = stack_.back();
-  if ((f.flags & (kKey | kEscape | kPending)) != 0 || f.phase != 0) return -1;
+  if ((f.flags & (kEscape | kPending)) != 0 || f.phase != 0) return -1;
+  if (f.flags & kKey) {
+    // A key where the object takes other keys than the listed ones: any plain characters go on
+    // (which key it is, and whether the object has it already, is told at its closing quote).
+    return key_allowed(stack_[stack_.size() - 2], -1) ? INT64_MAX : -1;
+  }
   const JsonSchemaNode* n = node(f.node);
   if (n && (n->format != JsonFormat::kNone || n->pattern >= 0)) return -1;  // every byte checked
   return n && n->max_length >= 0 ? n->max_length - f.c : INT64_MAX;

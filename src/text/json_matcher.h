@@ -44,8 +44,10 @@ class JsonMatcher {
   bool complete() const;
   // No byte can follow.
   bool finished() const;
-  // Inside a string value, between characters: how many more characters it may hold (INT64_MAX:
-  // any); -1 elsewhere (a key, an escape, the middle of a character, outside a string).
+  // Inside a string value, between characters: how many more plain characters (no '"', '\\' or
+  // control characters) it may hold (INT64_MAX: any); inside a key where any other key may
+  // stand, INT64_MAX; -1 elsewhere (other keys, an escape, the middle of a character, outside a
+  // string).
   std::int64_t string_room() const;
 
  private:

@@ -218,18 +218,22 @@ class Compiler {
         patterns_.push_back(JsonPattern::compile(v.get<std::string>(), what_ + " at " + here));
         n.pattern = static_cast<int>(patterns_.size()) - 1;
       } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" || key == "exclusiveMaximum") {
+        // Draft 4 (OpenAPI 3.0): "exclusiveMinimum": true makes "minimum" exclusive.
+        if ((key == "exclusiveMinimum" || key == "exclusiveMaximum") && v.is_boolean()) continue;
         if (!v.is_number()) fail(here, "expected a number");
+        const char* flag = key == "minimum" ? "exclusiveMinimum" : key == "maximum" ? "exclusiveMaximum" : nullptr;
+        const std::string bound = flag && s.contains(flag) && s[flag].is_boolean() && s[flag].get<bool>() ? flag : key;
         const double raw = v.get<double>();
         n.bounded = true;
-        if (key == "minimum") n.minimum = std::max(n.minimum, integer_bound(v, true));
-        if (key == "exclusiveMinimum") n.minimum = std::max(n.minimum, integer_bound(v, false) + 1);
-        if (key == "maximum") n.maximum = std::min(n.maximum, integer_bound(v, false));
-        if (key == "exclusiveMaximum") n.maximum = std::min(n.maximum, integer_bound(v, true) - 1);
+        if (bound == "minimum") n.minimum = std::max(n.minimum, integer_bound(v, true));
+        if (bound == "exclusiveMinimum") n.minimum = std::max(n.minimum, integer_bound(v, false) + 1);
+        if (bound == "maximum") n.maximum = std::min(n.maximum, integer_bound(v, false));
+        if (bound == "exclusiveMaximum") n.maximum = std::min(n.maximum, integer_bound(v, true) - 1);
         // The same bounds for numbers, kept as doubles (the tighter of two equal ones: exclusive).
-        if (key == "minimum" && raw > low.value) low = {raw, false};
-        if (key == "exclusiveMinimum" && raw >= low.value) low = {raw, true};
-        if (key == "maximum" && raw < high.value) high = {raw, false};
-        if (key == "exclusiveMaximum" && raw <= high.value) high = {raw, true};
+        if (bound == "minimum" && raw > low.value) low = {raw, false};
+        if (bound == "exclusiveMinimum" && raw >= low.value) low = {raw, true};
+        if (bound == "maximum" && raw < high.value) high = {raw, false};
+        if (bound == "exclusiveMaximum" && raw <= high.value) high = {raw, true};
       } else {
         fail(here, "'" + key + "' is not supported (it could not be enforced while generating)");
       }

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "base/error.h"
@@ -129,6 +131,33 @@ TEST(Sampler, MaskedTokensAreNotCandidates) {
   for (int i = 0; i < 200; ++i) {
     const std::int64_t t = s.sample(l, {});
     EXPECT_TRUE(t == 7 || t == 400) << t;
+  }
+}
+
+// top-k against a reference computed another way: sort all scores, keep those at least the k-th.
+// Scores on a coarse grid, so that ties at the cut are common; some masked.
+TEST(Sampler, TopKMatchesASortedReference) {
+  std::uint32_t rng = 7;
+  const auto next = [&rng] { return rng = rng * 1664525u + 1013904223u; };
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<float> l(3000);
+    for (float& x : l) x = next() % 7 == 0 ? -INFINITY : static_cast<float>(next() % 50) * 0.25f;
+    SamplingOptions o = opts(0.7);
+    o.top_k = std::vector<std::int64_t>{1, 3, 64, 2999}[static_cast<std::size_t>(trial % 4)];
+    std::vector<float> sorted;
+    for (float x : l) {
+      if (x != -INFINITY) sorted.push_back(x);
+    }
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    const float cut = sorted[static_cast<std::size_t>(std::min<std::int64_t>(o.top_k, static_cast<std::int64_t>(sorted.size())) - 1)];
+    std::vector<double> want(l.size(), 0.0);
+    double sum = 0;
+    for (std::size_t i = 0; i < l.size(); ++i) {
+      if (l[i] >= cut) sum += want[i] = std::exp((static_cast<double>(l[i]) - sorted[0]) / 0.7);
+    }
+    for (double& w : want) w /= sum;
+    Sampler s(o);
+    expect_dist(s.distribution(l, {}), want);
   }
 }
 

@@ -262,6 +262,11 @@ TEST(JsonMatcher, SiblingsRecursionBoundsAndKeysHoldTogether) {
   const JsonSchema edge = schema(R"({"type": "integer", "minimum": 9007199254740992, "exclusiveMaximum": 9007199254740993})");
   EXPECT_TRUE(matches(edge, "9007199254740992") && !matches(edge, "9007199254740993"));
   EXPECT_TRUE(matches(schema(R"({"type": "integer", "minimum": 999999999999999999})"), "999999999999999999"));
+  // Draft 4's boolean form (OpenAPI 3.0): exclusiveMinimum / exclusiveMaximum true make the bound exclusive.
+  const JsonSchema d4 = schema(R"({"type": "integer", "minimum": 0, "exclusiveMinimum": true, "maximum": 5, "exclusiveMaximum": false})");
+  EXPECT_TRUE(matches(d4, "1") && matches(d4, "5") && !matches(d4, "0") && !prefix(d4, "6"));
+  const JsonSchema d4n = schema(R"({"type": "number", "maximum": 1.5, "exclusiveMaximum": true})");
+  EXPECT_TRUE(matches(d4n, "1.499999") && !matches(d4n, "1.5"));
   // A key is given once, unlisted ones too, and written in one spelling so that equal keys look equal.
   const JsonSchema counted = schema(R"({"type": "object", "minProperties": 2, "additionalProperties": {"type": "integer"}})");
   EXPECT_FALSE(prefix(counted, R"({"": 0, "":)"));
