@@ -4,7 +4,7 @@
 
 Random schemas over the keywords the matcher enforces (types, enum, const, properties, required,
 additionalProperties, min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
-pattern, the date and uuid formats, number bounds, anyOf, oneOf, allOf, $ref), each with random
+pattern, the date and uuid formats, number bounds, integer multipleOf, anyOf, oneOf, allOf, $ref), each with random
 values, written with jsonschema's verdict to tests/fixtures/json_schema/cases.jsonl:
 {"schema": S, "value": "<JSON text>", "valid": true|false}. (time and date-time are left out:
 without rfc3339-validator, jsonschema checks them with Python's fromisoformat, which refuses
@@ -32,7 +32,8 @@ def schema(r, depth=0):
     if k == 0:
         return {"type": "integer", **r.choice([{}, {"minimum": r.randrange(-5, 5)}, {"maximum": r.randrange(-5, 50)},
                                                {"exclusiveMinimum": r.randrange(-5, 5), "exclusiveMaximum": r.randrange(6, 100)},
-                                               {"minimum": -3, "maximum": 3}])}
+                                               {"minimum": -3, "maximum": 3}, {"multipleOf": 3},
+                                               {"multipleOf": 5, "minimum": 0, "maximum": 20}])}
     if k == 1:
         return {"type": "number", **r.choice([{}, {"minimum": r.choice([-1.5, 0, 0.25])}, {"maximum": r.choice([1, 2.5, 1e3])},
                                               {"exclusiveMinimum": 0, "maximum": 1}, {"minimum": -0.5, "exclusiveMaximum": 0.5}])}
@@ -91,6 +92,7 @@ def schema(r, depth=0):
     if k == 14 and r.random() < 0.5:  # uniqueItems over items of one spelling per value
         s = {"type": "array", "uniqueItems": True,
              "items": r.choice([{"type": "integer"}, {"type": "integer", "minimum": 0, "maximum": 3}, {"type": "boolean"},
+                                {"type": "integer", "multipleOf": 4, "minimum": -8, "maximum": 8},
                                 {"type": ["boolean", "null"]}, {"enum": ["a", "b", 1, 12]}, {"type": "string"},
                                 {"type": "string", "minLength": 1}])}
         if r.random() < 0.3:

@@ -293,7 +293,7 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
   }
   if ((byte == '-' || ascii_digit(byte)) && (types & (kJsonInteger | kJsonNumber))) {
     f.kind = Kind::kNumber;
-    f.flags = (types & kJsonNumber) ? 0 : 1;  // 1: an integer
+    f.flags = (types & kJsonNumber) && !(n && n->multiple_of > 0) ? 0 : 1;  // 1: an integer (multiples of one too)
     f.a = 0;
     f.b = 0;
     f.c = 0;
@@ -618,21 +618,6 @@ bool JsonMatcher::close_string(const Frame& f) {
 
 namespace {
 
-// Whether an integer of [n.minimum, n.maximum] is written with this prefix: the sign, then
-// `digits` digits of value m (m == 0 with a digit: a lone 0, which takes no more digits).
-bool integer_prefix_fits(bool negative, std::uint64_t m, int digits, const JsonSchemaNode& n) {
-  const __int128 lo = n.minimum, hi = n.maximum;
-  if (digits <= 0) return lo <= 0;  // "-" alone: some value <= 0 (-0 is 0)
-  if (m == 0) return lo <= 0 && 0 <= hi;
-  __int128 p = 1;
-  for (int k = 0; digits + k <= JsonMatcher::kMaxIntegerDigits; ++k, p *= 10) {
-    __int128 a = static_cast<__int128>(m) * p, b = a + p - 1;
-    if (negative) std::swap(a, b), a = -a, b = -b;
-    if (b >= lo && a <= hi) return true;
-  }
-  return false;
-}
-
 // 10^(6 - places) in 10^-6 units: the weight of decimal number `places` (from 1), and the span
 // of the values that continue a text with `places` decimals.
 std::int64_t decimal_step(int places) {
@@ -670,14 +655,18 @@ bool decimal_prefix_fits(bool negative, std::int32_t state, std::uint64_t seen, 
 
 bool integer_in_range(bool negative, std::uint64_t m, const JsonSchemaNode& n) {
   const __int128 v = negative ? -static_cast<__int128>(m) : static_cast<__int128>(m);
-  return v >= n.minimum && v <= n.maximum;
+  return v >= n.minimum && v <= n.maximum && (n.multiple_of <= 0 || v % n.multiple_of == 0);
 }
+
+// a / q rounded up and down (q > 0; C++ division rounds toward zero).
+__int128 ceil_div(__int128 a, __int128 q) { return a >= 0 ? (a + q - 1) / q : a / q; }
+__int128 floor_div(__int128 a, __int128 q) { return a >= 0 ? a / q : -((-a + q - 1) / q); }
 
 }  // namespace
 
 bool JsonMatcher::number_in_range(const Frame& f) const {
   const JsonSchemaNode* n = node(f.node);
-  if (!n || !n->bounded) return true;
+  if (!n || (!n->bounded && n->multiple_of <= 0)) return true;
   if (!n->decimal || (f.flags & 1)) return integer_in_range(f.flags & 2, f.seen, *n);
   const __int128 m = static_cast<__int128>(f.seen) * (f.a == 5 ? 1 : JsonSchemaNode::kDecimalUnit);
   const __int128 v = f.flags & 2 ? -m : m;
@@ -739,8 +728,8 @@ bool JsonMatcher::number_byte(Frame& f, unsigned char byte, bool& handoff) {
     const int digits = f.b + 1 - (negative ? 1 : 0);  // after this byte
     const std::uint64_t m = digit ? f.seen * 10 + (byte - '0') : f.seen;
     const JsonSchemaNode* n = node(f.node);
-    if (n && n->bounded && !integer_prefix_fits(negative, m, digits, *n)) return false;
-    if (const std::int32_t depth = unique_item_depth(); depth >= 0 && !integer_left(negative, m, digits, n, depth)) return false;
+    const std::int32_t depth = unique_item_depth();
+    if (((n && (n->bounded || n->multiple_of > 0)) || depth >= 0) && !integer_left(negative, m, digits, n, depth)) return false;
     f.seen = m;
   }
   // An exponent of at most two digits keeps every number a finite double (readers refuse 1e400).
@@ -754,16 +743,20 @@ bool JsonMatcher::integer_left(bool negative, std::uint64_t m, int digits, const
   constexpr __int128 kLimit = 999999999999999999;  // kMaxIntegerDigits nines
   const __int128 lo = n && n->bounded ? std::max<__int128>(n->minimum, -kLimit) : -kLimit;
   const __int128 hi = n && n->bounded ? std::min<__int128>(n->maximum, kLimit) : kLimit;
-  // Whether [a, b] within the bounds holds more integers than were given from it.
+  const __int128 q = n && n->multiple_of > 0 ? n->multiple_of : 1;
+  // Whether [a, b] within the bounds holds more multiples of q than were given from it.
   const auto room = [&](__int128 a, __int128 b) {
     a = std::max(a, lo), b = std::min(b, hi);
     if (a > b) return false;
+    const __int128 count = floor_div(b, q) - ceil_div(a, q) + 1;
+    if (count <= 0) return false;
+    if (depth < 0 || count > static_cast<__int128>(given_.size())) return true;  // more than were ever given
     __int128 taken = 0;
     for (const Given& g : given_) {
       const auto v = static_cast<__int128>(static_cast<std::int64_t>(g.value));
       taken += g.depth == depth && g.kind == static_cast<std::uint8_t>(Kind::kNumber) && v >= a && v <= b;
     }
-    return b - a + 1 > taken;
+    return count > taken;
   };
   if (digits <= 0) return room(-kLimit, 0);  // "-": any integer <= 0
   if (m == 0) return room(0, 0);             // a lone 0 (or -0) takes no more digits
@@ -785,7 +778,7 @@ bool JsonMatcher::enum_byte(Frame& f, unsigned char byte, bool& handoff) {
   const auto hi = std::partition_point(lo, last, [&](const std::string& v) { return static_cast<unsigned char>(v[pos]) == byte; });
   if (lo != hi) {
     const auto a = static_cast<std::int32_t>(lo - values.begin()), b = static_cast<std::int32_t>(hi - values.begin());
-    if (const std::int32_t depth = unique_item_depth(); depth >= 0) {
+    if (const std::int32_t depth = unique_item_depth(); depth >= 0 && static_cast<std::size_t>(b - a) <= given_.size()) {
       // In a uniqueItems array: some value these bytes begin is not given yet.
       std::int32_t taken = 0;
       for (const Given& g : given_) {

@@ -83,8 +83,9 @@ class JsonMatcher {
   bool given(const Given& g) const;
   // The depth of the uniqueItems array whose item is on top of the stack; -1: none.
   std::int32_t unique_item_depth() const;
-  // Whether an integer written with this prefix (json_matcher.cc's integer_prefix_fits) is
-  // within `n`'s bounds and not given yet in the uniqueItems array at `depth`.
+  // Whether an integer written with this prefix (the sign, then `digits` digits of value m; a
+  // lone 0 takes no more) is within `n`'s bounds, a multiple of its multipleOf, and not given
+  // yet in the uniqueItems array at `depth` (-1: none).
   bool integer_left(bool negative, std::uint64_t m, int digits, const JsonSchemaNode* n, std::int32_t depth) const;
   bool object_byte(Frame& f, unsigned char byte);
   bool array_byte(Frame& f, unsigned char byte);

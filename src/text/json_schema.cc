@@ -30,9 +30,9 @@ using nlohmann::json;
 const std::set<std::string> kConstraining = {
     "type", "enum", "const", "properties", "required", "additionalProperties", "items", "prefixItems", "additionalItems",
     "minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties", "pattern", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "$ref",
+    "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "$ref", "multipleOf", "uniqueItems",
     // Not enforced (refused):
-    "not", "multipleOf", "uniqueItems", "patternProperties", "if", "then", "else", "contains", "minContains",
+    "not", "patternProperties", "if", "then", "else", "contains", "minContains",
     "maxContains", "dependentRequired", "dependentSchemas", "dependencies", "propertyNames", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
@@ -200,6 +200,18 @@ class Compiler {
       } else if (key == "prefixItems") {
         if (!v.is_array()) fail(here, "expected an array of schemas");
         for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(child(v[i], here + "/" + std::to_string(i)));
+      } else if (key == "multipleOf") {
+        // Integers only: a fraction's multiples are not exact in the doubles validators divide
+        // (0.07 / 0.01 is 7.000000000000001), so a value generated right could be refused.
+        if (!v.is_number() || v.get<double>() <= 0) fail(here, "expected a number > 0");
+        const double q = v.get<double>();
+        if (!v.is_number_integer() && (q != std::floor(q) || q > 1e18)) {
+          fail(here, "multipleOf is supported with integer values (the multiples of a fraction are not exact in the doubles "
+                     "validators compare)");
+        }
+        n.multiple_of = v.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(v.get<std::uint64_t>(), kIntegerLimit + 1))
+                        : v.is_number_integer() ? std::min<std::int64_t>(v.get<std::int64_t>(), kIntegerLimit + 1)
+                                                : static_cast<std::int64_t>(q);
       } else if (key == "uniqueItems") {
         if (!v.is_boolean()) fail(here, "expected true or false");
         n.unique_items = v.get<bool>();
@@ -309,15 +321,27 @@ class Compiler {
   // most JsonMatcher::kMaxIntegerDigits digits.
   void check_bounds(const JsonSchemaNode& n, const std::string& at, const std::string& bounds) const {
     if (!n.bounded) return;
-    if (n.decimal && (n.types & kJsonNumber)) {
+    if (n.decimal && (n.types & kJsonNumber) && n.multiple_of <= 0) {
       if (n.min_scaled > n.max_scaled) {
         fail(at, "no number of at most " + std::to_string(JsonSchemaNode::kDecimalIntegerDigits) + " digits before the point and " +
                      std::to_string(JsonSchemaNode::kDecimalPlaces) + " after it (what generation writes) lies between " + bounds);
       }
-    } else if (std::max(n.minimum, -kIntegerLimit) > std::min(n.maximum, kIntegerLimit)) {
-      fail(at, "no integer of at most " + std::to_string(JsonMatcher::kMaxIntegerDigits) +
-                   " digits (what generation writes) lies between " + bounds);
+    } else if (integers_between(n) == 0) {
+      fail(at, std::string(n.multiple_of > 0 ? "no multiple of " + std::to_string(n.multiple_of) : "no integer") + " of at most " +
+                   std::to_string(JsonMatcher::kMaxIntegerDigits) + " digits (what generation writes) lies between " + bounds);
     }
+  }
+
+  // How many integers of at most 18 digits lie within the node's bounds and are multiples of its
+  // multipleOf (capped at INT32_MAX).
+  static std::int64_t integers_between(const JsonSchemaNode& n) {
+    const std::int64_t lo = n.bounded ? std::max(n.minimum, -kIntegerLimit) : -kIntegerLimit;
+    const std::int64_t hi = n.bounded ? std::min(n.maximum, kIntegerLimit) : kIntegerLimit;
+    if (lo > hi) return 0;
+    const std::int64_t q = n.multiple_of > 0 ? n.multiple_of : 1;
+    // Multiples of q in [lo, hi]: floor(hi / q) - ceil(lo / q) + 1 (division rounds toward zero).
+    const std::int64_t first = lo >= 0 ? (lo + q - 1) / q : lo / q, last = hi >= 0 ? hi / q : -((-hi + q - 1) / q);
+    return std::clamp<std::int64_t>(last - first + 1, 0, INT32_MAX);
   }
 
   // Whether keywords beside enum / const constrain the value too.
@@ -491,10 +515,7 @@ class Compiler {
       const bool unbounded = (item.types & kJsonString) || ((item.types & kJsonInteger) && !item.bounded);
       if (item.types & kJsonNull) domain += 1;
       if (item.types & kJsonBool) domain += 2;
-      if ((item.types & kJsonInteger) && item.bounded) {
-        const std::int64_t lo = std::max(item.minimum, -kIntegerLimit), hi = std::min(item.maximum, kIntegerLimit);
-        domain += std::min<std::int64_t>(hi - lo + 1, INT32_MAX);
-      }
+      if ((item.types & kJsonInteger) && item.bounded) domain += integers_between(item);
       if (unbounded) domain = -1;
     }
     n.unique_domain = domain;
@@ -619,6 +640,8 @@ class Compiler {
       }
       m.min_length = std::max(m.min_length, n.min_length);
       if (n.max_length >= 0) m.max_length = m.max_length < 0 ? n.max_length : std::min(m.max_length, n.max_length);
+      once(n.multiple_of > 0, m.multiple_of > 0, "multipleOf");
+      if (n.multiple_of > 0) m.multiple_of = n.multiple_of;
       once(n.format != JsonFormat::kNone, m.format != JsonFormat::kNone, "format");
       if (n.format != JsonFormat::kNone) m.format = n.format;
       once(n.pattern >= 0, m.pattern >= 0, "pattern");
@@ -669,8 +692,8 @@ class Compiler {
       }
       other |= (n.types & ~(kJsonNull | kJsonBool)) != 0;
       if ((seen & n.types & ~numbers) != 0) return false;
-      if ((n.types & numbers) && (numbered && (bounded || n.bounded))) return false;
-      if (n.types & numbers) bounded |= n.bounded, numbered = true;
+      if ((n.types & numbers) && (numbered && (bounded || n.bounded || n.multiple_of > 0))) return false;
+      if (n.types & numbers) bounded |= n.bounded || n.multiple_of > 0, numbered = true;
       seen |= n.types;
     }
     return !(has_enum && other);
@@ -855,7 +878,7 @@ class Compiler {
       }
       const unsigned numbers = kJsonInteger | kJsonNumber;
       if ((merged.types & n.types & ~numbers) != 0) fail(where, "branches whose types overlap are not supported");
-      if ((merged.types & numbers) && (n.types & numbers) && (merged.bounded || n.bounded)) {
+      if ((merged.types & numbers) && (n.types & numbers) && (merged.bounded || n.bounded || merged.multiple_of > 0 || n.multiple_of > 0)) {
         fail(where, "a bounded number branch next to another number branch is not supported");
       }
       merged.types |= n.types;
@@ -876,6 +899,7 @@ class Compiler {
       }
       if (n.types & (kJsonInteger | kJsonNumber)) {
         merged.bounded = n.bounded;
+        merged.multiple_of = n.multiple_of;
         merged.decimal = n.decimal;
         merged.minimum = n.minimum;
         merged.maximum = n.maximum;

@@ -66,6 +66,7 @@ struct JsonSchemaNode {
   static constexpr std::int64_t kDecimalUnit = 1000000;                        // 10^kDecimalPlaces
   static constexpr std::int64_t kDecimalMax = kDecimalUnit * 1000000000000 - 1;  // 12 + 6 nines
   bool bounded = false;
+  std::int64_t multiple_of = 0;  // multipleOf, an integer (0: none); numbers are then written as integers
   bool decimal = false;
   std::int64_t minimum = INT64_MIN, maximum = INT64_MAX;
   std::int64_t min_scaled = 0, max_scaled = 0;
