@@ -130,19 +130,27 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     if (y >= cut) candidates_.emplace_back(i, y);
   }
   auto by_score = [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); };
-  // Only top-p needs the survivors in order; the full vocabulary is sorted only then.
-  if (options_.top_p < 1.0) std::sort(candidates_.begin(), candidates_.end(), by_score);
   // Softmax over the survivors.
   double mx = -INFINITY;
   for (const auto& c : candidates_) mx = std::max(mx, c.second);
   double sum = 0;
   for (auto& c : candidates_) sum += (c.second = std::exp(c.second - mx));
   for (auto& c : candidates_) c.second /= sum;
-  // top-p: keep a token while the probability mass strictly before it is below top_p.
+  // top-p: keep a token while the probability mass strictly before it is below top_p. Only the
+  // most likely tokens need an order: the 256 most likely are put first and sorted, and the rest
+  // is sorted only when the cut falls past them (without top-k, a peaked distribution would
+  // otherwise sort the whole vocabulary for a few tokens).
   if (options_.top_p < 1.0) {
+    const auto first = candidates_.begin();
+    const std::size_t k = std::min<std::size_t>(candidates_.size(), 256);
+    std::nth_element(first, first + static_cast<std::ptrdiff_t>(k), candidates_.end(), by_score);
+    std::sort(first, first + static_cast<std::ptrdiff_t>(k), by_score);
     double before = 0;
     std::size_t keep = 0;
-    while (keep < candidates_.size() && (keep == 0 || before < options_.top_p)) before += candidates_[keep++].second;
+    while (keep < candidates_.size() && (keep == 0 || before < options_.top_p)) {
+      if (keep == k) std::sort(first + static_cast<std::ptrdiff_t>(k), candidates_.end(), by_score);
+      before += candidates_[keep++].second;
+    }
     candidates_.resize(keep);
   }
   // min-p: drop tokens less likely than min_p times the most likely one (which always stays).

@@ -161,6 +161,34 @@ TEST(Sampler, TopKMatchesASortedReference) {
   }
 }
 
+// top-p without top-k against a reference computed another way: all probabilities sorted, kept
+// while the mass before a token is below top_p. Flat scores, so the cut falls past the first
+// block the sampler sorts.
+TEST(Sampler, TopPMatchesASortedReference) {
+  std::uint32_t rng = 11;
+  const auto next = [&rng] { return rng = rng * 1664525u + 1013904223u; };
+  for (int trial = 0; trial < 12; ++trial) {
+    std::vector<float> l(5000);
+    for (float& x : l) x = static_cast<float>(next() % 1000) * (trial % 2 ? 0.0005f : 0.02f);
+    SamplingOptions o = opts();
+    o.top_p = std::vector<double>{0.5, 0.9, 0.99}[static_cast<std::size_t>(trial % 3)];
+    std::vector<std::pair<double, std::size_t>> by_p;
+    double sum = 0;
+    for (float x : l) sum += std::exp(static_cast<double>(x));
+    for (std::size_t i = 0; i < l.size(); ++i) by_p.emplace_back(std::exp(static_cast<double>(l[i])) / sum, i);
+    std::sort(by_p.begin(), by_p.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    std::vector<double> want(l.size(), 0.0);
+    double before = 0, kept = 0;
+    for (std::size_t j = 0; j < by_p.size() && (j == 0 || before < o.top_p); ++j) {
+      before += by_p[j].first;
+      kept += want[by_p[j].second] = by_p[j].first;
+    }
+    for (double& w : want) w /= kept;
+    Sampler s(o);
+    expect_dist(s.distribution(l, {}), want);
+  }
+}
+
 // top_p 0.7 over [0.5, 0.3, 0.2]: 0.5 < 0.7 so the next token joins; 0.8 >= 0.7 stops.
 TEST(Sampler, TopP) {
   SamplingOptions o = opts();
