@@ -588,7 +588,17 @@ class Compiler {
     std::erase_if(branches, [](const auto& b) { return b.first == kJsonAnyNode; });
     for (const auto& [b, where] : branches) {
       if (b == kJsonNoNode) fail(where, "a false schema allows no value");
-      if (pending(b)) fail(where, "a part that refers back to a schema it is part of is not supported");
+    }
+    if (branches.size() == 1 && pending(branches[0].first)) {
+      // One part, a schema still being compiled (a model's field that refers back to the model
+      // through pydantic v1's {"allOf": [{"$ref": ...}], "description": ...}): followed as that
+      // schema, as an anyOf of one branch, not copied before it is filled in.
+      JsonSchemaNode alias;
+      alias.any_of = {branches[0].first};
+      return fill(index, std::move(alias));
+    }
+    for (const auto& [b, where] : branches) {
+      if (pending(b)) fail(where, "a part that refers back to a schema it is part of, next to other parts, is not supported");
     }
     JsonSchemaNode m;
     // Enum / const values every part that has them lists; kept below where the rest allows them.

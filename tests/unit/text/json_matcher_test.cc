@@ -252,6 +252,13 @@ TEST(JsonMatcher, SiblingsRecursionBoundsAndKeysHoldTogether) {
   const JsonSchema tree = schema(R"({"oneOf": [{"type": "integer"}, {"$ref": "#/$defs/N"}],
       "$defs": {"N": {"type": "object", "properties": {"k": {"$ref": "#"}}, "required": ["k"], "additionalProperties": false}}})");
   EXPECT_TRUE(matches(tree, R"({"k": {"k": 2}})") && !prefix(tree, R"({"k": "x)") && !matches(tree, "{}"));
+  // pydantic v1's field wrapper around a reference back to the model being compiled.
+  const JsonSchema v1 = schema(R"({"definitions": {"Node": {"type": "object", "properties": {"v": {"type": "integer"},
+      "next": {"allOf": [{"$ref": "#/definitions/Node"}], "description": "the next one"}}, "required": ["v"], "additionalProperties": false}},
+      "$ref": "#/definitions/Node"})");
+  EXPECT_TRUE(matches(v1, R"({"v": 1, "next": {"v": 2}})"));
+  EXPECT_FALSE(prefix(v1, R"({"v": 1, "next": {"w")"));
+  EXPECT_FALSE(prefix(v1, R"({"v": 1, "next": 3)"));
   // enum / const keep the values the keywords beside them allow.
   const JsonSchema se = schema(R"({"type": "string", "enum": ["a", null, "abc"], "maxLength": 2})");
   EXPECT_TRUE(matches(se, "\"a\""));
@@ -865,7 +872,7 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
       {R"({"properties": {"a": false}, "required": ["a"]})", "json_schema at /required: 'a' is required, but its schema is false"},
       {R"({"$ref": "#nowhere", "$defs": {"a": {"$anchor": "here"}}})", "json_schema at /$ref: '#nowhere': no schema here has \"$anchor\": \"nowhere\""},
       {R"({"$defs": {"a": {}}, "$ref": "#/$defs/a~2"})", "json_schema at /$ref: '#/$defs/a~2': '~' in a JSON pointer is followed by 0 or 1"},
-      {R"({"allOf": [{"$ref": "#"}, {"type": "object"}]})", "json_schema at /allOf/0: a part that refers back to a schema it is part of"},
+      {R"({"allOf": [{"$ref": "#"}, {"type": "object"}]})", "json_schema at /allOf/0: a part that refers back to a schema it is part of, next to other parts"},
       {R"({"properties": {"a": {}}, "required": ["b"], "additionalProperties": false})",
        "json_schema at /required: 'b' is required, but it is not among the properties and additionalProperties is false"},
       {"{", "json_schema: not valid JSON"},
