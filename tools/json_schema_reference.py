@@ -74,8 +74,8 @@ def schema(r, depth=0):
             s = {"type": "array", "prefixItems": [schema(r, depth + 1), schema(r, depth + 1)],
                  **r.choice([{}, {"items": False}, {"items": schema(r, depth + 1)}])}
         return s
-    if k == 9:
-        return {"anyOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 4))]}
+    if k == 9:  # sometimes with a branch that allows no value (zod's z.undefined())
+        return {"anyOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 4))] + ([{"not": {}}] if r.random() < 0.2 else [])}
     if k == 10:
         return {"oneOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 3))]}
     if k == 11:

@@ -92,13 +92,20 @@ std::int64_t scaled_bound(const Bound& b, bool lower) {
 }
 
 class Compiler {
+  // A oneOf's branches and their numbers in the schema (those that allow no value left out).
+  struct OneOf {
+    std::string here;
+    std::vector<int> branches;
+    std::vector<std::size_t> numbers;
+  };
+
  public:
   Compiler(const json& root, std::string what) : root_(root), what_(std::move(what)) {}
 
   JsonSchema run() {
     JsonSchema s;
     s.root = compile(root_, "");
-    for (const auto& [here, branches] : one_of_) check_one_of(here, branches);
+    for (const OneOf& o : one_of_) check_one_of(o);
     check_finite();
     s.nodes = std::move(nodes_);
     s.patterns = std::move(patterns_);
@@ -129,16 +136,26 @@ class Compiler {
 
   bool pending(int index) const { return index >= 0 && !filled_[static_cast<std::size_t>(index)]; }
 
-  // The schema of a member or an item: false there forbids that member or item, no more.
-  int child(const json& s, const std::string& at) {
-    return s.is_boolean() && !s.get<bool>() ? kJsonNoNode : compile(s, at);
+  // Whether `s` allows no value: false, or {"not": {}} / {"not": true} (zod-to-json-schema's
+  // z.undefined()), with annotations at most.
+  static bool never(const json& s) {
+    if (s.is_boolean()) return !s.get<bool>();
+    if (!s.is_object() || !s.contains("not")) return false;
+    const json& x = s["not"];
+    const auto anything = [](const json& y) {
+      return (y.is_boolean() && y.get<bool>()) ||
+             (y.is_object() && std::all_of(y.items().begin(), y.items().end(), [](const auto& kv) { return annotation(kv.key()); }));
+    };
+    return anything(x) && std::all_of(s.items().begin(), s.items().end(), [](const auto& kv) { return kv.key() == "not" || annotation(kv.key()); });
   }
 
+  // The schema of a member or an item: one that allows no value there forbids that member or
+  // item, no more.
+  int child(const json& s, const std::string& at) { return never(s) ? kJsonNoNode : compile(s, at); }
+
   int compile(const json& s, const std::string& at) {
-    if (s.is_boolean()) {
-      if (s.get<bool>()) return kJsonAnyNode;
-      fail(at, "a false schema allows no value");
-    }
+    if (never(s)) fail(at, "a schema that allows no value (false, or not: {}) is supported only where it forbids a property, an item or an anyOf / oneOf branch");
+    if (s.is_boolean()) return kJsonAnyNode;
     if (!s.is_object()) fail(at, "expected a schema (an object or true), got " + s.dump());
     if (const auto it = memo_.find(&s); it != memo_.end()) return it->second;
     if (s.contains("$ref")) return reference(s, at);
@@ -586,9 +603,6 @@ class Compiler {
     std::vector<std::pair<int, std::string>> branches;
     for (const auto& [part, where] : parts) branches.emplace_back(compile(*part, where), where);
     std::erase_if(branches, [](const auto& b) { return b.first == kJsonAnyNode; });
-    for (const auto& [b, where] : branches) {
-      if (b == kJsonNoNode) fail(where, "a false schema allows no value");
-    }
     if (branches.size() == 1 && pending(branches[0].first)) {
       // One part, a schema still being compiled (a model's field that refers back to the model
       // through pydantic v1's {"allOf": [{"$ref": ...}], "description": ...}): followed as that
@@ -852,10 +866,16 @@ class Compiler {
       if (k != key && !annotation(k)) fail(at + "/" + k, "'" + k + "' next to " + key + " is not supported");
     }
     if (!v.is_array() || v.empty()) fail(here, "expected a non-empty array of schemas");
-    if (v.size() == 1) return compile(v[0], here + "/0");
+    // A branch that allows no value ({"not": {}}) takes nothing: left out.
+    std::vector<std::size_t> live;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!never(v[i])) live.push_back(i);
+    }
+    if (live.empty()) fail(here, "no branch allows a value");
+    if (live.size() == 1) return compile(v[live[0]], here + "/" + std::to_string(live[0]));
     const int index = reserve(s, here);
     std::vector<int> branches;
-    for (std::size_t i = 0; i < v.size(); ++i) branches.push_back(compile(v[i], here + "/" + std::to_string(i)));
+    for (std::size_t i : live) branches.push_back(compile(v[i], here + "/" + std::to_string(i)));
     JsonSchemaNode merged;
     merged.types = 0;
     bool has_enum = false;
@@ -866,7 +886,7 @@ class Compiler {
     }
     // oneOf equals anyOf when no value can match two branches: checked once every node is
     // compiled (a branch may be a schema this one is part of).
-    if (std::string(key) == "oneOf") one_of_.emplace_back(here, branches);
+    if (std::string(key) == "oneOf") one_of_.push_back({here, branches, live});
     if (std::any_of(branches.begin(), branches.end(), [&](int b) { return pending(b); }) || !first_byte_decides(branches)) {
       merged.types = kJsonAnyType;
       merged.any_of = branches;
@@ -874,7 +894,7 @@ class Compiler {
     }
     for (std::size_t i = 0; i < branches.size(); ++i) {
       const JsonSchemaNode& n = nodes_[static_cast<std::size_t>(branches[i])];
-      const std::string where = here + "/" + std::to_string(i);
+      const std::string where = here + "/" + std::to_string(live[i]);
       if (has_enum) {
         // Enums mix with null and boolean branches, spelled as values.
         std::vector<std::string> values = n.enum_values;
@@ -933,11 +953,11 @@ class Compiler {
   }
 
   // A oneOf's branches, followed as anyOf's: refused where a value could match two.
-  void check_one_of(const std::string& here, const std::vector<int>& branches) const {
-    for (std::size_t j = 1; j < branches.size(); ++j) {
+  void check_one_of(const OneOf& o) const {
+    for (std::size_t j = 1; j < o.branches.size(); ++j) {
       for (std::size_t i = 0; i < j; ++i) {
-        if (disjoint(branches[i], branches[j], 0)) continue;
-        fail(here + "/" + std::to_string(j), "a value could match this branch and branch " + std::to_string(i) +
+        if (disjoint(o.branches[i], o.branches[j], 0)) continue;
+        fail(o.here + "/" + std::to_string(o.numbers[j]), "a value could match this branch and branch " + std::to_string(o.numbers[i]) +
                                                  " (and then must be refused); oneOf branches are supported when their "
                                                  "types, enum values or a required property with different const values "
                                                  "(a discriminator) tell them apart; anyOf takes overlapping branches");
@@ -954,7 +974,7 @@ class Compiler {
   std::vector<std::unique_ptr<json>> made_;  // schemas made from parts of others (keep())
   std::map<const json*, int> memo_;
   std::vector<char> filled_;  // per node: compiled (see reserve())
-  std::vector<std::pair<std::string, std::vector<int>>> one_of_;  // oneOf branches, checked in run()
+  std::vector<OneOf> one_of_;  // oneOf branches, checked in run()
   int depth_ = 0;
 };
 

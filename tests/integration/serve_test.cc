@@ -467,7 +467,7 @@ TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
   EXPECT_EQ(p.status, 400) << p.body;
   EXPECT_EQ(json::parse(p.body)["error"]["message"],
             "response_format.json_schema.schema at /not: 'not' is not supported (it could not be enforced while generating)");
-  const test::CommandResult bad = test::run_staticlm("run -m " + model() + " -p hi -n 1 -j '{\"not\": {}}'");
+  const test::CommandResult bad = test::run_staticlm("run -m " + model() + " -p hi -n 1 -j '{\"not\": {\"const\": 1}}'");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_EQ(bad.err, "error: json_schema at /not: 'not' is not supported (it could not be enforced while generating)\n");
 }

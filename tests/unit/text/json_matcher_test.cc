@@ -303,6 +303,19 @@ TEST(JsonMatcher, SiblingsRecursionBoundsAndKeysHoldTogether) {
   EXPECT_FALSE(prefix(no_b, R"({"a": 1, "b":)"));
   const JsonSchema pair = schema(R"({"type": "array", "prefixItems": [{"type": "integer"}, false]})");
   EXPECT_TRUE(matches(pair, "[1]") && !prefix(pair, "[1, 2"));
+  // {"not": {}} allows no value, as false (zod-to-json-schema writes it for z.undefined()): a
+  // property or item forbidden, an anyOf / oneOf branch left out (the others keep their numbers).
+  const JsonSchema zod = schema(R"({"type": "object", "properties": {"a": {"anyOf": [{"not": {}}, {"type": "string"}]},
+      "b": {"not": {}, "description": "never"}}})");
+  EXPECT_TRUE(matches(zod, R"({"a": "x", "c": 1})"));
+  EXPECT_FALSE(prefix(zod, R"({"a": 1)"));
+  EXPECT_FALSE(prefix(zod, R"({"b":)"));
+  EXPECT_EQ(refusal(R"({"oneOf": [{"not": true}, {"type": "integer"}, {"type": "number"}]})").rfind(
+                "json_schema at /oneOf/2: a value could match this branch and branch 1", 0),
+            0u);
+  EXPECT_EQ(refusal(R"({"anyOf": [{"not": {}}, false]})"), "json_schema at /anyOf: no branch allows a value");
+  EXPECT_EQ(refusal(R"({"not": {}})").rfind("json_schema at /: a schema that allows no value (false, or not: {})", 0), 0u);
+  EXPECT_EQ(refusal(R"({"not": {"type": "string"}})"), "json_schema at /not: 'not' is not supported (it could not be enforced while generating)");
   // References are JSON pointers: ~1 is '/', ~0 '~', %XX an escaped byte, any place in the document.
   EXPECT_TRUE(matches(schema(R"({"$defs": {"a/b~": {"type": "integer"}}, "$ref": "#/$defs/a~1b~0"})"), "3"));
   EXPECT_TRUE(matches(schema(R"({"$defs": {"a b": {"type": "boolean"}}, "$ref": "#/$defs/a%20b"})"), "true"));
