@@ -209,11 +209,12 @@ bool JsonMatcher::step(unsigned char byte) {
       f.ws = 0;
       return array_byte(f, byte);
     case Kind::kString: {
-      if (!(f.flags & kKey) && unique_item_depth() < 0) return string_byte(f, byte);
+      const bool one_spelling = (f.flags & kKey) || unique_item_depth() >= 0;
+      if (!one_spelling) return string_byte(f, byte, false);
       // A key or an item of a uniqueItems array: its bytes hashed (not its closing quote, after
       // which the frame is gone), the last one kept for canonical_key_escape.
       Frame key = f;
-      if (!string_byte(f, byte)) return false;
+      if (!string_byte(f, byte, true)) return false;
       if (stack_.back().kind == Kind::kString) {
         Frame& k = stack_.back();
         k.seen = (key.seen ^ byte) * 0x100000001b3;  // FNV-1a
@@ -417,9 +418,8 @@ bool JsonMatcher::array_byte(Frame& f, unsigned char byte) {
   return step(byte);
 }
 
-bool JsonMatcher::string_byte(Frame& f, unsigned char byte) {
+bool JsonMatcher::string_byte(Frame& f, unsigned char byte, bool one_spelling) {
   const bool key = f.flags & kKey;
-  const bool one_spelling = key || unique_item_depth() >= 0;  // compared by their text
   if (const JsonSchemaNode* n = node(f.node); !key && n && n->format != JsonFormat::kNone) {
     // A formatted string (json_format.h): ASCII characters only, no escapes, in `seen`.
     if (byte == '"') {

@@ -89,7 +89,8 @@ class JsonMatcher {
   bool integer_left(bool negative, std::uint64_t m, int digits, const JsonSchemaNode* n, std::int32_t depth) const;
   bool object_byte(Frame& f, unsigned char byte);
   bool array_byte(Frame& f, unsigned char byte);
-  bool string_byte(Frame& f, unsigned char byte);
+  // one_spelling: a key or a uniqueItems item, compared by its text (canonical_key_escape).
+  bool string_byte(Frame& f, unsigned char byte, bool one_spelling);
   bool close_key(const Frame& f);
   bool close_container();
   bool close_string(const Frame& f);

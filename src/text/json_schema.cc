@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "base/error.h"
 #include "base/json_limits.h"
@@ -37,6 +39,18 @@ const std::set<std::string> kConstraining = {
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
 bool annotation(const std::string& key) { return kConstraining.count(key) == 0; }
+
+// Whether schema object `s` has a keyword that constrains the value (one of kConstraining, or a
+// format json_format enforces) besides those in `besides`.
+bool constrains(const nlohmann::json& s, std::initializer_list<std::string_view> besides = {}) {
+  for (const auto& [key, value] : s.items()) {
+    if (std::find(besides.begin(), besides.end(), key) != besides.end()) continue;
+    if (!annotation(key) || (key == "format" && value.is_string() && json_format(value.get<std::string>()) != JsonFormat::kNone)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // The greatest integer generation writes (JsonMatcher::kMaxIntegerDigits nines).
 constexpr std::int64_t kIntegerLimit = 999999999999999999;
@@ -142,11 +156,8 @@ class Compiler {
     if (s.is_boolean()) return !s.get<bool>();
     if (!s.is_object() || !s.contains("not")) return false;
     const json& x = s["not"];
-    const auto anything = [](const json& y) {
-      return (y.is_boolean() && y.get<bool>()) ||
-             (y.is_object() && std::all_of(y.items().begin(), y.items().end(), [](const auto& kv) { return annotation(kv.key()); }));
-    };
-    return anything(x) && std::all_of(s.items().begin(), s.items().end(), [](const auto& kv) { return kv.key() == "not" || annotation(kv.key()); });
+    const bool anything = (x.is_boolean() && x.get<bool>()) || (x.is_object() && !constrains(x));
+    return anything && !constrains(s, {"not"});
   }
 
   // The schema of a member or an item: one that allows no value there forbids that member or
@@ -159,12 +170,7 @@ class Compiler {
     if (!s.is_object()) fail(at, "expected a schema (an object or true), got " + s.dump());
     if (const auto it = memo_.find(&s); it != memo_.end()) return it->second;
     if (s.contains("$ref")) return reference(s, at);
-    bool constrains = false;
-    for (const auto& [key, value] : s.items()) {
-      constrains |= !annotation(key) || (key == "format" && value.is_string() &&
-                                                 json_format(value.get<std::string>()) != JsonFormat::kNone);
-    }
-    if (!constrains) return kJsonAnyNode;
+    if (!constrains(s)) return kJsonAnyNode;
     if (s.contains("allOf")) return all_of(s, at);
     if (s.contains("anyOf") || s.contains("oneOf")) return alternatives(s, at);
     const int index = reserve(s, at);
@@ -318,7 +324,7 @@ class Compiler {
     }
     check_bounds(n, at, "the minimum and the maximum");
     check_property_counts(n, at);
-    if (!n.enum_values.empty() && constrains_beside_enum(s)) keep_valid_enum_values(n, index, at);
+    if (!n.enum_values.empty() && constrains(s, {"enum", "const"})) keep_valid_enum_values(n, index, at);
     return fill(index, std::move(n));
   }
 
@@ -359,17 +365,6 @@ class Compiler {
     // Multiples of q in [lo, hi]: floor(hi / q) - ceil(lo / q) + 1 (division rounds toward zero).
     const std::int64_t first = lo >= 0 ? (lo + q - 1) / q : lo / q, last = hi >= 0 ? hi / q : -((-hi + q - 1) / q);
     return std::clamp<std::int64_t>(last - first + 1, 0, INT32_MAX);
-  }
-
-  // Whether keywords beside enum / const constrain the value too.
-  static bool constrains_beside_enum(const json& s) {
-    for (const auto& [key, value] : s.items()) {
-      if (key != "enum" && key != "const" &&
-          (!annotation(key) || (key == "format" && value.is_string() && json_format(value.get<std::string>()) != JsonFormat::kNone))) {
-        return true;
-      }
-    }
-    return false;
   }
 
   // Keeps the enum / const values that the node's other keywords allow: each value's compact
