@@ -32,10 +32,10 @@ using nlohmann::json;
 const std::set<std::string> kConstraining = {
     "type", "enum", "const", "properties", "required", "additionalProperties", "items", "prefixItems", "additionalItems",
     "minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties", "pattern", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "$ref", "multipleOf", "uniqueItems",
+    "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "$ref", "multipleOf", "uniqueItems", "propertyNames",
     // Not enforced (refused):
     "not", "patternProperties", "if", "then", "else", "contains", "minContains",
-    "maxContains", "dependentRequired", "dependentSchemas", "dependencies", "propertyNames", "unevaluatedProperties",
+    "maxContains", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
 bool annotation(const std::string& key) { return kConstraining.count(key) == 0; }
@@ -176,6 +176,7 @@ class Compiler {
     const int index = reserve(s, at);
     JsonSchemaNode n;
     Bound low{-HUGE_VAL, false}, high{HUGE_VAL, false};
+    std::optional<std::vector<std::string>> names;  // propertyNames: the keys allowed (escaped)
     for (const auto& [key, v] : s.items()) {
       const std::string here = at + "/" + key;
       if (key == "format" && v.is_string()) n.format = json_format(v.get<std::string>());
@@ -212,6 +213,8 @@ class Compiler {
         if (!v.is_array()) fail(here, "expected an array of property names");
       } else if (key == "additionalProperties") {
         n.additional = child(v, here);
+      } else if (key == "propertyNames") {
+        names = property_names(child(v, here), here);
       } else if (key == "items" && v.is_array()) {
         // Draft 7's tuple form: items [...] is 2020-12's prefixItems, additionalItems its items.
         for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(child(v[i], here + "/" + std::to_string(i)));
@@ -273,6 +276,7 @@ class Compiler {
         fail(here, "'" + key + "' is not supported (it could not be enforced while generating)");
       }
     }
+    if (names) only_property_names(n, *names, s, at);
     if (s.contains("required")) {
       const auto listed = [&](const std::string& name) {
         return std::find_if(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; });
@@ -537,6 +541,55 @@ class Compiler {
     }
   }
 
+  // The keys propertyNames' compiled schema `node` allows, escaped as listed properties are:
+  // nullopt for any key; a list (maybe empty) for an enum or const of names, or a type without
+  // "string" (no key). Other string constraints on keys are refused by place.
+  std::optional<std::vector<std::string>> property_names(int node, const std::string& at) const {
+    if (node == kJsonAnyNode) return std::nullopt;
+    if (node == kJsonNoNode) return std::vector<std::string>{};
+    if (pending(node)) fail(at, "a propertyNames schema that refers back to a schema it is part of is not supported");
+    const JsonSchemaNode& k = nodes_[static_cast<std::size_t>(node)];
+    if (!(k.types & kJsonString)) return std::vector<std::string>{};
+    if (!k.enum_values.empty()) {
+      // The enum holds only the values the keywords beside it allow (keep_valid_enum_values).
+      std::vector<std::string> out;
+      for (const std::string& v : k.enum_values) {
+        if (const json x = json::parse(v); x.is_string()) out.push_back(escaped(x.get<std::string>()));
+      }
+      return out;
+    }
+    if (!k.any_of.empty() || k.pattern >= 0 || k.min_length > 0 || k.max_length >= 0 || k.format != JsonFormat::kNone) {
+      fail(at, "propertyNames is supported as an enum or const of names (or a type); patterns, lengths, formats and "
+               "anyOf on keys are not");
+    }
+    return std::nullopt;
+  }
+
+  // propertyNames as a list of names: listed properties outside it are forbidden (a required
+  // one: refused), the names not listed are listed with additionalProperties' schema, and no
+  // other key is allowed.
+  void only_property_names(JsonSchemaNode& n, const std::vector<std::string>& names, const json& s, const std::string& at) {
+    const auto allowed = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
+    if (s.contains("required") && s["required"].is_array()) {
+      for (const json& r : s["required"]) {
+        if (r.is_string() && !allowed(escaped(r.get<std::string>()))) {
+          fail(at + "/required", "'" + r.get<std::string>() + "' is required, but propertyNames does not allow it: no object is valid");
+        }
+      }
+    }
+    for (auto& p : n.properties) {
+      if (!allowed(p.first)) p.second = kJsonNoNode;
+    }
+    for (const std::string& name : names) {
+      if (n.additional == kJsonNoNode) break;
+      if (std::any_of(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; })) continue;
+      if (n.properties.size() >= 64) fail(at + "/propertyNames", "more than 64 property names are not supported");
+      n.properties.emplace_back(name, n.additional);
+    }
+    std::sort(n.properties.begin(), n.properties.end());
+    n.additional = kJsonNoNode;
+  }
+
   // Refuses objects no value can be: minProperties above maxProperties, more required
   // properties than maxProperties, or fewer properties than minProperties where no other key is
   // allowed.
@@ -545,9 +598,11 @@ class Compiler {
     if (n.max_properties >= 0 && std::popcount(n.required) > n.max_properties) {
       fail(at, std::to_string(std::popcount(n.required)) + " required properties and maxProperties " + std::to_string(n.max_properties));
     }
-    if (n.additional == kJsonNoNode && static_cast<std::int64_t>(n.properties.size()) < n.min_properties) {
-      fail(at, "minProperties " + std::to_string(n.min_properties) + " with " + std::to_string(n.properties.size()) +
-                   " properties and no other keys allowed");
+    // Properties whose schema is false are never given.
+    const auto can_have = std::count_if(n.properties.begin(), n.properties.end(), [](const auto& p) { return p.second != kJsonNoNode; });
+    if (n.additional == kJsonNoNode && can_have < n.min_properties) {
+      fail(at, "minProperties " + std::to_string(n.min_properties) + " with " + std::to_string(can_have) +
+                   " properties that may be given and no other keys allowed");
     }
   }
 

@@ -2,15 +2,16 @@
 // llama.cpp's --json-schema): the subset a byte-level matcher can enforce exactly. Supported:
 // type (one or a list), enum, const (their values kept where the keywords beside them allow),
 // properties (false: that key is not given), required, additionalProperties (false, true or a
-// schema), minProperties, maxProperties, items, prefixItems, uniqueItems (of null, boolean,
+// schema), propertyNames (an enum or const of names: compiled to those properties and no other
+// key), minProperties, maxProperties, items, prefixItems, uniqueItems (of null, boolean,
 // integer, plain string or enum items), minItems, maxItems, minLength, maxLength, pattern
 // (json_pattern.h), format (json_format.h), minimum / maximum / exclusiveMinimum /
-// exclusiveMaximum, anyOf (overlapping branches are followed side by side) / oneOf of branches
-// no value matches two of, allOf (merged into one node), $ref to "#", a JSON pointer into the
-// document or an anchor. Annotations (title, description, default, examples, other formats,
-// $schema, $id, $comment, ...) and keywords outside JSON Schema's vocabulary are ignored; JSON
-// Schema's other keywords (not, multipleOf, ...) are refused by place, so a schema is never
-// half enforced.
+// exclusiveMaximum, integer multipleOf, anyOf (overlapping branches are followed side by side) /
+// oneOf of branches no value matches two of, allOf (merged into one node), $ref to "#", a JSON
+// pointer into the document or an anchor. Annotations (title, description, default, examples,
+// other formats, $schema, $id, $comment, ...) and keywords outside JSON Schema's vocabulary are
+// ignored; JSON Schema's other keywords (not, patternProperties, if / then / else, ...) are
+// refused by place, so a schema is never half enforced.
 #pragma once
 
 #include <cstdint>

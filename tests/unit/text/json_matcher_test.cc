@@ -689,7 +689,7 @@ TEST(JsonMatcher, ObjectKeysLeaveRoomForRequiredProperties) {
   }
   for (const auto& [text, message] : std::vector<std::pair<const char*, const char*>>{
            {R"({"properties": {"a": {}, "b": {}}, "required": ["a", "b"], "maxProperties": 1})", "2 required properties and maxProperties 1"},
-           {R"({"properties": {"a": {}}, "additionalProperties": false, "minProperties": 2})", "minProperties 2 with 1 properties and no other keys allowed"},
+           {R"({"properties": {"a": {}}, "additionalProperties": false, "minProperties": 2})", "minProperties 2 with 1 properties that may be given and no other keys allowed"},
            {R"({"allOf": [{"type": "string"}, {"anyOf": [{"type": "string", "pattern": "^[a-z]*$"}, {"enum": [1]}]}]})",
             "anyOf / oneOf whose branches overlap next to other schemas that must hold too is not supported"}}) {
     try {
@@ -901,6 +901,58 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
   }
   // Annotations are not constraints.
   EXPECT_TRUE(matches(schema(R"({"title": "T", "description": "d", "type": "string", "format": "hostname"})"), "\"x\""));
+}
+
+
+// propertyNames as an enum or const of names (pydantic's Dict[Literal[...], X] and Dict[SomeEnum,
+// X]): those names, with additionalProperties' schema, and no other key; listed properties
+// outside it are never given. Constraints on keys other than a list of names are refused by place.
+TEST(JsonMatcher, PropertyNamesListTheKeysAllowed) {
+  const JsonSchema colors = schema(R"({"type": "object", "additionalProperties": {"type": "integer"},
+                                        "propertyNames": {"enum": ["red", "green", 3]}})");
+  EXPECT_TRUE(matches(colors, R"({"green": 1, "red": 2})"));
+  EXPECT_TRUE(matches(colors, "{}"));
+  EXPECT_FALSE(prefix(colors, R"({"blue)"));
+  EXPECT_FALSE(prefix(colors, R"({"3)"));  // 3 is not a string: no key equals it
+  EXPECT_FALSE(prefix(colors, R"({"red": "x)"));
+  EXPECT_FALSE(prefix(colors, R"({"red": 1, "red)"));  // given already
+  EXPECT_FALSE(prefix(colors, R"({"redd)"));
+  // Through a $ref (pydantic's Enum in $defs), with listed properties in and out of the list.
+  const JsonSchema defs = schema(R"({"$defs": {"Color": {"enum": ["red", "green"], "type": "string", "title": "Color"}},
+                                      "type": "object", "properties": {"red": {"type": "string"}, "blue": {"type": "integer"}},
+                                      "propertyNames": {"$ref": "#/$defs/Color"}})");
+  EXPECT_TRUE(matches(defs, R"({"red": "x", "green": [1, {"a": null}]})"));  // green: additionalProperties (any)
+  EXPECT_FALSE(prefix(defs, R"({"red": 1)"));
+  EXPECT_FALSE(prefix(defs, R"({"b)"));
+  const JsonSchema one = schema(R"({"type": "object", "propertyNames": {"const": "id"}, "minProperties": 1})");
+  EXPECT_TRUE(matches(one, R"({"id": true})"));
+  EXPECT_FALSE(matches(one, "{}"));
+  // The enum keeps the names the keywords beside it allow.
+  const JsonSchema short_names = schema(R"({"type": "object", "propertyNames": {"enum": ["a", "bb"], "maxLength": 1}})");
+  EXPECT_TRUE(matches(short_names, R"({"a": 1})"));
+  EXPECT_FALSE(prefix(short_names, R"({"b)"));
+  // No key: false, or a type without "string".
+  for (const char* none : {R"({"type": "object", "propertyNames": false})", R"({"type": "object", "propertyNames": {"type": "integer"}})",
+                           R"({"type": "object", "properties": {"a": {}}, "propertyNames": {"not": {}}})"}) {
+    EXPECT_TRUE(matches(schema(none), "{}")) << none;
+    EXPECT_FALSE(prefix(schema(none), "{\"")) << none;
+  }
+  // Any key: true, {}, a type with "string".
+  for (const char* any : {R"({"propertyNames": true})", R"({"propertyNames": {"type": "string"}})",
+                          R"({"propertyNames": {"type": ["string", "null"], "description": "keys"}})"}) {
+    EXPECT_TRUE(matches(schema(any), R"({"anything": 1, "else": 2})")) << any;
+  }
+  EXPECT_EQ(refusal(R"({"type": "object", "required": ["b"], "propertyNames": {"enum": ["a"]}})"),
+            "json_schema at /required: 'b' is required, but propertyNames does not allow it: no object is valid");
+  EXPECT_EQ(refusal(R"({"type": "object", "propertyNames": {"enum": ["a", "b"]}, "minProperties": 3})"),
+            "json_schema at /: minProperties 3 with 2 properties that may be given and no other keys allowed");
+  EXPECT_EQ(refusal(R"({"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}})").rfind(
+                "json_schema at /propertyNames: propertyNames is supported as an enum or const of names", 0),
+            0u);
+  EXPECT_EQ(refusal(R"({"type": "object", "propertyNames": {"maxLength": 3}})").rfind("json_schema at /propertyNames: ", 0), 0u);
+  // A false property counts for no key minProperties could need.
+  EXPECT_EQ(refusal(R"({"properties": {"a": false, "b": {}}, "additionalProperties": false, "minProperties": 2})"),
+            "json_schema at /: minProperties 2 with 1 properties that may be given and no other keys allowed");
 }
 
 }  // namespace
