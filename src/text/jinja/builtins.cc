@@ -591,6 +591,10 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "escape" || name == "e") return v.is_markup() ? v : Value::markup(html_escape(v.str()));
   if (name == "forceescape") return Value::markup(html_escape(v.str()));
   if (name == "first") {
+    if (v.is_generator()) {  // reads one item
+      std::optional<Value> x = v.next_item();
+      return x ? *x : Value::undefined("No first item, sequence was empty.");
+    }
     const std::vector<Value> items = v.iterate();
     return items.empty() ? Value::undefined("No first item, sequence was empty.") : items.front();
   }
@@ -799,7 +803,22 @@ bool has_test(const std::string& name) {
 }
 
 Value apply_filter(const std::string& name, const Value& input, CallArgs& args) {
-  Value out = do_filter(name, input, args);
+  // jinja2's generators: these filters' lists behave as one (a string's reverse is a string).
+  static const std::vector<std::string> kGenerators = {"batch", "items", "map", "reject", "rejectattr",
+                                                        "reverse", "select", "selectattr", "slice", "unique"};
+  const bool makes_generator = std::find(kGenerators.begin(), kGenerators.end(), name) != kGenerators.end();
+  // A generator made from a generator reads it only when it is read itself (Value::feeds):
+  // computed here from the items left, without reading them yet. (reverse and items refuse a
+  // generator, as they should.)
+  const bool lazy = makes_generator && input.is_generator() && name != "reverse" && name != "items";
+  Value out;
+  if (lazy) {
+    const std::size_t read = input.items_read();
+    const std::vector<Value>& all = input.list();
+    out = do_filter(name, Value(std::vector<Value>(all.begin() + static_cast<std::ptrdiff_t>(read), all.end())), args);
+  } else {
+    out = do_filter(name, input, args);
+  }
   // These call Markup's own methods on a Markup value (soft_str keeps it), which return Markup.
   static const std::vector<std::string> kKeepMarkup = {"capitalize", "center", "indent", "lower", "upper",
                                                         "string", "trim", "truncate", "reverse"};
@@ -807,11 +826,10 @@ Value apply_filter(const std::string& name, const Value& input, CallArgs& args) 
       std::find(kKeepMarkup.begin(), kKeepMarkup.end(), name) != kKeepMarkup.end()) {
     return Value::markup(out.as_string());
   }
-  // jinja2's generators: these filters' lists behave as one (a string's reverse is a string).
-  static const std::vector<std::string> kGenerators = {"batch", "items", "map", "reject", "rejectattr",
-                                                        "reverse", "select", "selectattr", "slice", "unique"};
-  if (out.is_list() && !out.is_tuple() && std::find(kGenerators.begin(), kGenerators.end(), name) != kGenerators.end()) {
-    return Value::generator(out.list());
+  if (out.is_list() && !out.is_tuple() && makes_generator) {
+    Value g = Value::generator(out.list());
+    if (lazy) input.feeds(g);
+    return g;
   }
   return out;
 }
@@ -881,6 +899,12 @@ bool contains(const Value& container, const Value& item) {
       if (!item.is_string()) fail("'in <string>' requires string as left operand, not " + item.type_name());
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Type::kList:
+      if (container.is_generator()) {  // reads up to the item found (all when it is not there)
+        while (std::optional<Value> x = container.next_item()) {
+          if (values_equal(*x, item)) return true;
+        }
+        return false;
+      }
       return std::any_of(container.list().begin(), container.list().end(), [&](const Value& x) { return values_equal(x, item); });
     case Value::Type::kDict:
       if (item.is_list() || item.is_dict()) fail("unhashable type: '" + item.type_name() + "'");

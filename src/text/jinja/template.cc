@@ -223,14 +223,23 @@ class Renderer {
     if (!seq.is_undefined() && !seq.is_list() && !seq.is_dict() && !seq.is_string()) {
       fail("'" + seq.type_name() + "' object is not iterable");
     }
-    std::vector<Value> items = seq.iterate();
+    // A generator is read item by item as the loop goes (a loop inside this one may read it on,
+    // a break leaves the rest); the items it has left now give loop.length and the others.
+    const bool generator = seq.is_generator();
+    const std::size_t read_before = seq.items_read();
+    std::vector<Value> items =
+        generator ? std::vector<Value>(seq.list().begin() + static_cast<std::ptrdiff_t>(read_before), seq.list().end())
+                  : seq.iterate();
     check_list_items(items.size(), "for loop");
+    std::vector<std::size_t> raw;  // each kept item's place among the items
+    for (std::size_t r = 0; r < items.size(); ++r) raw.push_back(r);
     if (s.cond) {
       std::vector<Value> kept;
-      for (const Value& item : items) {
+      raw.clear();
+      for (std::size_t r = 0; r < items.size(); ++r) {
         ScopePtr probe = child(scope);
-        assign(s.targets, item, *probe);
-        if (eval(*s.cond, probe).truthy()) kept.push_back(item);
+        assign(s.targets, items[r], *probe);
+        if (eval(*s.cond, probe).truthy()) kept.push_back(items[r]), raw.push_back(r);
       }
       items = std::move(kept);
     }
@@ -238,6 +247,11 @@ class Renderer {
     // loop.changed(*values): true when the values differ from those of its previous call in this loop.
     auto last_changed = std::make_shared<std::optional<Value>>();
     for (std::int64_t i = 0; i < n; ++i) {
+      if (generator) {
+        const std::size_t at = read_before + raw[static_cast<std::size_t>(i)];
+        if (seq.items_read() > at) continue;  // read meanwhile, by a loop inside this one
+        seq.set_items_read(at + 1);
+      }
       // A round makes a scope and the loop object: it counts as kLoopRoundSteps steps.
       budget_.step(kLoopRoundSteps);
       ScopePtr it = child(scope);
@@ -265,8 +279,9 @@ class Renderer {
         return Value(true);
       }));
       it->vars["loop"] = loop;
-      if (exec(s.bodies[0], it, out) == Flow::kBreak) break;
+      if (exec(s.bodies[0], it, out) == Flow::kBreak) return Flow::kNormal;  // a generator read up to here
     }
+    if (generator) seq.set_items_read(seq.list().size());  // to its end, the items the condition left out too
     if (n == 0 && s.bodies.size() > 1) return exec(s.bodies[1], scope, out);
     return Flow::kNormal;
   }

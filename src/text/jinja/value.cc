@@ -431,10 +431,70 @@ std::string Value::type_name() const {
   return "";
 }
 
+namespace {
+
+// Whether what a generator was made from was read to its end after it was made: then nothing
+// is left of it.
+bool dried(const ListObject& g) {
+  const ListObject* s = g.source.get();
+  return s != nullptr && ((s->consumed > g.source_read && s->consumed >= s->items.size()) || dried(*s));
+}
+
+ListObject& settled(ListObject& g) {
+  if (dried(g)) g.consumed = g.items.size();
+  return g;
+}
+
+// Marks a generator's first n items read, and its sources wholly.
+void read_to(ListObject& g, std::size_t n) {
+  g.consumed = std::max(g.consumed, std::min(n, g.items.size()));
+  // Read by this chain itself, so not "read after it was made".
+  for (ListObject* d = &g; d->source != nullptr; d = d->source.get()) {
+    d->source->consumed = d->source->items.size();
+    d->source_read = d->source->consumed;
+  }
+}
+
+}  // namespace
+
+std::optional<Value> Value::next_item() const {
+  if (!is_generator()) return std::nullopt;
+  ListObject& g = settled(*std::get<std::shared_ptr<ListObject>>(v_));
+  if (g.consumed >= g.items.size()) return std::nullopt;
+  Value v = g.items[g.consumed];
+  read_to(g, g.consumed + 1);
+  return v;
+}
+
+std::size_t Value::items_read() const {
+  return is_generator() ? settled(*std::get<std::shared_ptr<ListObject>>(v_)).consumed : 0;
+}
+
+void Value::set_items_read(std::size_t n) const {
+  if (!is_generator()) return;
+  ListObject& g = *std::get<std::shared_ptr<ListObject>>(v_);
+  g.consumed = std::min(n, g.items.size());
+  if (g.consumed > 0) read_to(g, g.consumed);
+}
+
+void Value::feeds(const Value& derived) const {
+  if (is_generator() && derived.is_generator()) {
+    ListObject& d = *std::get<std::shared_ptr<ListObject>>(derived.v_);
+    d.source = std::get<std::shared_ptr<ListObject>>(v_);
+    d.source_read = d.source->consumed;
+  }
+}
+
 std::vector<Value> Value::iterate() const {
   switch (type()) {
     case Type::kUndefined: return {};
-    case Type::kList: return list();
+    case Type::kList: {
+      if (!is_generator()) return list();
+      ListObject& g = settled(*std::get<std::shared_ptr<ListObject>>(v_));
+      std::vector<Value> rest(g.items.begin() + static_cast<std::ptrdiff_t>(g.consumed), g.items.end());
+      read_to(g, g.items.size());
+      return rest;
+    }
     case Type::kDict: {
       std::vector<Value> keys;
       for (const auto& kv : dict_object().items) keys.push_back(kv.first);

@@ -25,8 +25,16 @@ struct ListObject {
   std::vector<Value> items;
   bool is_tuple = false;
   // What jinja2 returns as a generator or iterator (select, map, unique, reverse, ...): always
-  // true, no length, not a sequence; `list` turns it into a list.
+  // true, no length, not a sequence; `list` turns it into a list. One-shot, as Python's: the
+  // items before `consumed` were read already (a second loop over it finds none). Its items are
+  // computed when it is made, from `source` (the generator it was made from, if any), which is
+  // read only when this one is: then wholly (Python's lazy chain reads it as far as this one
+  // goes, which is to the end unless only part of this one is read). A source read to its end
+  // after this one was made leaves this one nothing.
   bool is_generator = false;
+  std::size_t consumed = 0;
+  std::shared_ptr<ListObject> source;
+  std::size_t source_read = 0;  // source's items read when this one was made from it
   std::vector<std::string> fields;  // a named tuple's field names (groupby's grouper, list); else empty
   // Python objects held as their items: "dict_items", "dict_keys", "dict_values" (what a dict's
   // items() / keys() / values() return: not subscriptable, printed as dict_items([...])) or
@@ -158,7 +166,17 @@ class Value {
   std::string to_json(const JsonOptions& options = {}) const;
 
   // Items to iterate: a list's items, a dict's keys, a string's characters; undefined is empty.
+  // A generator's items not read yet, which are read now.
   std::vector<Value> iterate() const;
+  // A generator's next item, read now (Python's next()); nullopt when none is left.
+  std::optional<Value> next_item() const;
+  // How many of a generator's items have been read, and (a loop that stopped early) marking
+  // only the first `n` as read; both 0 / nothing for other values.
+  std::size_t items_read() const;
+  void set_items_read(std::size_t n) const;
+  // A generator `derived` made from this one (a filter's result): this one's items are read
+  // when derived's are (see ListObject::source).
+  void feeds(const Value& derived) const;
 
  private:
   std::string repr_at(int depth) const;
