@@ -1,9 +1,12 @@
 #include "text/json_pattern.h"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
+#include <string>
 
 #include "base/error.h"
+#include "text/regex.h"
 #include "text/utf8.h"
 
 namespace staticlm {
@@ -254,6 +257,8 @@ class Parser {
         ++pos_;
         return one(l % 32);
       }
+      case 'p': return property();
+      case 'P': return complement(property());
       case 'k': fail_here("backreferences are not supported (they could not be enforced while generating)");
       default: break;
     }
@@ -262,6 +267,32 @@ class Parser {
       fail_here("unknown escape '\\" + std::string(1, static_cast<char>(c)) + "'");
     }
     return one(c);  // escaped punctuation (or any other character) stands for itself
+  }
+
+  // After \p or \P: {Name}, {gc=Value} / {General_Category=Value}, {sc=Value} / {Script=Value},
+  // as ECMA-262 (the u flag) spells them; the code points from Unicode's tables.
+  Ranges property() {
+    if (!eat('{')) fail_here("expected '{' after \\p");
+    std::string name;
+    while (!at_end() && peek() != '}') name.push_back(static_cast<char>(std::min<char32_t>(cps_[pos_++], 0x7F)));
+    if (!eat('}')) fail_here("a missing '}' after \\p{");
+    const std::string written = name;
+    for (const char* prefix : {"General_Category=", "gc=", "Script=", "sc="}) {
+      if (name.rfind(prefix, 0) == 0) name.erase(0, std::char_traits<char>::length(prefix));
+    }
+    if (written.rfind("Script_Extensions=", 0) == 0 || written.rfind("scx=", 0) == 0) {
+      fail_here("\\p{" + written + "}: Script_Extensions is not supported");
+    }
+    // ECMA-262 names are case-sensitive, start upper-case and hold letters, digits and '_'
+    // (Oniguruma would also take "letter" and its POSIX classes such as Alnum).
+    static const char* const kNotEcma[] = {"Alnum", "Blank", "Cntrl", "Digit", "Graph", "Lower", "Print", "Punct",
+                                           "Space", "Upper", "XDigit", "Word", "Newline"};
+    bool ecma = !name.empty() && name[0] >= 'A' && name[0] <= 'Z' &&
+                std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    for (const char* x : kNotEcma) ecma = ecma && name != x;
+    Ranges r = ecma ? unicode_property_ranges(name) : Ranges{};
+    if (r.empty()) fail_here("unknown Unicode property \\p{" + written + "}");
+    return r;
   }
 
   char32_t hex(int digits) {
@@ -579,7 +610,10 @@ bool JsonPattern::may_step(const State& state, char32_t lo, char32_t hi, std::in
   each(next, [&](int q) {
     const auto at = static_cast<std::size_t>(q);
     if (found || !position_can_match(q, at_least, at_most)) return;
-    for (const Range& r : positions_[at].ranges) found = found || (r.lo <= hi && lo <= r.hi);
+    // The first range that ends at or after lo overlaps [lo, hi] when it starts by hi.
+    const auto& r = positions_[at].ranges;
+    const auto it = std::lower_bound(r.begin(), r.end(), lo, [](const Range& x, char32_t v) { return x.hi < v; });
+    found = it != r.end() && it->lo <= hi;
   });
   return found;
 }

@@ -5,7 +5,9 @@
 // closing quote, whether it does.
 //
 // Supported: literals, `.`, classes `[...]` / `[^...]` with ranges, the escapes \d \D \w \W \s
-// \S \t \n \r \f \v \0 \xHH \uHHHH \cX and escaped punctuation, groups `(...)` `(?:...)`
+// \S \t \n \r \f \v \0 \xHH \uHHHH \cX and escaped punctuation, Unicode properties \p{...} /
+// \P{...} as ECMA-262 spells them with the u flag (General_Category values, scripts with sc= /
+// Script=, binary properties; Oniguruma's tables, regex.h), groups `(...)` `(?:...)`
 // `(?<name>...)`, alternation, the quantifiers * + ? {n} {n,} {n,m} (lazy or not: the same
 // strings match), ^ at the start and $ at the end of the pattern or of a top-level
 // alternative. Refused by name (a pattern is never half enforced): backreferences, lookaround,

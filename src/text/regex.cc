@@ -107,4 +107,20 @@ bool is_white_space(char32_t c) {
          c == 0x3000;
 }
 
+std::vector<std::pair<char32_t, char32_t>> unicode_property_ranges(std::string_view name) {
+  init_oniguruma();
+  std::vector<std::pair<char32_t, char32_t>> out;
+  std::string n(name);
+  auto* p = reinterpret_cast<OnigUChar*>(n.data());
+  const int ctype = ONIGENC_PROPERTY_NAME_TO_CTYPE(ONIG_ENCODING_UTF8, p, p + n.size());
+  if (ctype < 0) return out;
+  OnigCodePoint single_byte_limit = 0;
+  const OnigCodePoint* ranges = nullptr;  // count, then that many lo, hi pairs
+  if (ONIGENC_GET_CTYPE_CODE_RANGE(ONIG_ENCODING_UTF8, ctype, &single_byte_limit, &ranges) != 0 || ranges == nullptr) {
+    return out;
+  }
+  for (OnigCodePoint i = 0; i < ranges[0]; ++i) out.emplace_back(ranges[1 + 2 * i], ranges[2 + 2 * i]);
+  return out;
+}
+
 }  // namespace staticlm

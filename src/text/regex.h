@@ -42,4 +42,10 @@ bool is_word_char(char32_t c);
 // Unicode White_Space (what Rust's char::is_whitespace and regex `\s` test).
 bool is_white_space(char32_t c);
 
+// The code points of a Unicode property, from Oniguruma's tables: a General_Category value
+// (L, Letter, Lu, Nd, ...), a script (Greek, Grek, Latin, ...) or a binary property
+// (Alphabetic, White_Space, Emoji, ASCII, Any, ...), as sorted, disjoint ranges. Empty when
+// Oniguruma knows no such name (it ignores case and '_' in names: callers check spelling).
+std::vector<std::pair<char32_t, char32_t>> unicode_property_ranges(std::string_view name);
+
 }  // namespace staticlm

@@ -2,11 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/error.h"
+#include "test_util.h"
 #include "text/json_matcher.h"
 #include "text/json_schema.h"
 #include "text/utf8.h"
@@ -139,6 +144,99 @@ TEST(JsonPattern, RandomGeneratedStringsMatchTheReference) {
       EXPECT_TRUE(std::regex_search(wide(v.get<std::string>()), reference)) << pattern << ": " << text;
     }
   }
+}
+
+// \p{...} / \P{...} (ECMA-262's Unicode property escapes, as ajv compiles patterns with the u
+// flag): General_Category values, scripts and binary properties, inside classes too.
+TEST(JsonPattern, UnicodePropertiesAreCodePointClasses) {
+  const auto p = [](const char* x) { return JsonPattern::compile(x, "pattern"); };
+  EXPECT_TRUE(p("^\\p{L}+$").matches("\xC3\xA9\xE4\xB8\xAD" "abc"));  // é中abc
+  EXPECT_FALSE(p("^\\p{L}+$").matches("a1"));
+  EXPECT_TRUE(p("^\\P{L}$").matches("1"));
+  EXPECT_FALSE(p("^\\P{L}$").matches("a"));
+  EXPECT_TRUE(p("^[\\p{Lu}\\d]+$").matches("AB12"));
+  EXPECT_FALSE(p("^[\\p{Lu}\\d]+$").matches("Ab"));
+  EXPECT_TRUE(p("^[^\\p{L}]$").matches("7"));
+  EXPECT_TRUE(p("^\\p{sc=Greek}+$").matches("\xCE\xB1\xCE\xB2"));  // αβ
+  EXPECT_FALSE(p("^\\p{Script=Greek}+$").matches("ab"));
+  EXPECT_TRUE(p("^\\p{Script=Latin}+$").matches("ab"));
+  EXPECT_TRUE(p("^\\p{gc=Nd}$").matches("\xD9\xA3"));  // ٣ ARABIC-INDIC DIGIT THREE
+  EXPECT_TRUE(p("^\\p{General_Category=Decimal_Number}$").matches("3"));
+  EXPECT_TRUE(p("^\\p{White_Space}$").matches("\xE3\x80\x80"));  // U+3000
+  for (const char* bad : {"\\p{letter}", "\\p{Alnum}", "\\p{Foo}", "\\p{scx=Greek}", "\\p{L", "\\pL", "[\\p{Nope}]"}) {
+    EXPECT_THROW((void)p(bad), Error) << bad;
+  }
+  try {
+    (void)p("x\\p{Latn_Foo}");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("pattern: unknown Unicode property \\p{Latn_Foo}", 0), 0u) << e.what();
+  }
+}
+
+// The automaton's verdicts, and what generation writes, against node's RegExp with the u flag
+// (another engine, with ICU's Unicode tables): strings drawn from a pool of letters, digits,
+// marks, spaces and symbols of many scripts, and random walks of the matcher.
+TEST(JsonPattern, UnicodePropertiesAgreeWithNode) {
+  const std::vector<const char*> patterns = {
+      "^\\p{L}+$", "^\\p{Lu}\\p{Ll}*$", "^[\\p{L}\\p{Nd} ]{2,6}$", "\\P{L}", "^\\p{sc=Cyrillic}+\\d?$",
+      "^[^\\p{P}\\p{Z}]+$", "^\\p{N}+$", "^[\\p{Script=Han}\\p{Script=Hiragana}]+$", "\\p{Sc}\\d", "^\\p{M}?\\p{Alphabetic}$"};
+  const std::vector<std::string> pool = {"a", "Z", "7", " ", "\xC3\xA9", "\xC3\x89", "\xCE\xB1", "\xCE\xA9", "\xD0\xB6",
+                                         "\xD0\x96", "\xE4\xB8\xAD", "\xE3\x81\x82", "\xD9\xA3", "\xE2\x82\xAC", "$", "!",
+                                         "\xCC\x81", "\xE3\x80\x80", "\xC2\xA0", "_", "-", "\xF0\x9F\x98\x80", "\xE2\x85\xA3",
+                                         "\xC2\xB2", "\xD7\x90"};
+  test::TempDir dir;
+  const std::string cases = dir.file("cases.jsonl");
+  std::ofstream out(cases);
+  std::vector<bool> ours;
+  std::uint32_t rng = 11;
+  const auto next = [&rng] { return rng = rng * 1664525u + 1013904223u, rng >> 8; };
+  for (const char* pattern : patterns) {
+    const JsonPattern automaton = JsonPattern::compile(pattern, "pattern");
+    for (int i = 0; i < 150; ++i) {  // pool strings of 1-4 characters
+      std::string text;
+      for (std::uint32_t n = 1 + next() % 4; n > 0; --n) text += pool[next() % pool.size()];
+      out << nlohmann::json{{"pattern", pattern}, {"text", text}}.dump() << "\n";
+      ours.push_back(automaton.matches(text));
+    }
+    const JsonSchema s = JsonSchema::parse(std::string(R"({"type": "string", "maxLength": 8, "pattern": )") +
+                                               nlohmann::json(pattern).dump() + "}",
+                                           "json_schema");
+    for (int i = 0; i < 40; ++i) {  // generated: must match
+      JsonMatcher m(s);
+      std::string text;
+      while (!m.complete() || next() % 4 != 0) {
+        std::vector<unsigned char> can;
+        for (int b = 0; b < 256; ++b) {
+          if (JsonMatcher(m).feed(static_cast<unsigned char>(b))) can.push_back(static_cast<unsigned char>(b));
+        }
+        if (can.empty()) break;
+        const unsigned char b = can[next() % can.size()];
+        m.feed(b);
+        text.push_back(static_cast<char>(b));
+      }
+      ASSERT_TRUE(m.complete()) << pattern << " dead end after " << text;
+      const std::string value = nlohmann::json::parse(text).get<std::string>();
+      out << nlohmann::json{{"pattern", pattern}, {"text", value}}.dump() << "\n";
+      ours.push_back(true);
+    }
+  }
+  out.close();
+  const test::CommandResult r = test::run_command("node " + test::fixture("../../tools/pattern_reference.mjs") + " " + cases);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream verdicts(r.out);
+  std::ifstream written(cases);
+  std::string verdict, line;
+  std::size_t i = 0, matched = 0;
+  while (std::getline(verdicts, verdict) && std::getline(written, line)) {
+    ASSERT_LT(i, ours.size());
+    EXPECT_EQ(verdict == "1", ours[i]) << line;
+    matched += ours[i] ? 1 : 0;
+    ++i;
+  }
+  EXPECT_EQ(i, ours.size());
+  EXPECT_GT(matched, ours.size() / 3);  // both verdicts are exercised
+  EXPECT_LT(matched, ours.size());
 }
 
 }  // namespace
