@@ -3,7 +3,7 @@
 `jsonschema` (Debian's python3-jsonschema, Draft 2020-12 with its format checker).
 
 Random schemas over the keywords the matcher enforces (types, enum, const, properties, required,
-additionalProperties, propertyNames (lists of names), min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
+additionalProperties, propertyNames (lists of names), dependentRequired, min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
 pattern, the date and uuid formats, number bounds, integer multipleOf, anyOf, oneOf, allOf, $ref), each with random
 values, written with jsonschema's verdict to tests/fixtures/json_schema/cases.jsonl:
 {"schema": S, "value": "<JSON text>", "valid": true|false}. (time and date-time are left out:
@@ -63,6 +63,8 @@ def schema(r, depth=0):
             s["minProperties"] = r.randrange(0, 3)
         if r.random() < 0.2:
             s["maxProperties"] = r.randrange(1, 4)
+        if r.random() < 0.2:
+            s["dependentRequired"] = r.choice([{"a": ["b"]}, {"b": ["c", "d"]}, {"c": ["a"], "a": ["c"]}, {"a": ["b"], "b": ["e"]}])
         if r.random() < 0.2:  # pydantic's Dict[Literal[...], X]; false and non-string types: no key
             s["propertyNames"] = r.choice([{"enum": ["a", "b", "e"]}, {"const": "c"}, False, {"type": "integer"},
                                            {"type": "string"}, {"enum": ["a", 1, "d"]}, {"enum": ["a", "bb"], "maxLength": 1}])

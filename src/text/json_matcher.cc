@@ -319,14 +319,15 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
 bool JsonMatcher::key_allowed(const Frame& object, std::int64_t property) const {
   const JsonSchemaNode* n = node(object.node);
   if (!n) return true;
-  std::uint64_t missing = n->required & ~object.seen;
+  std::uint64_t present = object.seen;
   if (property >= 0) {
     if ((object.seen >> property) & 1) return false;
     if (n->properties[static_cast<std::size_t>(property)].second == kJsonNoNode) return false;  // "name": false
-    missing &= ~(std::uint64_t{1} << property);
+    present |= std::uint64_t{1} << property;
   } else if (n->additional == kJsonNoNode) {
     return false;
   }
+  const std::uint64_t missing = n->must_give(present) & ~present;
   return n->max_properties < 0 || object.b + 1 + std::popcount(missing) <= n->max_properties;
 }
 
@@ -341,7 +342,7 @@ bool JsonMatcher::can_add_key(const Frame& object) const {
 
 bool JsonMatcher::can_close(const Frame& object) const {
   const JsonSchemaNode* n = node(object.node);
-  return !n || ((n->required & ~object.seen) == 0 && object.b >= n->min_properties);
+  return !n || ((n->must_give(object.seen) & ~object.seen) == 0 && object.b >= n->min_properties);
 }
 
 bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {

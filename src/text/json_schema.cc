@@ -33,9 +33,10 @@ const std::set<std::string> kConstraining = {
     "type", "enum", "const", "properties", "required", "additionalProperties", "items", "prefixItems", "additionalItems",
     "minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties", "pattern", "minimum", "maximum",
     "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "$ref", "multipleOf", "uniqueItems", "propertyNames",
+    "dependentRequired", "dependencies",
     // Not enforced (refused):
     "not", "patternProperties", "if", "then", "else", "contains", "minContains",
-    "maxContains", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties",
+    "maxContains", "dependentSchemas", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
 bool annotation(const std::string& key) { return kConstraining.count(key) == 0; }
@@ -177,6 +178,7 @@ class Compiler {
     JsonSchemaNode n;
     Bound low{-HUGE_VAL, false}, high{HUGE_VAL, false};
     std::optional<std::vector<std::string>> names;  // propertyNames: the keys allowed (escaped)
+    std::vector<std::pair<std::string, std::vector<std::string>>> depends;  // dependentRequired: name -> names
     for (const auto& [key, v] : s.items()) {
       const std::string here = at + "/" + key;
       if (key == "format" && v.is_string()) n.format = json_format(v.get<std::string>());
@@ -215,6 +217,20 @@ class Compiler {
         n.additional = child(v, here);
       } else if (key == "propertyNames") {
         names = property_names(child(v, here), here);
+      } else if (key == "dependentRequired" || key == "dependencies") {
+        if (!v.is_object()) fail(here, "expected an object of property names");
+        for (const auto& [name, list] : v.items()) {
+          if (!list.is_array()) {
+            fail(here + "/" + name, key == "dependencies" ? "dependencies with a schema (Draft 7's schema dependencies) are not supported"
+                                                          : "expected an array of property names");
+          }
+          std::vector<std::string> needed;
+          for (const json& x : list) {
+            if (!x.is_string()) fail(here + "/" + name, "expected property names, got " + x.dump());
+            needed.push_back(x.get<std::string>());
+          }
+          depends.emplace_back(name, std::move(needed));
+        }
       } else if (key == "items" && v.is_array()) {
         // Draft 7's tuple form: items [...] is 2020-12's prefixItems, additionalItems its items.
         for (std::size_t i = 0; i < v.size(); ++i) n.prefix_items.push_back(child(v[i], here + "/" + std::to_string(i)));
@@ -300,6 +316,7 @@ class Compiler {
       std::sort(n.properties.begin(), n.properties.end());
       for (const json& r : s["required"]) n.required |= std::uint64_t{1} << (listed(escaped(r.get<std::string>())) - n.properties.begin());
     }
+    if (!depends.empty()) dependent_required(n, depends, s, at);
     check_format(n, at);
     if (n.pattern >= 0) {
       JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
@@ -590,13 +607,68 @@ class Compiler {
     n.additional = kJsonNoNode;
   }
 
+  // dependentRequired: every name it speaks of listed (with additionalProperties' schema where
+  // properties does not list it and other keys are allowed), the required bits set again for
+  // the new order, and a property forbidden when a property it requires cannot be given.
+  void dependent_required(JsonSchemaNode& n, const std::vector<std::pair<std::string, std::vector<std::string>>>& depends,
+                          const json& s, const std::string& at) {
+    const auto index = [&](const std::string& name) -> int {
+      const std::string e = escaped(name);
+      for (std::size_t i = 0; i < n.properties.size(); ++i) {
+        if (n.properties[i].first == e) return static_cast<int>(i);
+      }
+      return -1;
+    };
+    for (const auto& [trigger, needed] : depends) {
+      std::vector<std::string> all = needed;
+      all.push_back(trigger);
+      for (const std::string& name : all) {
+        if (index(name) >= 0 || n.additional == kJsonNoNode) continue;
+        if (n.properties.size() >= 64) fail(at, "more than 64 properties are not supported");
+        n.properties.emplace_back(escaped(name), n.additional);
+      }
+    }
+    std::sort(n.properties.begin(), n.properties.end());
+    n.required = 0;
+    if (s.contains("required")) {
+      for (const json& r : s["required"]) n.required |= std::uint64_t{1} << index(r.get<std::string>());
+    }
+    n.dependent_required.assign(n.properties.size(), 0);
+    std::uint64_t forbidden = 0;
+    for (std::size_t i = 0; i < n.properties.size(); ++i) {
+      if (n.properties[i].second == kJsonNoNode) forbidden |= std::uint64_t{1} << i;
+    }
+    for (const auto& [trigger, needed] : depends) {
+      const int t = index(trigger);
+      if (t < 0) continue;  // a key the object never has
+      for (const std::string& name : needed) {
+        const int d = index(name);
+        if (d < 0) forbidden |= std::uint64_t{1} << t;  // needs a key the object cannot have
+        else n.dependent_required[static_cast<std::size_t>(t)] |= std::uint64_t{1} << d;
+      }
+    }
+    for (bool grew = true; grew;) {  // a property that needs a forbidden one is forbidden too
+      grew = false;
+      for (std::size_t i = 0; i < n.properties.size(); ++i) {
+        if (!((forbidden >> i) & 1) && (n.dependent_required[i] & forbidden)) forbidden |= std::uint64_t{1} << i, grew = true;
+      }
+    }
+    for (std::size_t i = 0; i < n.properties.size(); ++i) {
+      if (!((forbidden >> i) & 1)) continue;
+      n.properties[i].second = kJsonNoNode;
+      if ((n.required >> i) & 1) {
+        fail(at + "/required", "'" + n.properties[i].first + "' is required, but a property it requires (dependentRequired) cannot be given: no object is valid");
+      }
+    }
+  }
+
   // Refuses objects no value can be: minProperties above maxProperties, more required
   // properties than maxProperties, or fewer properties than minProperties where no other key is
   // allowed.
   void check_property_counts(const JsonSchemaNode& n, const std::string& at) {
     if (n.max_properties >= 0 && n.min_properties > n.max_properties) fail(at, "minProperties is above maxProperties");
-    if (n.max_properties >= 0 && std::popcount(n.required) > n.max_properties) {
-      fail(at, std::to_string(std::popcount(n.required)) + " required properties and maxProperties " + std::to_string(n.max_properties));
+    if (const int need = std::popcount(n.must_give(0)); n.max_properties >= 0 && need > n.max_properties) {
+      fail(at, std::to_string(need) + " required properties and maxProperties " + std::to_string(n.max_properties));
     }
     // Properties whose schema is false are never given.
     const auto can_have = std::count_if(n.properties.begin(), n.properties.end(), [](const auto& p) { return p.second != kJsonNoNode; });
@@ -683,6 +755,7 @@ class Compiler {
         }
         if (n.additional != kJsonAnyNode) fail(where, "additionalProperties next to other schemas that must hold too is not supported");
         if (n.unique_items) fail(where, "uniqueItems next to other schemas that must hold too is not supported");
+        if (!n.dependent_required.empty()) fail(where, "dependentRequired next to other schemas that must hold too is not supported");
         // An anyOf / oneOf whose branches overlap is a list of nodes, not one node to intersect.
         if (!n.any_of.empty()) fail(where, "anyOf / oneOf whose branches overlap next to other schemas that must hold too is not supported");
       } else {
@@ -1039,6 +1112,18 @@ JsonSchema JsonSchema::parse(std::string_view text, const std::string& what) {
     invalid_argument(what + ": not valid JSON (" + e.what() + ")");
   }
   return Compiler(doc, what).run();
+}
+
+std::uint64_t JsonSchemaNode::must_give(std::uint64_t present) const {
+  std::uint64_t x = required;
+  if (dependent_required.empty()) return x;
+  for (std::uint64_t grown = ~std::uint64_t{0}; grown != 0;) {
+    std::uint64_t next = x;
+    for (std::uint64_t b = present | x; b != 0; b &= b - 1) next |= dependent_required[static_cast<std::size_t>(std::countr_zero(b))];
+    grown = next & ~x;
+    x = next;
+  }
+  return x;
 }
 
 JsonSchema JsonSchema::any_object() {

@@ -3,15 +3,16 @@
 // type (one or a list), enum, const (their values kept where the keywords beside them allow),
 // properties (false: that key is not given), required, additionalProperties (false, true or a
 // schema), propertyNames (an enum or const of names: compiled to those properties and no other
-// key), minProperties, maxProperties, items, prefixItems, uniqueItems (of null, boolean,
-// integer, plain string or enum items), minItems, maxItems, minLength, maxLength, pattern
-// (json_pattern.h), format (json_format.h), minimum / maximum / exclusiveMinimum /
-// exclusiveMaximum, integer multipleOf, anyOf (overlapping branches are followed side by side) /
-// oneOf of branches no value matches two of, allOf (merged into one node), $ref to "#", a JSON
-// pointer into the document or an anchor. Annotations (title, description, default, examples,
-// other formats, $schema, $id, $comment, ...) and keywords outside JSON Schema's vocabulary are
-// ignored; JSON Schema's other keywords (not, patternProperties, if / then / else, ...) are
-// refused by place, so a schema is never half enforced.
+// key), dependentRequired (and Draft 7's dependencies with lists of names), minProperties,
+// maxProperties, items, prefixItems, uniqueItems (of null, boolean, integer, plain string or
+// enum items), minItems, maxItems, minLength, maxLength, pattern (json_pattern.h), format
+// (json_format.h), minimum / maximum / exclusiveMinimum / exclusiveMaximum, integer multipleOf,
+// anyOf (overlapping branches are followed side by side) / oneOf of branches no value matches
+// two of, allOf (merged into one node), $ref to "#", a JSON pointer into the document or an
+// anchor. Annotations (title, description, default, examples, other formats, $schema, $id,
+// $comment, ...) and keywords outside JSON Schema's vocabulary are ignored; JSON Schema's other
+// keywords (not, patternProperties, if / then / else, ...) are refused by place, so a schema is
+// never half enforced.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,12 @@ struct JsonSchemaNode {
   // Objects: properties by their name as written inside a JSON string (escaped), sorted.
   std::vector<std::pair<std::string, int>> properties;
   std::uint64_t required = 0;  // bit i: properties[i] is required
+  // dependentRequired (Draft 7's dependencies with name lists): [i] has bit j when properties[i]
+  // given requires properties[j]; empty when none.
+  std::vector<std::uint64_t> dependent_required;
+  // The listed properties an object with `present` given must give before it closes: the
+  // required ones and, to the closure, the dependentRequired ones of each given or to give.
+  std::uint64_t must_give(std::uint64_t present) const;
   int additional = kJsonAnyNode;
   std::int64_t min_properties = 0, max_properties = -1;  // -1: no limit
   // Arrays.

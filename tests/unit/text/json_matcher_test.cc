@@ -955,5 +955,46 @@ TEST(JsonMatcher, PropertyNamesListTheKeysAllowed) {
             "json_schema at /: minProperties 2 with 1 properties that may be given and no other keys allowed");
 }
 
+// dependentRequired (Draft 7's dependencies with name lists): a property given requires others,
+// to the closure; the object closes only with them, a key is begun only while maxProperties
+// leaves room for them, and a property that needs one that cannot be given is never given.
+TEST(JsonMatcher, DependentRequiredHoldsToTheClosure) {
+  const JsonSchema card = schema(R"({"type": "object", "properties": {"name": {"type": "string"}, "card": {"type": "integer"},
+                                      "billing": {"type": "string"}}, "dependentRequired": {"card": ["billing"]}})");
+  EXPECT_TRUE(matches(card, R"({"name": "a"})"));
+  EXPECT_TRUE(matches(card, R"({"billing": "x"})"));
+  EXPECT_TRUE(matches(card, R"({"card": 1, "billing": "x"})"));
+  EXPECT_FALSE(matches(card, R"({"card": 1})"));
+  EXPECT_FALSE(prefix(card, R"({"card": 1})"));
+  EXPECT_TRUE(prefix(card, R"({"card": 1, "bi)"));
+  const JsonSchema chain = schema(R"({"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "additionalProperties": false,
+                                       "dependencies": {"a": ["b"], "b": ["c"]}})");
+  EXPECT_FALSE(matches(chain, R"({"a": 1, "b": 2})"));
+  EXPECT_TRUE(matches(chain, R"({"a": 1, "b": 2, "c": 3})"));
+  EXPECT_TRUE(matches(chain, R"({"c": 3})"));
+  const JsonSchema room = schema(R"({"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "additionalProperties": false,
+                                      "dependentRequired": {"a": ["b", "c"]}, "maxProperties": 2})");
+  EXPECT_FALSE(prefix(room, R"({"a)"));  // a needs b and c: three keys
+  EXPECT_TRUE(matches(room, R"({"b": 1, "c": 2})"));
+  EXPECT_FALSE(prefix(schema(R"({"type": "object", "properties": {"a": {}}, "dependentRequired": {"a": ["b"]}, "maxProperties": 2,
+                                  "additionalProperties": false})"),
+                      R"({"a)"));  // b cannot be given: a is never given
+  const JsonSchema other = schema(R"({"type": "object", "additionalProperties": {"type": "integer"}, "dependentRequired": {"x": ["y"]}})");
+  EXPECT_TRUE(matches(other, R"({"x": 1, "y": 2})"));
+  EXPECT_FALSE(matches(other, R"({"x": 1})"));
+  EXPECT_FALSE(prefix(other, R"({"x": 1, "y": ")"));
+  EXPECT_TRUE(matches(other, R"({"z": 1})"));
+  EXPECT_EQ(refusal(R"({"type": "object", "properties": {"a": {}, "b": false}, "required": ["a"], "dependentRequired": {"a": ["b"]}})"),
+            "json_schema at /required: 'a' is required, but a property it requires (dependentRequired) cannot be given: no object is valid");
+  EXPECT_EQ(refusal(R"({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"], "dependentRequired": {"a": ["b"]},
+                        "maxProperties": 1})"),
+            "json_schema at /: 2 required properties and maxProperties 1");
+  EXPECT_EQ(refusal(R"({"type": "object", "dependencies": {"a": {"required": ["b"]}}})"),
+            "json_schema at /dependencies/a: dependencies with a schema (Draft 7's schema dependencies) are not supported");
+  EXPECT_EQ(refusal(R"({"allOf": [{"type": "object", "dependentRequired": {"a": ["b"]}}, {"required": ["c"]}]})").rfind(
+                "json_schema at /allOf/0: dependentRequired next to other schemas that must hold too is not supported", 0),
+            0u);
+}
+
 }  // namespace
 }  // namespace staticlm
