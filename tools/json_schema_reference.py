@@ -3,9 +3,10 @@
 `jsonschema` (Debian's python3-jsonschema, Draft 2020-12 with its format checker).
 
 Random schemas over the keywords the matcher enforces (types, enum, const, properties, required,
-additionalProperties, propertyNames (lists of names), dependentRequired, min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
-pattern, the date and uuid formats, number bounds, integer multipleOf, anyOf, oneOf, allOf, $ref), each with random
-values, written with jsonschema's verdict to tests/fixtures/json_schema/cases.jsonl:
+additionalProperties, propertyNames (lists of names), dependentRequired, objects of 74
+properties, min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
+pattern, the date and uuid formats, number bounds, integer multipleOf, anyOf, oneOf, allOf,
+$ref), each with random values, written with jsonschema's verdict to tests/fixtures/json_schema/cases.jsonl:
 {"schema": S, "value": "<JSON text>", "valid": true|false}. (time and date-time are left out:
 without rfc3339-validator, jsonschema checks them with Python's fromisoformat, which refuses
 the offsets RFC 3339 requires.)
@@ -63,6 +64,10 @@ def schema(r, depth=0):
             s["minProperties"] = r.randrange(0, 3)
         if r.random() < 0.2:
             s["maxProperties"] = r.randrange(1, 4)
+        if r.random() < 0.1:  # more properties than a 64-bit set holds; a required one past it
+            s["properties"].update({"f%02d" % i: {"type": "boolean"} for i in range(70)})
+            if r.random() < 0.5:
+                s["required"] = s.get("required", []) + ["f68"]
         if r.random() < 0.2:
             s["dependentRequired"] = r.choice([{"a": ["b"]}, {"b": ["c", "d"]}, {"c": ["a"], "a": ["c"]}, {"a": ["b"], "b": ["e"]}])
         if r.random() < 0.2:  # pydantic's Dict[Literal[...], X]; false and non-string types: no key
@@ -152,7 +157,10 @@ def cases():
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--validate":
-        for line in Path(sys.argv[2]).read_text().splitlines():
+        # "\n" only: a value may hold U+2028 or U+0085, which splitlines() would also split at.
+        for line in Path(sys.argv[2]).read_text(encoding="utf-8").split("\n"):
+            if not line:
+                continue
             c = json.loads(line)
             print(1 if valid(c["schema"], json.loads(c["value"])) else 0)
         return 0

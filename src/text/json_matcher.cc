@@ -316,19 +316,31 @@ bool JsonMatcher::start_value(Frame& f, unsigned char byte) {
   return false;
 }
 
+PropertySet JsonMatcher::present(const Frame& object) const {
+  PropertySet p;
+  for (std::uint64_t b = object.seen; b != 0; b &= b - 1) p.set(static_cast<std::size_t>(std::countr_zero(b)));
+  if (const JsonSchemaNode* n = node(object.node); n && n->properties.size() > kSeenBits) {
+    const auto depth = static_cast<std::int32_t>(&object - stack_.data());
+    for (const Given& g : given_) {
+      if (g.depth == depth && g.kind == static_cast<std::uint8_t>(Kind::kObject)) p.set(static_cast<std::size_t>(g.value));
+    }
+  }
+  return p;
+}
+
 bool JsonMatcher::key_allowed(const Frame& object, std::int64_t property) const {
   const JsonSchemaNode* n = node(object.node);
   if (!n) return true;
-  std::uint64_t present = object.seen;
+  PropertySet given_now = present(object);
   if (property >= 0) {
-    if ((object.seen >> property) & 1) return false;
+    if (given_now.test(static_cast<std::size_t>(property))) return false;
     if (n->properties[static_cast<std::size_t>(property)].second == kJsonNoNode) return false;  // "name": false
-    present |= std::uint64_t{1} << property;
+    given_now.set(static_cast<std::size_t>(property));
   } else if (n->additional == kJsonNoNode) {
     return false;
   }
-  const std::uint64_t missing = n->must_give(present) & ~present;
-  return n->max_properties < 0 || object.b + 1 + std::popcount(missing) <= n->max_properties;
+  const auto missing = static_cast<std::int64_t>(n->must_give(given_now).without(given_now).count());
+  return n->max_properties < 0 || object.b + 1 + missing <= n->max_properties;
 }
 
 bool JsonMatcher::can_add_key(const Frame& object) const {
@@ -342,7 +354,9 @@ bool JsonMatcher::can_add_key(const Frame& object) const {
 
 bool JsonMatcher::can_close(const Frame& object) const {
   const JsonSchemaNode* n = node(object.node);
-  return !n || ((n->must_give(object.seen) & ~object.seen) == 0 && object.b >= n->min_properties);
+  if (!n) return true;
+  const PropertySet given_now = present(object);
+  return n->must_give(given_now).without(given_now).none() && object.b >= n->min_properties;
 }
 
 bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
@@ -598,7 +612,12 @@ bool JsonMatcher::close_key(const Frame& f) {
   }
   object.c = property;
   ++object.b;  // members given
-  if (property >= 0) object.seen |= std::uint64_t{1} << property;
+  if (property >= 0 && property < static_cast<std::int64_t>(kSeenBits)) {
+    object.seen |= std::uint64_t{1} << property;
+  } else if (property >= 0) {  // past the frame's bits: in given_, by index
+    given_.push_back({static_cast<std::uint64_t>(property), static_cast<std::int32_t>(stack_.size() - 2),
+                      static_cast<std::uint8_t>(Kind::kObject)});
+  }
   object.phase = kColon;
   stack_.pop_back();
   return true;

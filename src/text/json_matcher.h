@@ -67,7 +67,8 @@ class JsonMatcher {
   // What the objects and uniqueItems arrays open hold so far (given_): each key (but listed
   // properties, which are `seen` bits) by the hash of its text, each item by its value's
   // identity (see child_done), with the depth of its object or array and a kind (kValue for
-  // keys, else the item frame's kind).
+  // keys, else the item frame's kind); listed properties past the 64 `seen` bits by index, with
+  // kind kObject.
   struct Given {
     std::uint64_t value;
     std::int32_t depth;
@@ -104,6 +105,10 @@ class JsonMatcher {
   // Whether `object` may take listed property `property` (-1: a key not listed) next: not given
   // yet, and leaving maxProperties room for the required properties still missing.
   bool key_allowed(const Frame& object, std::int64_t property) const;
+  // The listed properties `object` (a frame on the stack) has given: the first kSeenBits in its
+  // `seen` bits, the rest in given_ (kind kObject, by index).
+  PropertySet present(const Frame& object) const;
+  static constexpr std::size_t kSeenBits = 64;
   int item_node(const Frame& array) const;
 
   bool feed_path(unsigned char byte, std::vector<JsonMatcher>& forks);

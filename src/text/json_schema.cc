@@ -53,6 +53,9 @@ bool constrains(const nlohmann::json& s, std::initializer_list<std::string_view>
   return false;
 }
 
+// The most properties an object schema lists (PropertySet's size).
+constexpr std::size_t kMaxListed = PropertySet::kMaxProperties;
+
 // The greatest integer generation writes (JsonMatcher::kMaxIntegerDigits nines).
 constexpr std::int64_t kIntegerLimit = 999999999999999999;
 static_assert(JsonMatcher::kMaxIntegerDigits == 18, "kIntegerLimit");
@@ -208,7 +211,7 @@ class Compiler {
         }
       } else if (key == "properties") {
         if (!v.is_object()) fail(here, "expected an object of schemas");
-        if (v.size() > 64) fail(here, "more than 64 properties are not supported");
+        if (v.size() > kMaxListed) fail(here, "more than " + std::to_string(kMaxListed) + " properties are not supported");
         for (const auto& [name, sub] : v.items()) n.properties.emplace_back(escaped(name), child(sub, here + "/" + name));
         std::sort(n.properties.begin(), n.properties.end());
       } else if (key == "required") {
@@ -310,11 +313,11 @@ class Compiler {
           fail(at + "/required", "'" + r.get<std::string>() + "' is required, but it is not among the properties and "
                                  "additionalProperties is false: no object is valid");
         }
-        if (n.properties.size() >= 64) fail(at + "/required", "more than 64 properties are not supported");
+        if (n.properties.size() >= kMaxListed) fail(at + "/required", "more than " + std::to_string(kMaxListed) + " properties are not supported");
         n.properties.emplace_back(name, n.additional);
       }
       std::sort(n.properties.begin(), n.properties.end());
-      for (const json& r : s["required"]) n.required |= std::uint64_t{1} << (listed(escaped(r.get<std::string>())) - n.properties.begin());
+      for (const json& r : s["required"]) n.required.set(static_cast<std::size_t>(listed(escaped(r.get<std::string>())) - n.properties.begin()));
     }
     if (!depends.empty()) dependent_required(n, depends, s, at);
     check_format(n, at);
@@ -600,7 +603,7 @@ class Compiler {
     for (const std::string& name : names) {
       if (n.additional == kJsonNoNode) break;
       if (std::any_of(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; })) continue;
-      if (n.properties.size() >= 64) fail(at + "/propertyNames", "more than 64 property names are not supported");
+      if (n.properties.size() >= kMaxListed) fail(at + "/propertyNames", "more than " + std::to_string(kMaxListed) + " property names are not supported");
       n.properties.emplace_back(name, n.additional);
     }
     std::sort(n.properties.begin(), n.properties.end());
@@ -624,39 +627,39 @@ class Compiler {
       all.push_back(trigger);
       for (const std::string& name : all) {
         if (index(name) >= 0 || n.additional == kJsonNoNode) continue;
-        if (n.properties.size() >= 64) fail(at, "more than 64 properties are not supported");
+        if (n.properties.size() >= kMaxListed) fail(at, "more than " + std::to_string(kMaxListed) + " properties are not supported");
         n.properties.emplace_back(escaped(name), n.additional);
       }
     }
     std::sort(n.properties.begin(), n.properties.end());
-    n.required = 0;
+    n.required = PropertySet();
     if (s.contains("required")) {
-      for (const json& r : s["required"]) n.required |= std::uint64_t{1} << index(r.get<std::string>());
+      for (const json& r : s["required"]) n.required.set(static_cast<std::size_t>(index(r.get<std::string>())));
     }
-    n.dependent_required.assign(n.properties.size(), 0);
-    std::uint64_t forbidden = 0;
+    n.dependent_required.assign(n.properties.size(), PropertySet());
+    PropertySet forbidden;
     for (std::size_t i = 0; i < n.properties.size(); ++i) {
-      if (n.properties[i].second == kJsonNoNode) forbidden |= std::uint64_t{1} << i;
+      if (n.properties[i].second == kJsonNoNode) forbidden.set(i);
     }
     for (const auto& [trigger, needed] : depends) {
       const int t = index(trigger);
       if (t < 0) continue;  // a key the object never has
       for (const std::string& name : needed) {
         const int d = index(name);
-        if (d < 0) forbidden |= std::uint64_t{1} << t;  // needs a key the object cannot have
-        else n.dependent_required[static_cast<std::size_t>(t)] |= std::uint64_t{1} << d;
+        if (d < 0) forbidden.set(static_cast<std::size_t>(t));  // needs a key the object cannot have
+        else n.dependent_required[static_cast<std::size_t>(t)].set(static_cast<std::size_t>(d));
       }
     }
     for (bool grew = true; grew;) {  // a property that needs a forbidden one is forbidden too
       grew = false;
       for (std::size_t i = 0; i < n.properties.size(); ++i) {
-        if (!((forbidden >> i) & 1) && (n.dependent_required[i] & forbidden)) forbidden |= std::uint64_t{1} << i, grew = true;
+        if (!forbidden.test(i) && n.dependent_required[i].intersects(forbidden)) forbidden.set(i), grew = true;
       }
     }
     for (std::size_t i = 0; i < n.properties.size(); ++i) {
-      if (!((forbidden >> i) & 1)) continue;
+      if (!forbidden.test(i)) continue;
       n.properties[i].second = kJsonNoNode;
-      if ((n.required >> i) & 1) {
+      if (n.required.test(i)) {
         fail(at + "/required", "'" + n.properties[i].first + "' is required, but a property it requires (dependentRequired) cannot be given: no object is valid");
       }
     }
@@ -667,7 +670,7 @@ class Compiler {
   // allowed.
   void check_property_counts(const JsonSchemaNode& n, const std::string& at) {
     if (n.max_properties >= 0 && n.min_properties > n.max_properties) fail(at, "minProperties is above maxProperties");
-    if (const int need = std::popcount(n.must_give(0)); n.max_properties >= 0 && need > n.max_properties) {
+    if (const auto need = static_cast<std::int64_t>(n.must_give(PropertySet()).count()); n.max_properties >= 0 && need > n.max_properties) {
       fail(at, std::to_string(need) + " required properties and maxProperties " + std::to_string(n.max_properties));
     }
     // Properties whose schema is false are never given.
@@ -798,15 +801,15 @@ class Compiler {
       if (m.types == 0) fail(here, "no value has a type every part allows");
       check_bounds(m, here, "the parts' minimum and maximum");
       check_format(m, here);
-      if (m.properties.size() > 64) fail(here, "more than 64 properties are not supported");
+      if (m.properties.size() > kMaxListed) fail(here, "more than " + std::to_string(kMaxListed) + " properties are not supported");
       std::sort(m.properties.begin(), m.properties.end());
       // Required: by name, from every branch, against the gathered properties.
       for (const auto& [b, where] : branches) {
         const JsonSchemaNode& n = nodes_[static_cast<std::size_t>(b)];
         for (std::size_t i = 0; i < n.properties.size(); ++i) {
-          if (!((n.required >> i) & 1)) continue;
+          if (!n.required.test(i)) continue;
           const auto it = std::find_if(m.properties.begin(), m.properties.end(), [&](const auto& q) { return q.first == n.properties[i].first; });
-          m.required |= std::uint64_t{1} << (it - m.properties.begin());
+          m.required.set(static_cast<std::size_t>(it - m.properties.begin()));
         }
       }
       if (m.max_items >= 0 && m.min_items > m.max_items) fail(here, "minItems is above maxItems");
@@ -869,7 +872,7 @@ class Compiler {
         if (!f && n.any_of.empty() && (n.types & kJsonObject)) {
           bool required = true;
           for (std::size_t k = 0; k < n.properties.size(); ++k) {
-            if (n.required >> k & 1) required = required && has(n.properties[k].second);
+            if (n.required.test(k)) required = required && has(n.properties[k].second);
           }
           f = required;
         }
@@ -937,7 +940,7 @@ class Compiler {
   // additionalProperties: false leaves out.
   bool required_apart(const JsonSchemaNode& x, const JsonSchemaNode& y, int depth) const {
     for (std::size_t i = 0; i < x.properties.size(); ++i) {
-      if (!(x.required >> i & 1)) continue;
+      if (!x.required.test(i)) continue;
       const std::string& name = x.properties[i].first;
       const int node = x.properties[i].second;
       const auto it = std::find_if(y.properties.begin(), y.properties.end(), [&](const auto& q) { return q.first == name; });
@@ -946,7 +949,7 @@ class Compiler {
         continue;
       }
       const auto k = static_cast<std::size_t>(it - y.properties.begin());
-      if ((y.required >> k & 1) && disjoint(node, it->second, depth + 1)) return true;
+      if (y.required.test(k) && disjoint(node, it->second, depth + 1)) return true;
     }
     return false;
   }
@@ -1114,13 +1117,14 @@ JsonSchema JsonSchema::parse(std::string_view text, const std::string& what) {
   return Compiler(doc, what).run();
 }
 
-std::uint64_t JsonSchemaNode::must_give(std::uint64_t present) const {
-  std::uint64_t x = required;
+PropertySet JsonSchemaNode::must_give(const PropertySet& present) const {
+  PropertySet x = required;
   if (dependent_required.empty()) return x;
-  for (std::uint64_t grown = ~std::uint64_t{0}; grown != 0;) {
-    std::uint64_t next = x;
-    for (std::uint64_t b = present | x; b != 0; b &= b - 1) next |= dependent_required[static_cast<std::size_t>(std::countr_zero(b))];
-    grown = next & ~x;
+  for (bool grew = true; grew;) {
+    PropertySet next = x, from = present;
+    from |= x;
+    from.each([&](std::size_t p) { next |= dependent_required[p]; });
+    grew = !(next == x);
     x = next;
   }
   return x;

@@ -15,6 +15,9 @@
 // never half enforced.
 #pragma once
 
+#include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -42,18 +45,60 @@ enum JsonType : unsigned {
 constexpr int kJsonAnyNode = -1;  // any JSON value
 constexpr int kJsonNoNode = -2;   // nothing allowed (additionalProperties: false, items: false)
 
+// A set of an object's listed properties, by index (up to kMaxProperties).
+class PropertySet {
+ public:
+  static constexpr std::size_t kMaxProperties = 256;
+  bool test(std::size_t i) const { return (w_[i / 64] >> (i % 64)) & 1; }
+  void set(std::size_t i) { w_[i / 64] |= std::uint64_t{1} << (i % 64); }
+  std::size_t count() const {
+    std::size_t n = 0;
+    for (std::uint64_t w : w_) n += static_cast<std::size_t>(std::popcount(w));
+    return n;
+  }
+  bool none() const { return count() == 0; }
+  PropertySet& operator|=(const PropertySet& o) {
+    for (std::size_t i = 0; i < w_.size(); ++i) w_[i] |= o.w_[i];
+    return *this;
+  }
+  // The members of this set that `o` lacks.
+  PropertySet without(const PropertySet& o) const {
+    PropertySet r = *this;
+    for (std::size_t i = 0; i < w_.size(); ++i) r.w_[i] &= ~o.w_[i];
+    return r;
+  }
+  bool intersects(const PropertySet& o) const {
+    for (std::size_t i = 0; i < w_.size(); ++i) {
+      if (w_[i] & o.w_[i]) return true;
+    }
+    return false;
+  }
+  // f(i) for each member, in order.
+  template <class F>
+  void each(F f) const {
+    for (std::size_t k = 0; k < w_.size(); ++k) {
+      for (std::uint64_t b = w_[k]; b != 0; b &= b - 1) f(64 * k + static_cast<std::size_t>(std::countr_zero(b)));
+    }
+  }
+  bool operator==(const PropertySet&) const = default;
+
+ private:
+  std::array<std::uint64_t, kMaxProperties / 64> w_{};
+};
+
 struct JsonSchemaNode {
   unsigned types = kJsonAnyType;
   std::vector<std::string> enum_values;  // compact serializations, sorted; empty: no enum
-  // Objects: properties by their name as written inside a JSON string (escaped), sorted.
+  // Objects: properties by their name as written inside a JSON string (escaped), sorted; at most
+  // PropertySet::kMaxProperties.
   std::vector<std::pair<std::string, int>> properties;
-  std::uint64_t required = 0;  // bit i: properties[i] is required
-  // dependentRequired (Draft 7's dependencies with name lists): [i] has bit j when properties[i]
+  PropertySet required;
+  // dependentRequired (Draft 7's dependencies with name lists): [i] holds j when properties[i]
   // given requires properties[j]; empty when none.
-  std::vector<std::uint64_t> dependent_required;
+  std::vector<PropertySet> dependent_required;
   // The listed properties an object with `present` given must give before it closes: the
   // required ones and, to the closure, the dependentRequired ones of each given or to give.
-  std::uint64_t must_give(std::uint64_t present) const;
+  PropertySet must_give(const PropertySet& present) const;
   int additional = kJsonAnyNode;
   std::int64_t min_properties = 0, max_properties = -1;  // -1: no limit
   // Arrays.

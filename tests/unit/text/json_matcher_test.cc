@@ -996,5 +996,39 @@ TEST(JsonMatcher, DependentRequiredHoldsToTheClosure) {
             0u);
 }
 
+// Objects may list up to 256 properties (PropertySet); past the frame's 64 bits the ones given
+// are kept by index, so a listed key is still never given twice, and required properties,
+// dependentRequired and maxProperties' room hold at any index.
+TEST(JsonMatcher, ManyPropertiesKeepTheirRules) {
+  nlohmann::json props = nlohmann::json::object();
+  for (int i = 0; i < 200; ++i) props["p" + std::to_string(1000 + i)] = {{"type", "integer"}};
+  nlohmann::json s = {{"type", "object"}, {"properties", props}, {"additionalProperties", false},
+                      {"required", {"p1150", "p1003"}}, {"dependentRequired", {{"p1199", {"p1100"}}}}};
+  const JsonSchema big = schema(s.dump());
+  EXPECT_TRUE(matches(big, R"({"p1150": 1, "p1003": 2})"));
+  EXPECT_FALSE(matches(big, R"({"p1003": 2})"));  // p1150 (index 150) is required
+  EXPECT_FALSE(prefix(big, R"({"p1150": 1, "p1150")"));  // given twice, past bit 64
+  EXPECT_TRUE(prefix(big, R"({"p1150": 1, "p1151")"));
+  EXPECT_FALSE(matches(big, R"({"p1150": 1, "p1003": 2, "p1199": 3})"));  // p1199 needs p1100
+  EXPECT_TRUE(matches(big, R"({"p1150": 1, "p1003": 2, "p1199": 3, "p1100": 4})"));
+  EXPECT_FALSE(prefix(big, R"({"p1150": "x)"));
+  std::uint32_t rng = 5;
+  for (int i = 0; i < 8; ++i) {
+    bool dead_end = false;
+    const std::string text = random_value(big, rng, 2, &dead_end);
+    ASSERT_FALSE(dead_end) << text;
+    const nlohmann::json v = nlohmann::json::parse(text);
+    EXPECT_TRUE(v.contains("p1150") && v.contains("p1003")) << text;
+    if (v.contains("p1199")) EXPECT_TRUE(v.contains("p1100")) << text;
+  }
+  s["maxProperties"] = 2;
+  const JsonSchema tight = schema(s.dump());
+  EXPECT_FALSE(prefix(tight, R"({"p1150": 1, "p1004")"));  // p1003 still missing: no room for another
+  EXPECT_TRUE(matches(tight, R"({"p1150": 1, "p1003": 2})"));
+  nlohmann::json too = nlohmann::json::object();
+  for (int i = 0; i < 257; ++i) too["q" + std::to_string(i)] = nlohmann::json::object();
+  EXPECT_EQ(refusal(nlohmann::json{{"properties", too}}.dump()), "json_schema at /properties: more than 256 properties are not supported");
+}
+
 }  // namespace
 }  // namespace staticlm
