@@ -330,8 +330,11 @@ PropertySet JsonMatcher::present(const Frame& object) const {
 
 bool JsonMatcher::key_allowed(const Frame& object, std::int64_t property) const {
   const JsonSchemaNode* n = node(object.node);
-  if (!n) return true;
-  PropertySet given_now = present(object);
+  return !n || key_allowed(object, property, present(object));
+}
+
+bool JsonMatcher::key_allowed(const Frame& object, std::int64_t property, PropertySet given_now) const {
+  const JsonSchemaNode* n = node(object.node);
   if (property >= 0) {
     if (given_now.test(static_cast<std::size_t>(property))) return false;
     if (n->properties[static_cast<std::size_t>(property)].second == kJsonNoNode) return false;  // "name": false
@@ -345,9 +348,11 @@ bool JsonMatcher::key_allowed(const Frame& object, std::int64_t property) const 
 
 bool JsonMatcher::can_add_key(const Frame& object) const {
   const JsonSchemaNode* n = node(object.node);
-  if (!n || key_allowed(object, -1)) return true;
+  if (!n) return true;
+  const PropertySet given_now = present(object);  // once, not per property
+  if (key_allowed(object, -1, given_now)) return true;
   for (std::size_t i = 0; i < n->properties.size(); ++i) {
-    if (key_allowed(object, static_cast<std::int64_t>(i))) return true;
+    if (key_allowed(object, static_cast<std::int64_t>(i), given_now)) return true;
   }
   return false;
 }
@@ -557,8 +562,9 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte, bool one_spelling) {
       // the required ones) goes on only as another key, where one is allowed; it is still
       // narrowed, so that it does not end as one of them (a key given twice).
       const Frame& object = stack_[stack_.size() - 2];
-      const bool open = std::any_of(lo, hi, [&](const auto& p) { return key_allowed(object, &p - props.data()); });
-      if ((lo == hi || !open) && !key_allowed(object, -1)) return false;
+      const PropertySet given_now = present(object);
+      const bool open = std::any_of(lo, hi, [&](const auto& p) { return key_allowed(object, &p - props.data(), given_now); });
+      if ((lo == hi || !open) && !key_allowed(object, -1, given_now)) return false;
       if (lo == hi) {
         f.flags |= kDiverged;
       } else {

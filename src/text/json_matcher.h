@@ -105,6 +105,8 @@ class JsonMatcher {
   // Whether `object` may take listed property `property` (-1: a key not listed) next: not given
   // yet, and leaving maxProperties room for the required properties still missing.
   bool key_allowed(const Frame& object, std::int64_t property) const;
+  // The same with present(object) computed by the caller (`object` has a schema node).
+  bool key_allowed(const Frame& object, std::int64_t property, PropertySet given_now) const;
   // The listed properties `object` (a frame on the stack) has given: the first kSeenBits in its
   // `seen` bits, the rest in given_ (kind kObject, by index).
   PropertySet present(const Frame& object) const;

@@ -297,29 +297,37 @@ class Compiler {
     }
     if (names) only_property_names(n, *names, s, at);
     if (s.contains("required")) {
-      const auto listed = [&](const std::string& name) {
-        return std::find_if(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; });
-      };
       // A required name that "properties" does not list is still a key the object must have,
       // its value whatever additionalProperties allows: listed here with that schema.
       for (const json& r : s["required"]) {
         if (!r.is_string()) fail(at + "/required", "expected property names, got " + r.dump());
         const std::string name = escaped(r.get<std::string>());
-        if (const auto it = listed(name); it != n.properties.end()) {
-          if (it->second == kJsonNoNode) fail(at + "/required", "'" + r.get<std::string>() + "' is required, but its schema is false: no object is valid");
+        if (const int i = property_index(n, name); i >= 0) {
+          if (n.properties[static_cast<std::size_t>(i)].second == kJsonNoNode) {
+            fail(at + "/required", "'" + r.get<std::string>() + "' is required, but its schema is false: no object is valid");
+          }
           continue;
         }
         if (n.additional == kJsonNoNode) {
           fail(at + "/required", "'" + r.get<std::string>() + "' is required, but it is not among the properties and "
                                  "additionalProperties is false: no object is valid");
         }
-        if (n.properties.size() >= kMaxListed) fail(at + "/required", "more than " + std::to_string(kMaxListed) + " properties are not supported");
-        n.properties.emplace_back(name, n.additional);
+        list_other_key(n, name, at + "/required");
       }
-      std::sort(n.properties.begin(), n.properties.end());
-      for (const json& r : s["required"]) n.required.set(static_cast<std::size_t>(listed(escaped(r.get<std::string>())) - n.properties.begin()));
     }
-    if (!depends.empty()) dependent_required(n, depends, s, at);
+    // dependentRequired's names: listed as required ones are (where other keys are allowed).
+    for (const auto& [trigger, needed] : depends) {
+      for (const std::string& name : needed) {
+        if (n.additional != kJsonNoNode && property_index(n, escaped(name)) < 0) list_other_key(n, escaped(name), at);
+      }
+      if (n.additional != kJsonNoNode && property_index(n, escaped(trigger)) < 0) list_other_key(n, escaped(trigger), at);
+    }
+    // Every name listed: the order the matcher narrows keys in, then the sets by index.
+    std::sort(n.properties.begin(), n.properties.end());
+    if (s.contains("required")) {
+      for (const json& r : s["required"]) n.required.set(static_cast<std::size_t>(property_index(n, escaped(r.get<std::string>()))));
+    }
+    if (!depends.empty()) dependent_required(n, depends, at);
     check_format(n, at);
     if (n.pattern >= 0) {
       JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
@@ -601,41 +609,31 @@ class Compiler {
       if (!allowed(p.first)) p.second = kJsonNoNode;
     }
     for (const std::string& name : names) {
-      if (n.additional == kJsonNoNode) break;
-      if (std::any_of(n.properties.begin(), n.properties.end(), [&](const auto& p) { return p.first == name; })) continue;
-      if (n.properties.size() >= kMaxListed) fail(at + "/propertyNames", "more than " + std::to_string(kMaxListed) + " property names are not supported");
-      n.properties.emplace_back(name, n.additional);
+      if (n.additional != kJsonNoNode && property_index(n, name) < 0) list_other_key(n, name, at + "/propertyNames");
     }
-    std::sort(n.properties.begin(), n.properties.end());
     n.additional = kJsonNoNode;
   }
 
-  // dependentRequired: every name it speaks of listed (with additionalProperties' schema where
-  // properties does not list it and other keys are allowed), the required bits set again for
-  // the new order, and a property forbidden when a property it requires cannot be given.
+  // The index of the listed property spelled `name` (escaped as properties are); -1: not listed.
+  static int property_index(const JsonSchemaNode& n, const std::string& name) {
+    for (std::size_t i = 0; i < n.properties.size(); ++i) {
+      if (n.properties[i].first == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // Lists `name` (escaped), a key the object may have that properties does not list, with
+  // additionalProperties' schema. The caller sorts the properties once all are listed.
+  void list_other_key(JsonSchemaNode& n, const std::string& name, const std::string& at) {
+    if (n.properties.size() >= kMaxListed) fail(at, "more than " + std::to_string(kMaxListed) + " properties are not supported");
+    n.properties.emplace_back(name, n.additional);
+  }
+
+  // dependentRequired's sets, its names listed already (compile()): a property is forbidden when
+  // a property it requires cannot be given.
   void dependent_required(JsonSchemaNode& n, const std::vector<std::pair<std::string, std::vector<std::string>>>& depends,
-                          const json& s, const std::string& at) {
-    const auto index = [&](const std::string& name) -> int {
-      const std::string e = escaped(name);
-      for (std::size_t i = 0; i < n.properties.size(); ++i) {
-        if (n.properties[i].first == e) return static_cast<int>(i);
-      }
-      return -1;
-    };
-    for (const auto& [trigger, needed] : depends) {
-      std::vector<std::string> all = needed;
-      all.push_back(trigger);
-      for (const std::string& name : all) {
-        if (index(name) >= 0 || n.additional == kJsonNoNode) continue;
-        if (n.properties.size() >= kMaxListed) fail(at, "more than " + std::to_string(kMaxListed) + " properties are not supported");
-        n.properties.emplace_back(escaped(name), n.additional);
-      }
-    }
-    std::sort(n.properties.begin(), n.properties.end());
-    n.required = PropertySet();
-    if (s.contains("required")) {
-      for (const json& r : s["required"]) n.required.set(static_cast<std::size_t>(index(r.get<std::string>())));
-    }
+                          const std::string& at) {
+    const auto index = [&](const std::string& name) { return property_index(n, escaped(name)); };
     n.dependent_required.assign(n.properties.size(), PropertySet());
     PropertySet forbidden;
     for (std::size_t i = 0; i < n.properties.size(); ++i) {

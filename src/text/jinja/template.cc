@@ -231,11 +231,9 @@ class Renderer {
         generator ? std::vector<Value>(seq.list().begin() + static_cast<std::ptrdiff_t>(read_before), seq.list().end())
                   : seq.iterate();
     check_list_items(items.size(), "for loop");
-    std::vector<std::size_t> raw;  // each kept item's place among the items
-    for (std::size_t r = 0; r < items.size(); ++r) raw.push_back(r);
+    std::vector<std::size_t> raw;  // with a condition: each kept item's place among the items
     if (s.cond) {
       std::vector<Value> kept;
-      raw.clear();
       for (std::size_t r = 0; r < items.size(); ++r) {
         ScopePtr probe = child(scope);
         assign(s.targets, items[r], *probe);
@@ -248,7 +246,7 @@ class Renderer {
     auto last_changed = std::make_shared<std::optional<Value>>();
     for (std::int64_t i = 0; i < n; ++i) {
       if (generator) {
-        const std::size_t at = read_before + raw[static_cast<std::size_t>(i)];
+        const std::size_t at = read_before + (s.cond ? raw[static_cast<std::size_t>(i)] : static_cast<std::size_t>(i));
         if (seq.items_read() > at) continue;  // read meanwhile, by a loop inside this one
         seq.set_items_read(at + 1);
       }
