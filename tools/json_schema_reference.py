@@ -5,7 +5,7 @@
 Random schemas over the keywords the matcher enforces (types, enum, const, properties, required,
 additionalProperties, propertyNames (lists of names), dependentRequired, objects of 74
 properties, min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
-pattern, the date and uuid formats, number bounds, integer multipleOf, anyOf, oneOf, allOf,
+pattern, the date, uuid, email, ipv4, ipv6 and uri formats, number bounds, integer multipleOf, anyOf, oneOf, allOf,
 $ref), each with random values, written with jsonschema's verdict to tests/fixtures/json_schema/cases.jsonl:
 {"schema": S, "value": "<JSON text>", "valid": true|false}. (time and date-time are left out:
 without rfc3339-validator, jsonschema checks them with Python's fromisoformat, which refuses
@@ -43,7 +43,7 @@ def schema(r, depth=0):
                                               {"pattern": r.choice(["^[a-c]+$", "^x", "b", "^\\d{2,3}$", "^(ab|c)*$"])},
                                               {"pattern": "^[a-z]*$", "minLength": 1, "maxLength": 3},
                                               {"pattern": "^(xy)+$", "minLength": 3, "maxLength": 5},
-                                              {"format": r.choice(["date", "uuid"])}])}
+                                              {"format": r.choice(["date", "uuid", "email", "ipv4", "ipv6", "uri"])}])}
     if k == 3:
         return {"type": r.choice(["boolean", "null"])}
     if k == 4:
@@ -126,7 +126,8 @@ def value(r, depth=0):
         return r.choice([0.5, -1.5, 2.5, 1e3, 0.0, 1.0, -0.25, 3.0, 1e-3])
     if k == 2:
         return r.choice(["", "a", "ab", "abc", "x1", "12", "123", "cab", "2024-02-29", "2023-02-29", "xyxy", "xy",
-                         "123e4567-e89b-12d3-a456-426614174000", "b", "xyz", "é", "abab", "c"])
+                         "123e4567-e89b-12d3-a456-426614174000", "b", "xyz", "é", "abab", "c", "10.0.0.1", "256.0.0.1",
+                         "::1", "1:2", "a@b.co", "a@b", "http://x.org/p?q#f", "x:y"])
     if k == 3:
         return r.choice([True, False])
     if k == 4:

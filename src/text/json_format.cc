@@ -150,4 +150,61 @@ bool format_complete(JsonFormat format, std::uint64_t packed) {
   return packed != 0 && s.phase == kDone;
 }
 
+// The expressions of format_pattern. Each is checked against an independent reader in
+// tests/unit/text/json_format_pattern_test.cc (glibc's inet_pton for the addresses) and
+// against jsonschema's format checker in the reference corpus (tools/json_schema_reference.py).
+namespace {
+
+#define STATICLM_OCTET "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+#define STATICLM_HEX16 "[0-9A-Fa-f]{1,4}"
+// A DNS label (RFC 1123): letters, digits and inner hyphens, 1-63 characters.
+#define STATICLM_LABEL "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+// What a URI's path, query and fragment hold (RFC 3986's pchar; "/" and "?" are added outside).
+#define STATICLM_PCHAR "(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})"
+#define STATICLM_DUR_TIME "T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
+
+// ipv4: dotted decimal without leading zeros (Python's ipaddress refuses them).
+constexpr const char* kIpv4 = "^" STATICLM_OCTET "(?:\\." STATICLM_OCTET "){3}$";
+// ipv6: the eight groups, or "::" with at most four groups on one side and three on the other
+// (the whole grammar, any split of seven groups and the IPv4 tail, is past 255 positions).
+constexpr const char* kIpv6 = "^(?:" STATICLM_HEX16 "(?::" STATICLM_HEX16 "){7}"
+                              "|(?:" STATICLM_HEX16 "(?::" STATICLM_HEX16 "){0,3})?::(?:" STATICLM_HEX16 "(?::" STATICLM_HEX16 "){0,2})?"
+                              "|(?:" STATICLM_HEX16 "(?::" STATICLM_HEX16 "){0,2})?::(?:" STATICLM_HEX16 "(?::" STATICLM_HEX16 "){0,3})?)$";
+// hostname: RFC 1123 labels joined by dots (at most 253 characters).
+constexpr const char* kHostname = "^" STATICLM_LABEL "(?:\\." STATICLM_LABEL ")*$";
+// email: a local part of RFC 5322's atext with at most one inner dot, at most 64 characters
+// (RFC 5321's limit), "@", a domain of labels ending in a letters-only top-level label (at most
+// 254 characters in all; top-level labels hold at most 24 letters, as the longest delegated one).
+#define STATICLM_ATEXT "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
+constexpr const char* kEmail = "^" STATICLM_ATEXT "{1,32}(?:\\." STATICLM_ATEXT "{1,31})?@"
+                               "(?:" STATICLM_LABEL "\\.)+[A-Za-z]{2,24}$";
+#undef STATICLM_ATEXT
+// uri: scheme "://" host [":" port] path [ "?" query ] [ "#" fragment ] (RFC 3986; URIs
+// without an authority, "mailto:a@b", are valid but not generated).
+constexpr const char* kUri = "^[A-Za-z][A-Za-z0-9+.-]*://" STATICLM_LABEL "(?:\\." STATICLM_LABEL ")*"
+                             "(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0))?"
+                             "(?:/" STATICLM_PCHAR "*)*(?:\\?(?:" STATICLM_PCHAR "|[/?])*)?(?:#(?:" STATICLM_PCHAR "|[/?])*)?$";
+// duration: RFC 3339 appendix A (P1Y2M3DT4H5M6S, P3W, PT0S): the units in order, each run
+// contiguous as its grammar writes them.
+constexpr const char* kDuration = "^P(?:(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)(?:" STATICLM_DUR_TIME ")?"
+                                  "|" STATICLM_DUR_TIME "|[0-9]+W)$";
+
+#undef STATICLM_OCTET
+#undef STATICLM_HEX16
+#undef STATICLM_LABEL
+#undef STATICLM_PCHAR
+#undef STATICLM_DUR_TIME
+
+}  // namespace
+
+FormatPattern format_pattern(std::string_view name) {
+  if (name == "ipv4") return {kIpv4, 15};
+  if (name == "ipv6") return {kIpv6, 39};
+  if (name == "hostname") return {kHostname, 253};
+  if (name == "email") return {kEmail, 254};
+  if (name == "uri") return {kUri, -1};
+  if (name == "duration") return {kDuration, -1};
+  return {nullptr, -1};
+}
+
 }  // namespace staticlm

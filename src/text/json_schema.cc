@@ -41,12 +41,16 @@ const std::set<std::string> kConstraining = {
 
 bool annotation(const std::string& key) { return kConstraining.count(key) == 0; }
 
+bool enforced_format(const std::string& name) {
+  return json_format(name) != JsonFormat::kNone || format_pattern(name).expression != nullptr;
+}
+
 // Whether schema object `s` has a keyword that constrains the value (one of kConstraining, or a
 // format json_format enforces) besides those in `besides`.
 bool constrains(const nlohmann::json& s, std::initializer_list<std::string_view> besides = {}) {
   for (const auto& [key, value] : s.items()) {
     if (std::find(besides.begin(), besides.end(), key) != besides.end()) continue;
-    if (!annotation(key) || (key == "format" && value.is_string() && json_format(value.get<std::string>()) != JsonFormat::kNone)) {
+    if (!annotation(key) || (key == "format" && value.is_string() && enforced_format(value.get<std::string>()))) {
       return true;
     }
   }
@@ -328,6 +332,7 @@ class Compiler {
       for (const json& r : s["required"]) n.required.set(static_cast<std::size_t>(property_index(n, escaped(r.get<std::string>()))));
     }
     if (!depends.empty()) dependent_required(n, depends, at);
+    if (s.contains("format") && s["format"].is_string()) format_as_pattern(n, s["format"].get<std::string>(), at);
     check_format(n, at);
     if (n.pattern >= 0) {
       JsonPattern& p = patterns_[static_cast<std::size_t>(n.pattern)];
@@ -883,6 +888,20 @@ class Compiler {
                          "schema it is part of, or of one that has none)");
       }
     }
+  }
+
+  // The formats enforced as patterns (format_pattern) become the node's pattern, and their
+  // longest value its maxLength where that is tighter.
+  void format_as_pattern(JsonSchemaNode& n, const std::string& name, const std::string& at) {
+    const FormatPattern f = format_pattern(name);
+    if (f.expression == nullptr) return;
+    if (n.pattern >= 0) {
+      fail(at, "a pattern next to \"format\": \"" + name + "\" is not supported: the format is enforced as a pattern "
+               "of its own, and two patterns on one string are not; write the format into the pattern");
+    }
+    patterns_.push_back(JsonPattern::compile(f.expression, what_ + " at " + at + "/format"));
+    n.pattern = static_cast<int>(patterns_.size()) - 1;
+    if (f.most >= 0 && (n.max_length < 0 || n.max_length > f.most)) n.max_length = f.most;
   }
 
   // What may stand next to a format the matcher enforces (an enum's values are written whole, so

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -484,7 +488,7 @@ TEST(JsonMatcher, NumberBoundsHoldForTheParsedValue) {
 }
 
 // "format": date, time, date-time and uuid are enforced (a real calendar day, RFC 3339 times
-// with an offset, 8-4-4-4-12 hex); other formats stay annotations.
+// with an offset, 8-4-4-4-12 hex); those without a machine or a pattern stay annotations.
 TEST(JsonMatcher, StringFormatsAreEnforced) {
   const JsonSchema date = schema(R"({"type": "string", "format": "date"})");
   for (const char* ok : {"\"2024-02-29\"", "\"2023-12-31\"", "\"0001-01-01\"", "\"2000-02-29\"", "\"1999-04-30\""}) {
@@ -538,7 +542,7 @@ TEST(JsonMatcher, StringFormatsAreEnforced) {
   EXPECT_FALSE(matches(uuid, "\"123e4567e89b12d3a456426614174000\"") || matches(uuid, "\"123e4567-e89b-12d3-a456-42661417400g\""));
   EXPECT_FALSE(prefix(uuid, "\"123e4567-e89b-12d3-a456-4266141740000"));
   EXPECT_FALSE(prefix(uuid, "\"\\u0031"));  // no escapes in a formatted string
-  EXPECT_TRUE(matches(schema(R"({"type": "string", "format": "email"})"), "\"anything\""));  // not enforced
+  EXPECT_TRUE(matches(schema(R"({"type": "string", "format": "iri"})"), "\"anything\""));  // not enforced
 
   // Random walks: never a dead end, every completed date is a real calendar day (checked here
   // by its own leap-year rule) and every date-time has its parts.
@@ -566,6 +570,187 @@ TEST(JsonMatcher, StringFormatsAreEnforced) {
       }
     }
   }
+}
+
+// A DNS label as RFC 1123 writes it: 1-63 letters, digits and inner hyphens.
+bool dns_label(const std::string& l) {
+  if (l.empty() || l.size() > 63 || l.front() == '-' || l.back() == '-') return false;
+  for (char c : l) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+  }
+  return true;
+}
+
+std::vector<std::string> split(const std::string& s, char at) {
+  std::vector<std::string> parts(1);
+  for (char c : s) {
+    if (c == at) {
+      parts.emplace_back();
+    } else {
+      parts.back().push_back(c);
+    }
+  }
+  return parts;
+}
+
+// Each format read by its own rules, written here apart from the patterns (glibc's inet_pton
+// for the addresses). jsonschema's format checker holds email, ipv4, ipv6 and uri too, in the
+// reference corpus (tools/json_schema_reference.py).
+bool valid_format(const std::string& format, const std::string& v) {
+  unsigned char address[16];
+  if (format == "ipv4") return inet_pton(AF_INET, v.c_str(), address) == 1;
+  if (format == "ipv6") return inet_pton(AF_INET6, v.c_str(), address) == 1 && v.find('.') == std::string::npos;
+  if (format == "hostname") {
+    if (v.size() > 253) return false;
+    for (const std::string& l : split(v, '.')) {
+      if (!dns_label(l)) return false;
+    }
+    return true;
+  }
+  if (format == "email") {
+    const std::vector<std::string> at = split(v, '@');
+    if (at.size() != 2 || at[0].empty() || at[0].size() > 64 || v.size() > 254) return false;
+    for (const std::string& atom : split(at[0], '.')) {
+      if (atom.empty() || atom.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+/=?^_`{|}~-") !=
+                              std::string::npos) {
+        return false;
+      }
+    }
+    const std::vector<std::string> labels = split(at[1], '.');
+    if (labels.size() < 2) return false;
+    for (const std::string& l : labels) {
+      if (!dns_label(l)) return false;
+    }
+    const std::string& top = labels.back();
+    return std::all_of(top.begin(), top.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+  }
+  if (format == "uri") {
+    const std::size_t colon = v.find("://");
+    if (colon == std::string::npos || colon == 0 || !std::isalpha(static_cast<unsigned char>(v[0]))) return false;
+    if (v.substr(0, colon).find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-") != std::string::npos) {
+      return false;
+    }
+    const std::string rest = v.substr(colon + 3);
+    const std::size_t end = rest.find_first_of("/?#");
+    const std::string authority = rest.substr(0, end);
+    const std::size_t port = authority.find(':');
+    for (const std::string& l : split(authority.substr(0, port), '.')) {
+      if (!dns_label(l)) return false;
+    }
+    if (port != std::string::npos) {
+      const std::string p = authority.substr(port + 1);
+      if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos || (p.size() > 1 && p[0] == '0') ||
+          std::stol(p) > 65535) {
+        return false;
+      }
+    }
+    const std::string tail = end == std::string::npos ? "" : rest.substr(end);
+    if (std::count(tail.begin(), tail.end(), '#') > 1) return false;
+    for (std::size_t i = 0; i < tail.size(); ++i) {
+      const char c = tail[i];
+      if (c == '%') {
+        if (i + 2 >= tail.size() || !std::isxdigit(static_cast<unsigned char>(tail[i + 1])) ||
+            !std::isxdigit(static_cast<unsigned char>(tail[i + 2]))) {
+          return false;
+        }
+      } else if (!std::isalnum(static_cast<unsigned char>(c)) && std::string("-._~!$&'()*+,;=:@/?#").find(c) == std::string::npos) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (format == "duration") {
+    // RFC 3339 appendix A: P, then date units Y M D in order (a run: Y[M[D]], M[D] or D) and
+    // T with H M S (H[M[S]], M[S] or S), or weeks alone; each unit after digits.
+    if (v.size() < 3 || v[0] != 'P') return false;
+    std::string units;
+    std::size_t i = 1;
+    while (i < v.size()) {
+      if (v[i] == 'T') {
+        units.push_back('T');
+        ++i;
+        continue;
+      }
+      const std::size_t digits = v.find_first_not_of("0123456789", i);
+      if (digits == i || digits == std::string::npos) return false;
+      units.push_back(v[digits]);
+      i = digits + 1;
+    }
+    const std::string date = units.substr(0, units.find('T'));
+    const std::string time = units.find('T') == std::string::npos ? "" : units.substr(units.find('T'));
+    if (date == "W") return time.empty();
+    for (const char* ok : {"", "Y", "YM", "YMD", "M", "MD", "D"}) {
+      if (date != ok) continue;
+      for (const char* t : {"", "TH", "THM", "THMS", "TM", "TMS", "TS"}) {
+        if (time == t) return !(date.empty() && time.empty());
+      }
+    }
+    return false;
+  }
+  return false;
+}
+
+// "format": email, hostname, ipv4, ipv6, uri and duration are enforced as patterns of their own
+// (format_pattern): every value generated is valid, the common ones can be written, and the
+// longest hostnames and emails stop at their limits.
+TEST(JsonMatcher, PatternFormatsGenerateValidValues) {
+  const std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>> cases = {
+      {"ipv4", {"192.168.0.1", "0.0.0.0", "255.255.255.255", "10.20.30.40"}, {"256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.5", "1..2.3"}},
+      {"ipv6",
+       {"::1", "::", "2001:db8::8a2e:370:7334", "fe80::1", "2001:0db8:85a3:0000:0000:8a2e:0370:7334", "1::", "ABCD:ef01::2"},
+       {"1::2::3", "12345::", "1:2:3:4:5:6:7:8:9", ":1", "1:2:3:4:5:6:7", "g::1"}},
+      {"email",
+       {"john.doe@example.com", "a@b.co", "x+tag@mail.example.org", "o'neil@sub-domain.example.io"},
+       {"a@b", "a..b@c.com", ".a@b.co", "a@-b.com", "a@b.c1", "@b.com", "a@@b.com", "a b@c.com"}},
+      {"hostname", {"example.com", "localhost", "a-b.c", "xn--bcher-kva.example"}, {"-a.com", "a-.com", "a..b", "a_b.com", ".a", "a."}},
+      {"uri",
+       {"https://example.com/a/b?x=1&y=%20#frag", "http://localhost:8080/", "ftp://files.example.org", "s3://bucket/key/a+b"},
+       {"example.com", "http://", "http://a b", "http://x:99999", "http://x/%g0", "http://x#a#b", "1http://x"}},
+      {"duration", {"P1Y2M3DT4H5M6S", "P3W", "PT0S", "P1D", "P10Y", "PT36H", "P1MT1M"}, {"P", "PT", "P1H", "P1S", "1D", "P1W2D", "PT1H1S", "P1D2M"}},
+  };
+  std::uint32_t rng = 7;
+  for (const auto& [name, good, bad] : cases) {
+    const JsonSchema f = schema(R"({"type": "string", "format": ")" + name + "\"}");
+    for (const std::string& v : good) {
+      EXPECT_TRUE(valid_format(name, v)) << name << " " << v;  // the examples are right
+      EXPECT_TRUE(matches(f, "\"" + v + "\"")) << name << " " << v;
+    }
+    for (const std::string& v : bad) {
+      EXPECT_FALSE(valid_format(name, v)) << name << " " << v;
+      EXPECT_FALSE(matches(f, "\"" + v + "\"")) << name << " " << v;
+    }
+    for (int walk = 0; walk < 150; ++walk) {
+      bool dead_end = false;
+      const std::string out = random_value(f, rng, 3, &dead_end);
+      ASSERT_FALSE(dead_end) << name << ": dead end after " << out;
+      const std::string v = nlohmann::json::parse(out).get<std::string>();
+      EXPECT_TRUE(valid_format(name, v)) << name << " " << v;
+    }
+  }
+  // The limits: a 63-character label, not 64; a hostname of 253 characters, not 254.
+  const JsonSchema host = schema(R"({"type": "string", "format": "hostname"})");
+  const std::string label63(63, 'a');
+  EXPECT_TRUE(matches(host, "\"" + label63 + "\""));
+  EXPECT_FALSE(prefix(host, "\"" + label63 + "a"));
+  const std::string name253 = label63 + "." + label63 + "." + label63 + "." + std::string(61, 'b');
+  EXPECT_TRUE(matches(host, "\"" + name253 + "\""));
+  EXPECT_FALSE(prefix(host, "\"" + name253 + "b"));
+  EXPECT_FALSE(prefix(host, "\"" + name253.substr(0, 252) + "."));  // a label begun with no room to end
+  const JsonSchema email = schema(R"({"type": "string", "format": "email"})");
+  EXPECT_FALSE(prefix(email, "\"" + std::string(33, 'a')));  // a local part's first atom holds 32
+  // Tighter bounds than the format's own hold as they would with a pattern; a pattern beside one
+  // of these formats is refused by place.
+  const JsonSchema short_ip = schema(R"({"type": "string", "format": "ipv4", "maxLength": 8})");
+  EXPECT_TRUE(matches(short_ip, "\"10.0.0.1\"") && !prefix(short_ip, "\"10.0.0.10"));
+  EXPECT_TRUE(prefix(short_ip, "\"10.1"));
+  EXPECT_FALSE(prefix(short_ip, "\"100.1"));  // three more octets need at least 5 characters
+  EXPECT_NE(refusal(R"({"properties": {"ip": {"format": "ipv4", "pattern": "^10\\."}}})").find("at /properties/ip: a pattern next to \"format\": \"ipv4\""),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"format": "email", "maxLength": 4})").find("no string between minLength and maxLength matches"), std::string::npos);
+  // Inside a $ref and with null beside it, as pydantic writes Optional[IPv4Address].
+  const JsonSchema optional = schema(R"({"$defs": {"ip": {"type": "string", "format": "ipv4"}},
+                                          "anyOf": [{"$ref": "#/$defs/ip"}, {"type": "null"}]})");
+  EXPECT_TRUE(matches(optional, "\"1.2.3.4\"") && matches(optional, "null") && !matches(optional, "\"1.2.3\""));
 }
 
 // "pattern" (json_pattern.h) on the string's characters, escapes and UTF-8 decoded.
