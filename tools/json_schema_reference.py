@@ -5,8 +5,9 @@
 Random schemas over the keywords the matcher enforces (types, enum, const, properties, required,
 additionalProperties, propertyNames (lists of names), dependentRequired, objects of 74
 properties, min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
-pattern, the date, uuid, email, ipv4, ipv6 and uri formats, number bounds, integer multipleOf, anyOf, oneOf, allOf,
-$ref), each with random values, written with jsonschema's verdict to tests/fixtures/json_schema/cases.jsonl:
+pattern, the date, uuid, email, ipv4, ipv6 and uri formats, number bounds, integer multipleOf, anyOf, oneOf
+(with keywords beside them), allOf (with an anyOf part),
+$ref by pointer and by $id), each with random values, written with jsonschema's verdict to tests/fixtures/json_schema/cases.jsonl:
 {"schema": S, "value": "<JSON text>", "valid": true|false}. (time and date-time are left out:
 without rfc3339-validator, jsonschema checks them with Python's fromisoformat, which refuses
 the offsets RFC 3339 requires.)
@@ -26,6 +27,12 @@ import jsonschema
 OUT = Path(__file__).resolve().parent.parent / "tests/fixtures/json_schema/cases.jsonl"
 SCHEMAS = 500
 VALUES_PER_SCHEMA = 6
+
+
+# Keywords drawn beside an anyOf / oneOf (the "at least one of" objects among them).
+BESIDE_CHOICE = [{"type": "object"}, {"type": ["string", "null"]}, {"maxLength": 2}, {"minimum": 0}, {"required": ["a"]},
+                 {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}},
+                 {"type": "integer", "maximum": 5}]
 
 
 def schema(r, depth=0):
@@ -85,11 +92,20 @@ def schema(r, depth=0):
                  **r.choice([{}, {"items": False}, {"items": schema(r, depth + 1)}])}
         return s
     if k == 9:  # sometimes with a branch that allows no value (zod's z.undefined())
-        return {"anyOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 4))] + ([{"not": {}}] if r.random() < 0.2 else [])}
+        s = {"anyOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 4))] + ([{"not": {}}] if r.random() < 0.2 else [])}
+        if r.random() < 0.3:  # keywords beside it hold in every branch
+            s.update(BESIDE_CHOICE[r.randrange(len(BESIDE_CHOICE))])
+        return s
     if k == 10:
-        return {"oneOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 3))]}
+        s = {"oneOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 3))]}
+        if r.random() < 0.3:
+            s.update(BESIDE_CHOICE[r.randrange(len(BESIDE_CHOICE))])
+        return s
     if k == 11:
-        return {"allOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 3))]}
+        s = {"allOf": [schema(r, depth + 1) for _ in range(r.randrange(1, 3))]}
+        if r.random() < 0.3:  # an anyOf part, whose branches may overlap, next to the others
+            s["allOf"].append({"anyOf": [schema(r, depth + 1), schema(r, depth + 1)]})
+        return s
     if k == 12:
         return {"type": r.sample(["string", "integer", "null", "boolean", "number", "array", "object"], r.randrange(1, 4))}
     if k == 13:  # enum / const with keywords beside it that hold too
@@ -115,6 +131,11 @@ def schema(r, depth=0):
         return {"type": "integer"}
     if r.random() < 0.5:  # a branch that refers back to the root (a tree)
         return {"type": "object", "properties": {"a": {"anyOf": [schema(r, depth + 1), {"$ref": "#"}]}, "b": schema(r, depth + 1)}}
+    if r.random() < 0.5:  # a reference by "$id": absolute, relative to the root's, or to the root's with a pointer
+        inner = schema(r, depth + 1)
+        return r.choice([{"$id": "https://example.com/s/root.json", "$defs": {"D": {"$id": "d.json", "allOf": [inner]}}, "$ref": "d.json"},
+                         {"$id": "https://example.com/s/root.json", "$defs": {"D": inner}, "$ref": "root.json#/$defs/D"},
+                         {"$defs": {"D": {"$id": "urn:example:d", "allOf": [inner]}}, "$ref": "urn:example:d"}])
     return {"$defs": {"D": schema(r, depth + 1)}, "$ref": "#/$defs/D"}
 
 

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/json_limits.h"
 #include "text/json_matcher.h"
+#include "text/uri_reference.h"
 
 namespace staticlm {
 
@@ -41,13 +42,18 @@ const std::set<std::string> kConstraining = {
 
 bool annotation(const std::string& key) { return kConstraining.count(key) == 0; }
 
+bool constrains(const nlohmann::json& s, std::initializer_list<std::string_view> besides = {});
+
+// Whether schema `v` (an object or a boolean) allows less than every value.
+bool constrains_value(const nlohmann::json& v) { return v.is_boolean() ? !v.get<bool>() : !v.is_object() || constrains(v); }
+
 bool enforced_format(const std::string& name) {
   return json_format(name) != JsonFormat::kNone || format_pattern(name).expression != nullptr;
 }
 
 // Whether schema object `s` has a keyword that constrains the value (one of kConstraining, or a
 // format json_format enforces) besides those in `besides`.
-bool constrains(const nlohmann::json& s, std::initializer_list<std::string_view> besides = {}) {
+bool constrains(const nlohmann::json& s, std::initializer_list<std::string_view> besides) {
   for (const auto& [key, value] : s.items()) {
     if (std::find(besides.begin(), besides.end(), key) != besides.end()) continue;
     if (!annotation(key) || (key == "format" && value.is_string() && enforced_format(value.get<std::string>()))) {
@@ -126,6 +132,8 @@ class Compiler {
 
   JsonSchema run() {
     JsonSchema s;
+    resources_.emplace("", &root_);
+    index_resources(root_, "", "");
     s.root = compile(root_, "");
     for (const OneOf& o : one_of_) check_one_of(o);
     check_finite();
@@ -177,6 +185,15 @@ class Compiler {
     if (s.is_boolean()) return kJsonAnyNode;
     if (!s.is_object()) fail(at, "expected a schema (an object or true), got " + s.dump());
     if (const auto it = memo_.find(&s); it != memo_.end()) return it->second;
+    // The base URI references inside `s` are read against (its "$id", or its resource's).
+    const std::string outer_base = base_now_;
+    struct Restore {
+      std::string& slot;
+      const std::string& value;
+      ~Restore() { slot = value; }
+    } restore{base_now_, outer_base};
+    base_now_ = base_of(&s);
+    if (const auto it = distributed_.find(&s); it != distributed_.end()) return compile(*it->second, at);
     if (s.contains("$ref")) return reference(s, at);
     if (!constrains(s)) return kJsonAnyNode;
     if (s.contains("allOf")) return all_of(s, at);
@@ -245,6 +262,15 @@ class Compiler {
       } else if (key == "additionalItems") {
         // With an items array (above); alone it constrains nothing (Draft 7 and 2020-12 alike).
       } else if (key == "items") {
+        // An object given as prefixItems (below) stands for items where items allows anything.
+        if (!(s.contains("prefixItems") && s["prefixItems"].is_object() && !constrains_value(v))) n.items = child(v, here);
+      } else if (key == "prefixItems" && v.is_object()) {
+        // Not JSON Schema (prefixItems is an array), but written so and read by llama.cpp as the
+        // schema of every item: read so here too, unless items says something else.
+        if (s.contains("items") && constrains_value(s["items"])) {
+          fail(here, "expected an array of schemas (an object is read as the items' schema, as llama.cpp reads it, only "
+                     "where items allows any item)");
+        }
         n.items = child(v, here);
       } else if (key == "prefixItems") {
         if (!v.is_array()) fail(here, "expected an array of schemas");
@@ -453,15 +479,16 @@ class Compiler {
       json siblings = s;
       siblings.erase("$ref");
       const std::vector<std::pair<const json*, std::string>> parts = {
-          {keep(json{{"$ref", s["$ref"]}}), at}, {keep(std::move(siblings)), at}};
+          {keep(json{{"$ref", s["$ref"]}}, &s), at}, {keep(std::move(siblings), &s), at}};
       return merge_all(s, parts, at);
     }
     const json& r = s["$ref"];
     if (!r.is_string()) fail(at + "/$ref", "expected a string");
     const std::string ref = r.get<std::string>();
-    const json* target = pointed(ref, at + "/$ref");
+    const json* target = pointed(ref, at + "/$ref", base_now_);
     if (++depth_ > 256) fail(at + "/$ref", "references nest deeper than 256");
-    const int n = compile(*target, ref.substr(1));
+    const auto place = where_.find(target);
+    const int n = compile(*target, place != where_.end() ? place->second : ref.substr(1));
     --depth_;
     return n;
   }
@@ -486,29 +513,70 @@ class Compiler {
     return nullptr;
   }
 
-  // The schema a reference within this document names: "#", a JSON pointer after it
-  // ("#/$defs/a~1b": ~1 is '/', ~0 '~', %XX a URI's escaped byte) from the root, or an anchor
-  // ("#node": the schema whose "$anchor" is "node").
-  const json* pointed(const std::string& ref, const std::string& at) const {
-    if (ref.size() > 1 && ref[0] == '#' && ref[1] != '/') {
-      if (const json* found = anchored(root_, ref.substr(1))) return found;
-      fail(at, "'" + ref + "': no schema here has \"$anchor\": \"" + ref.substr(1) + "\"");
+  // Every schema's base URI (its "$id" read against its parent's, or the parent's), the
+  // resources ("$id" without a fragment -> schema), the anchors ("URI#name": "$anchor", or
+  // Draft 7's "$id": "#name") and where each schema is (a JSON pointer). Values (enum, const,
+  // default, examples) are not schemas.
+  void index_resources(const json& s, std::string base, const std::string& pointer) {
+    if (s.is_object()) {
+      if (const auto it = s.find("$id"); it != s.end() && it->is_string()) {
+        const std::string id = it->get<std::string>();
+        const std::string target = resolve_uri(base, id);
+        if (id.empty() || id[0] != '#') {
+          base = uri_without_fragment(target);
+          resources_.emplace(base, &s);
+        }
+        const std::string fragment = uri_fragment(target);
+        if (!fragment.empty() && fragment[0] != '/') anchors_.emplace(base + "#" + fragment, &s);
+      }
+      if (const auto it = s.find("$anchor"); it != s.end() && it->is_string()) anchors_.emplace(base + "#" + it->get<std::string>(), &s);
+      base_.emplace(&s, base);
+      where_.emplace(&s, pointer);
+      for (const auto& [key, value] : s.items()) {
+        if (key == "enum" || key == "const" || key == "default" || key == "examples") continue;
+        index_resources(value, base, pointer + "/" + key);
+      }
+    } else if (s.is_array()) {
+      for (std::size_t i = 0; i < s.size(); ++i) index_resources(s[i], base, pointer + "/" + std::to_string(i));
     }
-    if (ref.empty() || ref[0] != '#') {
-      fail(at, "'" + ref + "': only references within this schema are supported (\"#\", a JSON pointer such as "
-               "#/$defs/Name, or #anchor)");
+  }
+
+  // The base URI of `s`: indexed, or (a schema the compiler made) the one it was made in.
+  std::string base_of(const json* s) const {
+    const auto it = base_.find(s);
+    return it != base_.end() ? it->second : base_now_;
+  }
+
+  // The schema a reference names, read against `base` (RFC 3986): a resource of this document
+  // (its "$id"), then "#" alone, a JSON pointer ("#/$defs/a~1b": ~1 is '/', ~0 '~', %XX a URI's
+  // escaped byte) from that resource, or an anchor ("#node": the schema whose "$anchor" is
+  // "node"). Other documents are not fetched.
+  const json* pointed(const std::string& ref, const std::string& at, const std::string& base) const {
+    const std::string target = resolve_uri(base, ref);
+    const std::string uri = uri_without_fragment(target);
+    const auto resource = resources_.find(uri);
+    if (resource == resources_.end()) {
+      fail(at, "'" + ref + "': no schema in this document has the $id " + (uri.empty() ? std::string("''") : uri) +
+                   " (other documents are not fetched; references within this one are \"#\", a JSON pointer such as "
+                   "#/$defs/Name, #anchor, or a schema's $id)");
+    }
+    const std::string fragment = uri_fragment(target);
+    if (!fragment.empty() && fragment[0] != '/') {
+      if (const auto it = anchors_.find(uri + "#" + fragment); it != anchors_.end()) return it->second;
+      if (const json* found = anchored(*resource->second, fragment)) return found;
+      fail(at, "'" + ref + "': no schema here has \"$anchor\": \"" + fragment + "\"");
     }
     std::string path;  // the fragment, %XX decoded
-    for (std::size_t i = 1; i < ref.size(); ++i) {
+    for (std::size_t i = 0; i < fragment.size(); ++i) {
       const auto hex = [&](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
-      if (ref[i] == '%' && i + 2 < ref.size() && hex(ref[i + 1]) && hex(ref[i + 2])) {
-        path += static_cast<char>(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
+      if (fragment[i] == '%' && i + 2 < fragment.size() && hex(fragment[i + 1]) && hex(fragment[i + 2])) {
+        path += static_cast<char>(std::stoi(fragment.substr(i + 1, 2), nullptr, 16));
         i += 2;
       } else {
-        path += ref[i];
+        path += fragment[i];
       }
     }
-    const json* node = &root_;
+    const json* node = resource->second;
     for (std::size_t start = 1, end = 0; end < path.size(); start = end + 1) {
       end = std::min(path.find('/', start), path.size());
       std::string token;
@@ -715,13 +783,81 @@ class Compiler {
     for (std::size_t i = 0; i < v.size(); ++i) parts.emplace_back(&v[i], here + "/" + std::to_string(i));
     json siblings = s;
     siblings.erase("allOf");
-    parts.emplace_back(keep(std::move(siblings)), at);
+    parts.emplace_back(keep(std::move(siblings), &s), at);
     return merge_all(s, parts, here);
   }
 
+  // `choice` (an anyOf / oneOf, directly or through $refs alone) with `others` holding in each
+  // of its branches: {"anyOf": [{"allOf": [others..., choice's other keywords, branch]}, ...]}
+  // (oneOf stays oneOf: branches no value matches two of still exclude each other). Branches
+  // whose types meet none of the others' are left out; null when none is left, or when `choice`
+  // is not one.
+  const json* distributed(const json& choice, const std::vector<json>& others, const std::string& at) {
+    const json* a = through_references(&choice, at);
+    if (a == nullptr || !a->is_object()) return nullptr;
+    const char* key = a->contains("anyOf") ? "anyOf" : a->contains("oneOf") ? "oneOf" : nullptr;
+    if (key == nullptr || !(*a)[key].is_array()) return nullptr;
+    json rest = json::object();
+    for (const auto& [k, value] : a->items()) {
+      if (k != key && (!annotation(k) || k == "format")) rest[k] = value;
+    }
+    json branches = json::array();
+    for (const json& b : (*a)[key]) {
+      json all(others);
+      if (!rest.empty()) all.push_back(rest);
+      all.push_back(b);
+      unsigned types = kJsonAnyType;
+      for (const json& part : all) types &= json_types(part, at);
+      if ((types & kJsonAnyType) == 0) continue;
+      branches.push_back(json{{"allOf", std::move(all)}});
+    }
+    if (branches.empty()) return nullptr;
+    return keep(json{{key, std::move(branches)}});
+  }
+
+  // The schema `s` is once the "$ref"s that stand alone in it are followed (null past 256).
+  const json* through_references(const json* s, const std::string& at) const {
+    for (int hops = 0; s->is_object() && s->contains("$ref") && !constrains(*s, {"$ref"}); ++hops) {
+      if (hops > 256 || !(*s)["$ref"].is_string()) return nullptr;
+      s = pointed((*s)["$ref"].get<std::string>(), at + "/$ref", base_of(s));
+    }
+    return s;
+  }
+
+  // The types `s` allows by its "type" keyword (through $refs alone; integer within number);
+  // every type where it has none.
+  unsigned json_types(const json& s, const std::string& at) {
+    const json* a = through_references(&s, at);
+    if (a == nullptr) return kJsonAnyType;
+    if (a->is_boolean()) return a->get<bool>() ? kJsonAnyType : 0;
+    if (!a->is_object()) return kJsonAnyType;
+    unsigned t = a->contains("type") ? types((*a)["type"], at + "/type") : kJsonAnyType;
+    if (t & kJsonNumber) t |= kJsonInteger;
+    // An enum's or a const's values have their own types.
+    const auto of = [](const json& v) -> unsigned {
+      if (v.is_null()) return kJsonNull;
+      if (v.is_boolean()) return kJsonBool;
+      if (v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())) {
+        return kJsonInteger | kJsonNumber;
+      }
+      if (v.is_number()) return kJsonNumber;
+      if (v.is_string()) return kJsonString;
+      return v.is_array() ? kJsonArray : kJsonObject;
+    };
+    if (a->contains("const")) t &= of((*a)["const"]);
+    if (a->contains("enum") && (*a)["enum"].is_array()) {
+      unsigned values = 0;
+      for (const json& v : (*a)["enum"]) values |= of(v);
+      t &= values;
+    }
+    return t;
+  }
+
   // A schema the compiler made, kept as long as the compiler (its node may be memoized by address).
-  const json* keep(json made) {
+  const json* keep(json made, const json* made_from = nullptr) {
     made_.push_back(std::make_unique<json>(std::move(made)));
+    // Read against the base URI of the schema it was made from (whose "$id" it may copy).
+    if (made_from != nullptr) base_.emplace(made_.back().get(), base_of(made_from));
     return made_.back().get();
   }
 
@@ -729,8 +865,13 @@ class Compiler {
   int merge_all(const json& s, const std::vector<std::pair<const json*, std::string>>& parts, const std::string& here) {
     const int index = reserve(s, here);
     std::vector<std::pair<int, std::string>> branches;
-    for (const auto& [part, where] : parts) branches.emplace_back(compile(*part, where), where);
-    std::erase_if(branches, [](const auto& b) { return b.first == kJsonAnyNode; });
+    std::vector<const json*> sources;  // each branch's schema
+    for (const auto& [part, where] : parts) {
+      const int b = compile(*part, where);
+      if (b == kJsonAnyNode) continue;
+      branches.emplace_back(b, where);
+      sources.push_back(part);
+    }
     if (branches.size() == 1 && pending(branches[0].first)) {
       // One part, a schema still being compiled (a model's field that refers back to the model
       // through pydantic v1's {"allOf": [{"$ref": ...}], "description": ...}): followed as that
@@ -742,7 +883,23 @@ class Compiler {
     for (const auto& [b, where] : branches) {
       if (pending(b)) fail(where, "a part that refers back to a schema it is part of, next to other parts, is not supported");
     }
+    // An anyOf / oneOf whose branches overlap is a list of nodes, not one node to intersect: the
+    // other parts are distributed over its branches instead (A and (B or C) = (A and B) or (A
+    // and C)), and this node follows that.
+    for (std::size_t i = 0; branches.size() > 1 && i < branches.size(); ++i) {
+      if (nodes_[static_cast<std::size_t>(branches[i].first)].any_of.empty()) continue;
+      std::vector<json> others;
+      for (std::size_t j = 0; j < sources.size(); ++j) {
+        if (j != i) others.push_back(*sources[j]);
+      }
+      if (const json* d = distributed(*sources[i], others, branches[i].second)) {
+        JsonSchemaNode alias;
+        alias.any_of = {compile(*d, here)};
+        return fill(index, std::move(alias));
+      }
+    }
     JsonSchemaNode m;
+    int closed = -1;  // the part with an additionalProperties schema, if any
     // Enum / const values every part that has them lists; kept below where the rest allows them.
     std::optional<std::vector<std::string>> values;
     for (std::size_t i = 0; i < branches.size(); ++i) {
@@ -759,7 +916,12 @@ class Compiler {
           if (both.empty()) fail(where, "no value of this enum / const is among the other parts' enum / const values");
           values = std::move(both);
         }
-        if (n.additional != kJsonAnyNode) fail(where, "additionalProperties next to other schemas that must hold too is not supported");
+        if (n.additional != kJsonAnyNode) {
+          // Other keys' schema: exact for the whole while every other part's properties are this
+          // part's too (checked below), e.g. {"required": [...]} beside a closed model.
+          if (closed >= 0) fail(where, "additionalProperties next to other schemas that must hold too is not supported");
+          closed = static_cast<int>(i);
+        }
         if (n.unique_items) fail(where, "uniqueItems next to other schemas that must hold too is not supported");
         if (!n.dependent_required.empty()) fail(where, "dependentRequired next to other schemas that must hold too is not supported");
         // An anyOf / oneOf whose branches overlap is a list of nodes, not one node to intersect.
@@ -771,8 +933,14 @@ class Compiler {
       m.types &= n.types;
       for (const auto& p : n.properties) {
         const auto it = std::find_if(m.properties.begin(), m.properties.end(), [&](const auto& q) { return q.first == p.first; });
-        if (it != m.properties.end() && it->second != p.second) fail(where, "property " + p.first + " given by two schemas that must both hold (allOf, or $ref and its neighbours) is not supported");
-        if (it == m.properties.end()) m.properties.push_back(p);
+        if (it == m.properties.end()) {
+          m.properties.push_back(p);
+        } else if (it->second != p.second && p.second != kJsonAnyNode) {
+          // Any value and a schema: the schema (a part that only requires the property lists it
+          // with any value).
+          if (it->second != kJsonAnyNode) fail(where, "property " + p.first + " given by two schemas that must both hold (allOf, or $ref and its neighbours) is not supported");
+          it->second = p.second;
+        }
       }
       m.min_properties = std::max(m.min_properties, n.min_properties);
       if (n.max_properties >= 0) m.max_properties = m.max_properties < 0 ? n.max_properties : std::min(m.max_properties, n.max_properties);
@@ -799,6 +967,18 @@ class Compiler {
       if (n.format != JsonFormat::kNone) m.format = n.format;
       once(n.pattern >= 0, m.pattern >= 0, "pattern");
       if (n.pattern >= 0) m.pattern = n.pattern;
+    }
+    if (branches.size() > 1 && closed >= 0) {
+      const JsonSchemaNode& c = nodes_[static_cast<std::size_t>(branches[static_cast<std::size_t>(closed)].first)];
+      for (const auto& [b, where] : branches) {
+        for (const auto& p : nodes_[static_cast<std::size_t>(b)].properties) {
+          if (property_index(c, p.first) < 0) {
+            fail(branches[static_cast<std::size_t>(closed)].second, "additionalProperties next to another schema that must hold too and lists property " +
+                                                                       p.first + ", which this one does not, is not supported");
+          }
+        }
+      }
+      m.additional = c.additional;
     }
     if (branches.size() > 1) {
       if (m.types == 0) fail(here, "no value has a type every part allows");
@@ -1005,10 +1185,14 @@ class Compiler {
     const char* key = s.contains("anyOf") ? "anyOf" : "oneOf";
     const json& v = s[key];
     const std::string here = at + "/" + key;
-    for (const auto& [k, value] : s.items()) {
-      if (k != key && !annotation(k)) fail(at + "/" + k, "'" + k + "' next to " + key + " is not supported");
-    }
     if (!v.is_array() || v.empty()) fail(here, "expected a non-empty array of schemas");
+    if (constrains(s, {key})) {
+      // Keywords next to anyOf / oneOf hold in every branch: distributed over them.
+      const json* d = distributed(s, {}, at);
+      if (d == nullptr) fail(here, "no branch allows a value next to the keywords beside " + std::string(key));
+      distributed_[&s] = d;
+      return compile(*d, at);
+    }
     // A branch that allows no value ({"not": {}}) takes nothing: left out.
     std::vector<std::size_t> live;
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -1116,6 +1300,12 @@ class Compiler {
   std::int64_t length_budget_ = std::int64_t{1} << 26;  // measure_lengths' position x length steps left
   std::vector<std::unique_ptr<json>> made_;  // schemas made from parts of others (keep())
   std::map<const json*, int> memo_;
+  std::map<const json*, std::string> base_;       // base URIs (index_resources; made schemas)
+  std::map<const json*, std::string> where_;      // JSON pointers of the document's schemas
+  std::map<std::string, const json*> resources_;  // "$id" (absolute or as written) -> schema
+  std::map<std::string, const json*> anchors_;    // "URI#name" -> schema
+  std::string base_now_;                          // while compiling: the base URI of the schema at hand
+  std::map<const json*, const json*> distributed_;  // anyOf / oneOf with keywords beside it: its rewriting
   std::vector<char> filled_;  // per node: compiled (see reserve())
   std::vector<OneOf> one_of_;  // oneOf branches, checked in run()
   int depth_ = 0;

@@ -874,9 +874,7 @@ TEST(JsonMatcher, ObjectKeysLeaveRoomForRequiredProperties) {
   }
   for (const auto& [text, message] : std::vector<std::pair<const char*, const char*>>{
            {R"({"properties": {"a": {}, "b": {}}, "required": ["a", "b"], "maxProperties": 1})", "2 required properties and maxProperties 1"},
-           {R"({"properties": {"a": {}}, "additionalProperties": false, "minProperties": 2})", "minProperties 2 with 1 properties that may be given and no other keys allowed"},
-           {R"({"allOf": [{"type": "string"}, {"anyOf": [{"type": "string", "pattern": "^[a-z]*$"}, {"enum": [1]}]}]})",
-            "anyOf / oneOf whose branches overlap next to other schemas that must hold too is not supported"}}) {
+           {R"({"properties": {"a": {}}, "additionalProperties": false, "minProperties": 2})", "minProperties 2 with 1 properties that may be given and no other keys allowed"}}) {
     try {
       (void)schema(text);
       ADD_FAILURE() << "accepted " << text;
@@ -884,6 +882,102 @@ TEST(JsonMatcher, ObjectKeysLeaveRoomForRequiredProperties) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   }
+}
+
+// Keywords beside anyOf / oneOf hold in every branch, and the other parts of an allOf hold in
+// every branch of an anyOf part whose branches overlap: both distributed over the branches
+// (llama.cpp's "anyOf" and tsconfig-like "mix of allOf, anyOf and $ref" cases; the "at least one
+// of a, b" object). Branches no value can be are left out.
+TEST(JsonMatcher, KeywordsBesideAnyOfHoldInEveryBranch) {
+  const JsonSchema one_of_ab = schema(R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+                                          "anyOf": [{"required": ["a"]}, {"required": ["b"]}], "additionalProperties": false})");
+  EXPECT_TRUE(matches(one_of_ab, R"({"a": 1})") && matches(one_of_ab, R"({"b": "x"})") && matches(one_of_ab, R"({"a": 1, "b": "x"})"));
+  EXPECT_TRUE(prefix(one_of_ab, "{") && !matches(one_of_ab, "{}"));
+  EXPECT_FALSE(prefix(one_of_ab, R"({"c)") || prefix(one_of_ab, R"({"a": ")") || prefix(one_of_ab, "1"));
+  std::uint32_t rng = 5;
+  for (int i = 0; i < 200; ++i) {
+    bool dead_end = false;
+    const std::string v = random_value(one_of_ab, rng, 3, &dead_end);
+    ASSERT_FALSE(dead_end) << v;
+    const nlohmann::json j = nlohmann::json::parse(v);
+    EXPECT_TRUE(j.is_object() && (j.contains("a") || j.contains("b"))) << v;
+    for (const auto& [k, x] : j.items()) EXPECT_TRUE((k == "a" && x.is_number_integer()) || (k == "b" && x.is_string())) << v;
+  }
+  const std::string defs = R"("definitions": {"foo": {"properties": {"a": {"type": "number"}}}, "bar": {"properties": {"b": {"type": "number"}}},
+                                              "baz": {"properties": {"c": {"type": "number"}}, "required": ["c"]},
+                                              "bam": {"properties": {"d": {"type": "number"}}, "required": ["d"]}})";
+  const JsonSchema typed = schema(R"({"anyOf": [{"$ref": "#/definitions/foo"}, {"$ref": "#/definitions/bar"}], "type": "object", )" + defs + "}");
+  EXPECT_TRUE(matches(typed, R"({"a": 1.5})") && matches(typed, R"({"b": 2, "z": null})"));
+  EXPECT_FALSE(prefix(typed, "1") || prefix(typed, "\"") || prefix(typed, "["));
+  EXPECT_TRUE(matches(typed, R"({"a": "x"})"));  // bar's reading: a is another key there
+  const JsonSchema mix = schema(R"({"allOf": [{"$ref": "#/definitions/foo"}, {"$ref": "#/definitions/bar"},
+                                              {"anyOf": [{"$ref": "#/definitions/baz"}, {"$ref": "#/definitions/bam"}]}], "type": "object", )" + defs + "}");
+  EXPECT_TRUE(matches(mix, R"({"c": 1})") && matches(mix, R"({"a": 0, "d": 2})") && matches(mix, R"({"c": 1, "d": 2})"));
+  EXPECT_FALSE(matches(mix, "{}") || matches(mix, R"({"a": 1})") || prefix(mix, R"({"a": "x)") || matches(mix, R"({"c": true})"));
+  EXPECT_TRUE(matches(mix, R"({"c": true, "d": 0})"));  // bam's reading: c is another key there
+  // A branch that cannot meet the keywords beside it is left out.
+  const JsonSchema lower = schema(R"({"allOf": [{"type": "string"}, {"anyOf": [{"type": "string", "pattern": "^[a-z]*$"}, {"enum": [1]}]}]})");
+  EXPECT_TRUE(matches(lower, "\"abc\""));
+  EXPECT_FALSE(matches(lower, "1") || matches(lower, "\"aBc\""));
+  const JsonSchema told_apart = schema(R"({"type": ["string", "integer"], "oneOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]})");
+  EXPECT_TRUE(matches(told_apart, "\"x\"") && matches(told_apart, "5"));
+  EXPECT_FALSE(matches(told_apart, "-1") || prefix(told_apart, "n") || prefix(told_apart, "["));
+  EXPECT_NE(refusal(R"({"type": "string", "anyOf": [{"type": "integer"}, {"enum": [null, 2]}]})")
+                .find("at /anyOf: no branch allows a value next to the keywords beside anyOf"),
+            std::string::npos);
+  // A closed model with a part that requires some of its properties (allOf of a $ref and
+  // {"required": [...]}): the property keeps the model's schema; a required name the model
+  // does not list is refused.
+  const std::string model = R"("$defs": {"m": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {}}, "additionalProperties": false}})";
+  const JsonSchema required_a = schema(R"({"allOf": [{"$ref": "#/$defs/m"}, {"required": ["a"]}], )" + model + "}");
+  EXPECT_TRUE(matches(required_a, R"({"a": 1})") && matches(required_a, R"({"b": [], "a": 2})"));
+  EXPECT_FALSE(matches(required_a, "{}") || matches(required_a, R"({"b": 1})") || prefix(required_a, R"({"c)") ||
+               prefix(required_a, R"({"a": "x)"));
+  EXPECT_NE(refusal(R"({"allOf": [{"$ref": "#/$defs/m"}, {"required": ["z"]}], )" + model + "}").find("lists property z, which this one does not"),
+            std::string::npos);
+}
+
+// "$ref" read against the base URI "$id" gives (RFC 3986): a resource's own "$id", absolute or
+// relative, a JSON pointer or an anchor from that resource's root, URNs; other documents are
+// refused by place.
+TEST(JsonMatcher, ReferencesByIdStayInTheDocument) {
+  for (const char* text : {R"({"$id": "https://ex.com/s/root.json", "$defs": {"a": {"type": "integer"}}, "$ref": "https://ex.com/s/root.json#/$defs/a"})",
+                           R"({"$id": "https://ex.com/s/root.json", "$defs": {"a": {"type": "integer"}}, "$ref": "root.json#/$defs/a"})",
+                           R"({"$id": "https://ex.com/s/root.json", "$defs": {"a": {"$id": "a.json", "type": "integer"}}, "$ref": "a.json"})",
+                           R"({"$id": "https://ex.com/s/root.json", "$defs": {"a": {"$id": "/other/a.json", "type": "integer"}}, "$ref": "https://ex.com/other/a.json"})",
+                           R"({"$defs": {"a": {"$id": "urn:example:a", "type": "integer"}}, "$ref": "urn:example:a"})",
+                           R"({"$defs": {"a": {"$id": "a.json", "type": "integer"}}, "$ref": "./a.json"})",
+                           R"({"$id": "https://ex.com/r.json", "$defs": {"a": {"$anchor": "num", "type": "integer"}}, "$ref": "#num"})"}) {
+    const JsonSchema s = schema(text);
+    EXPECT_TRUE(matches(s, "12")) << text;
+    EXPECT_FALSE(prefix(s, "\"") || prefix(s, "1.")) << text;
+  }
+  // Inside a resource, "#/..." starts at that resource's root, not the document's.
+  const JsonSchema inner = schema(R"({"$defs": {"inner": {"$id": "http://e.com/inner.json", "$defs": {"t": {"type": "boolean"}}, "$ref": "#/$defs/t"},
+                                                "t": {"type": "integer"}}, "$ref": "http://e.com/inner.json"})");
+  EXPECT_TRUE(matches(inner, "true"));
+  EXPECT_FALSE(prefix(inner, "1"));
+  // A nested resource's relative "$id" is read against the one around it.
+  const JsonSchema nested = schema(R"({"$defs": {"x": {"$id": "http://e.com/x/", "$defs": {"y": {"$id": "y.json", "type": "null"}}}},
+                                       "$ref": "http://e.com/x/y.json"})");
+  EXPECT_TRUE(matches(nested, "null"));
+  EXPECT_FALSE(prefix(nested, "1"));
+  EXPECT_NE(refusal(R"({"$ref": "https://json-schema.org/draft/2020-12/schema"})")
+                .find("at /$ref: 'https://json-schema.org/draft/2020-12/schema': no schema in this document has the $id"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"$id": "https://ex.com/s/root.json", "$defs": {"a": {"$id": "a.json"}}, "$ref": "b.json"})")
+                .find("no schema in this document has the $id https://ex.com/s/b.json"),
+            std::string::npos);
+  // Values are not schemas: an "$id" inside an enum names nothing.
+  EXPECT_NE(refusal(R"({"enum": [{"$id": "v.json"}], "properties": {"p": {"$ref": "v.json"}}})").find("no schema in this document has the $id v.json"),
+            std::string::npos);
+  // llama.cpp reads an object given as prefixItems as the items' schema; so does this, where
+  // items allows anything.
+  const JsonSchema words = schema(R"({"type": "array", "items": {}, "prefixItems": {"type": "string"}})");
+  EXPECT_TRUE(matches(words, R"(["a", "b"])"));
+  EXPECT_FALSE(prefix(words, "[1"));
+  EXPECT_NE(refusal(R"({"items": {"type": "integer"}, "prefixItems": {"type": "string"}})").find("at /prefixItems: expected an array of schemas"),
+            std::string::npos);
 }
 
 // allOf: one node that holds every branch (pydantic v1 writes a described field as allOf of one
@@ -917,8 +1011,10 @@ TEST(JsonMatcher, AllOfHoldsEveryBranch) {
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
            {R"({"allOf": [{"pattern": "a"}, {"pattern": "b"}]})", "json_schema at /allOf/1: pattern given by two schemas that must both hold"},
            {R"({"allOf": [{"type": "string"}, {"type": "integer"}]})", "json_schema at /allOf: no value has a type every part allows"},
-           {R"({"allOf": [{"properties": {"a": {}}, "additionalProperties": false}, {"type": "object"}]})",
-            "json_schema at /allOf/0: additionalProperties next to other schemas that must hold too"},
+           {R"({"allOf": [{"properties": {"a": {}}, "additionalProperties": false}, {"properties": {"b": {}}}]})",
+            "json_schema at /allOf/0: additionalProperties next to another schema that must hold too and lists property b"},
+           {R"({"allOf": [{"additionalProperties": {"type": "string"}}, {"additionalProperties": false}]})",
+            "json_schema at /allOf/1: additionalProperties next to other schemas that must hold too"},
            {R"({"allOf": []})", "json_schema at /allOf: expected a non-empty array"},
            {R"({"$defs": {"N": {"pattern": "a"}}, "$ref": "#/$defs/N", "pattern": "b"})",
             "json_schema at /: pattern given by two schemas that must both hold (allOf, or $ref and its neighbours)"}}) {
@@ -1066,7 +1162,7 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
       {R"({"oneOf": [{"type": "object"}, {"anyOf": [{"type": "string"}, {"type": "object", "required": ["a"], "properties": {"a": {}}}]}]})",
        "json_schema at /oneOf/1: a value could match this branch and branch 0"},
       {R"({"$defs": {"A": {}}, "$ref": "#/$defs/Missing"})", "json_schema at /$ref: '#/$defs/Missing' points at nothing in this schema ('Missing' is not there)"},
-      {R"({"$ref": "other.json#/a"})", "json_schema at /$ref: 'other.json#/a': only references within this schema are supported"},
+      {R"({"$ref": "other.json#/a"})", "json_schema at /$ref: 'other.json#/a': no schema in this document has the $id other.json (other documents are not fetched"},
       {R"({"properties": {"a": false}, "required": ["a"]})", "json_schema at /required: 'a' is required, but its schema is false"},
       {R"({"$ref": "#nowhere", "$defs": {"a": {"$anchor": "here"}}})", "json_schema at /$ref: '#nowhere': no schema here has \"$anchor\": \"nowhere\""},
       {R"({"$defs": {"a": {}}, "$ref": "#/$defs/a~2"})", "json_schema at /$ref: '#/$defs/a~2': '~' in a JSON pointer is followed by 0 or 1"},
