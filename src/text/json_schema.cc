@@ -803,6 +803,12 @@ class Compiler {
     }
     json branches = json::array();
     for (const json& b : (*a)[key]) {
+      // Each distribution copies the parts beside it into every branch, and a copy may hold
+      // another anyOf: allOf of k anyOfs of n branches would make n^k. Bounded.
+      if (++distributed_branches_ > kMaxDistributedBranches) {
+        fail(at, "distributing anyOf / oneOf branches over the schemas beside them makes more than " +
+                     std::to_string(kMaxDistributedBranches) + " branches");
+      }
       json all(others);
       if (!rest.empty()) all.push_back(rest);
       all.push_back(b);
@@ -1304,7 +1310,9 @@ class Compiler {
   std::map<const json*, std::string> where_;      // JSON pointers of the document's schemas
   std::map<std::string, const json*> resources_;  // "$id" (absolute or as written) -> schema
   std::map<std::string, const json*> anchors_;    // "URI#name" -> schema
-  std::string base_now_;                          // while compiling: the base URI of the schema at hand
+  std::string base_now_;
+  static constexpr int kMaxDistributedBranches = 4096;
+  int distributed_branches_ = 0;  // made by distributed() so far                          // while compiling: the base URI of the schema at hand
   std::map<const json*, const json*> distributed_;  // anyOf / oneOf with keywords beside it: its rewriting
   std::vector<char> filled_;  // per node: compiled (see reserve())
   std::vector<OneOf> one_of_;  // oneOf branches, checked in run()

@@ -922,6 +922,15 @@ TEST(JsonMatcher, KeywordsBesideAnyOfHoldInEveryBranch) {
   const JsonSchema told_apart = schema(R"({"type": ["string", "integer"], "oneOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]})");
   EXPECT_TRUE(matches(told_apart, "\"x\"") && matches(told_apart, "5"));
   EXPECT_FALSE(matches(told_apart, "-1") || prefix(told_apart, "n") || prefix(told_apart, "["));
+  // allOf of 8 anyOfs of 10 overlapping branches each would be 10^8 branches once distributed:
+  // refused at the bound, not built.
+  nlohmann::json many = {{"allOf", nlohmann::json::array()}};
+  for (int k = 0; k < 8; ++k) {
+    nlohmann::json any = nlohmann::json::array();
+    for (int b = 0; b < 10; ++b) any.push_back({{"type", "object"}, {"required", {"p" + std::to_string(k) + std::to_string(b)}}});
+    many["allOf"].push_back({{"anyOf", any}});
+  }
+  EXPECT_NE(refusal(many.dump()).find("makes more than 4096 branches"), std::string::npos) << refusal(many.dump());
   EXPECT_NE(refusal(R"({"type": "string", "anyOf": [{"type": "integer"}, {"enum": [null, 2]}]})")
                 .find("at /anyOf: no branch allows a value next to the keywords beside anyOf"),
             std::string::npos);
