@@ -348,6 +348,11 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     }
   }
   if (given(doc, "logit_bias")) parse_logit_bias(doc["logit_bias"], *context.tokenizer, s);
+  // llama.cpp's GBNF grammar: not enforced here, so refused rather than ignored (a reply that
+  // looks constrained and is not); "" is llama.cpp's default, none.
+  if (given(doc, "grammar") && !(doc["grammar"].is_string() && doc["grammar"].get<std::string>().empty())) {
+    bad("grammar", "GBNF grammars are not supported; constrain the reply with a JSON Schema (response_format, or json_schema)");
+  }
   if (given(doc, "response_format") || given(doc, "json_schema")) {
     if (std::shared_ptr<const JsonSchema> schema = response_schema(doc)) {
       g.constraint = json_constraint_factory(std::move(schema), *context.tokenizer, g.eos_token_ids);

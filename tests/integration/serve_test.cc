@@ -625,12 +625,15 @@ TEST_F(Serve, LlamaCppCompletionAnswersAsTextCompletions) {
            {json{{"prompt", prompt}, {"n_probs", 2}, {"post_sampling_probs", true}}, "post_sampling_probs"},
            {json{{"prompt", prompt}, {"logprobs", 2}}, "logprobs"},
            {json{{"prompt", prompt}, {"return_tokens", "yes"}}, "return_tokens"},
+           {json{{"prompt", prompt}, {"grammar", "root ::= \"yes\" | \"no\""}}, "grammar"},  // refused, not ignored
            {json{{"n_predict", 4}}, "prompt"}}) {
     const HttpResult b = post("/completion", body);
     EXPECT_EQ(b.status, 400) << body;
     EXPECT_EQ(json::parse(b.body)["error"]["param"], param) << b.body;
   }
   EXPECT_EQ(get("/completion").status, 405);
+  // llama.cpp's default, an empty grammar, is none.
+  EXPECT_EQ(post("/completion", {{"prompt", prompt}, {"n_predict", 2}, {"grammar", ""}}).status, 200);
 }
 
 // llama.cpp's GET /props: the server's context size and slots (its flags), its sampling
@@ -1041,6 +1044,7 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"presence_penalty", {{"messages", kHello}, {"presence_penalty", 2.5}}},
       {"frequency_penalty", {{"messages", kHello}, {"frequency_penalty", "some"}}},
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
+      {"grammar", {{"messages", kHello}, {"grammar", "root ::= [a-z]+"}}},
       {"logit_bias", {{"messages", kHello}, {"logit_bias", "ban"}}},
       {"logit_bias.5", {{"messages", kHello}, {"logit_bias", {{"5", 101}}}}},
       {"logit_bias.999999999", {{"messages", kHello}, {"logit_bias", {{"999999999", 1}}}}},
