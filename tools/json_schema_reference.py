@@ -3,7 +3,7 @@
 `jsonschema` (Debian's python3-jsonschema, Draft 2020-12 with its format checker).
 
 Random schemas over the keywords the matcher enforces (types, enum, const, properties, required,
-additionalProperties, propertyNames (lists of names), dependentRequired, objects of 74
+additionalProperties, patternProperties, propertyNames (lists of names, patterns), dependentRequired, objects of 74
 properties, min/maxProperties, items, prefixItems, uniqueItems, min/maxItems, min/maxLength,
 pattern, the date, uuid, email, ipv4, ipv6 and uri formats, number bounds, integer multipleOf, anyOf, oneOf
 (with keywords beside them), allOf (with an anyOf part),
@@ -79,7 +79,10 @@ def schema(r, depth=0):
             s["dependentRequired"] = r.choice([{"a": ["b"]}, {"b": ["c", "d"]}, {"c": ["a"], "a": ["c"]}, {"a": ["b"], "b": ["e"]}])
         if r.random() < 0.2:  # pydantic's Dict[Literal[...], X]; false and non-string types: no key
             s["propertyNames"] = r.choice([{"enum": ["a", "b", "e"]}, {"const": "c"}, False, {"type": "integer"},
-                                           {"type": "string"}, {"enum": ["a", 1, "d"]}, {"enum": ["a", "bb"], "maxLength": 1}])
+                                           {"type": "string"}, {"enum": ["a", 1, "d"]}, {"enum": ["a", "bb"], "maxLength": 1},
+                                           {"pattern": "^[a-c][a-z]*$"}, {"pattern": "b"}])
+        elif r.random() < 0.2:  # one pattern's keys, with or without other keys beside them
+            s["patternProperties"] = {r.choice(["^[a-c]", "^x", "^[b-e][a-z]*$", "d"]): schema(r, depth + 1)}
         return s
     if k == 8:
         s = {"type": "array", "items": schema(r, depth + 1)}

@@ -29,6 +29,9 @@ enum : std::uint8_t {
 
 // Object phases.
 enum : std::uint8_t { kKeyOrEnd, kKeyNext, kColon, kMember, kCommaOrEnd };
+// An object frame's `c` after a key that no property lists and its key pattern matches
+// (-1: one it does not match; >= 0: a listed property).
+constexpr std::int64_t kPatternKey = -2;
 // Array phases (kItemsDone: after an item).
 enum : std::uint8_t { kItemOrEnd, kItemNext, kItemsDone = 3 };
 // Number states: accepting ones are 2 (a lone 0), 3 (integer digits), 5 (fraction), 8 (exponent).
@@ -136,7 +139,9 @@ std::int64_t JsonMatcher::path_string_room() const {
   if (f.flags & kKey) {
     // A key where the object takes other keys than the listed ones: any plain characters go on
     // (which key it is, and whether the object has it already, is told at its closing quote).
-    return key_allowed(stack_[stack_.size() - 2], -1) ? INT64_MAX : -1;
+    const Frame& object = stack_[stack_.size() - 2];
+    if (const JsonSchemaNode* n = node(object.node); n && n->key_pattern >= 0) return -1;  // every byte checked
+    return key_allowed(object, -1) ? INT64_MAX : -1;
   }
   const JsonSchemaNode* n = node(f.node);
   if (n && (n->format != JsonFormat::kNone || n->pattern >= 0)) return -1;  // every byte checked
@@ -339,7 +344,7 @@ bool JsonMatcher::key_allowed(const Frame& object, std::int64_t property, Proper
     if (given_now.test(static_cast<std::size_t>(property))) return false;
     if (n->properties[static_cast<std::size_t>(property)].second == kJsonNoNode) return false;  // "name": false
     given_now.set(static_cast<std::size_t>(property));
-  } else if (n->additional == kJsonNoNode) {
+  } else if (n->additional == kJsonNoNode && n->key_pattern < 0) {
     return false;
   }
   const auto missing = static_cast<std::int64_t>(n->must_give(given_now).without(given_now).count());
@@ -378,6 +383,7 @@ bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
         k.b = n ? static_cast<std::int32_t>(n->properties.size()) : 0;
         k.c = 0;
         k.seen = 0xcbf29ce484222325;  // FNV-1a's offset basis
+        k.rx = JsonPattern::start();
         stack_.push_back(k);
         return true;
       }
@@ -389,7 +395,10 @@ bool JsonMatcher::object_byte(Frame& f, unsigned char byte) {
       if (byte != ':') return false;
       const JsonSchemaNode* n = node(f.node);
       Frame v;
-      v.node = !n ? kJsonAnyNode : f.c >= 0 ? n->properties[static_cast<std::size_t>(f.c)].second : n->additional;
+      v.node = !n                ? kJsonAnyNode
+               : f.c >= 0        ? n->properties[static_cast<std::size_t>(f.c)].second
+               : f.c == kPatternKey ? n->key_match
+                                 : n->additional;
       f.phase = kMember;
       stack_.push_back(v);
       return true;
@@ -454,6 +463,13 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte, bool one_spelling) {
   }
   const JsonSchemaNode* const pn = key ? nullptr : node(f.node);
   const bool patterned = pn && pn->pattern >= 0;
+  // A key of an object with a key pattern (patternProperties, propertyNames) follows it too,
+  // its characters gathered in f.cp (f.a narrows the listed names); [part_lo, part_hi]: the
+  // characters a UTF-8 character's bytes so far can begin.
+  const JsonSchemaNode* const on = key ? node(f.node) : nullptr;
+  const JsonPattern* const key_pattern = on && on->key_pattern >= 0 ? &schema_->patterns[static_cast<std::size_t>(on->key_pattern)] : nullptr;
+  std::int32_t& gather = key ? f.cp : f.a;
+  char32_t part_lo = 0, part_hi = 0;
   // A patterned string's character, once its last byte is in (escapes decoded; f.a gathers a
   // UTF-8 character's bits).
   char32_t complete = 0xFFFFFFFF;
@@ -462,18 +478,20 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte, bool one_spelling) {
   const auto set_pending = [&f](int v) { f.flags = static_cast<std::uint8_t>((f.flags & ~kPending) | (v << 3)); };
   const auto set_escape = [&f](int v) { f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | v); };
   bool new_char = false;
+  bool escape_begun = false;
   if (f.phase > 0) {  // UTF-8 continuation bytes
     const unsigned lo = pending == kFirstA0 ? 0xA0 : pending == kFirst90 ? 0x90 : 0x80;
     const unsigned hi = pending == kFirst80To9F ? 0x9F : pending == kFirst80To8F ? 0x8F : 0xBF;
     if (byte < lo || byte > hi) return false;
     set_pending(0);
     --f.phase;
-    if (patterned) {
-      f.a = static_cast<std::int32_t>((static_cast<std::uint32_t>(f.a) << 6) | (byte & 0x3F));
+    if (patterned || key_pattern) {
+      gather = static_cast<std::int32_t>((static_cast<std::uint32_t>(gather) << 6) | (byte & 0x3F));
+      part_lo = static_cast<char32_t>(gather) << (6 * f.phase);
+      part_hi = ((static_cast<char32_t>(gather) + 1) << (6 * f.phase)) - 1;
       if (f.phase == 0) {
-        complete = static_cast<char32_t>(f.a);
-      } else if (!pattern_may(f, static_cast<char32_t>(f.a) << (6 * f.phase),
-                              ((static_cast<char32_t>(f.a) + 1) << (6 * f.phase)) - 1, f.c)) {
+        complete = static_cast<char32_t>(gather);
+      } else if (patterned && !pattern_may(f, part_lo, part_hi, f.c)) {
         return false;  // no character these bytes begin can be taken
       }
     }
@@ -489,6 +507,7 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte, bool one_spelling) {
     if (one_spelling && byte == '/') return false;  // "\/" is "/": keys are written one way (canonical_key_escape)
     if (byte == 'u') {
       if (patterned) return false;
+      if (key_pattern) f.rx = JsonPattern::State{};  // a key with a \u escape matches no key pattern
       set_escape(2);
     } else if (byte == '"' || byte == '\\' || byte == '/' || byte == 'b' || byte == 'f' || byte == 'n' || byte == 'r' ||
                byte == 't') {
@@ -521,34 +540,39 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte, bool one_spelling) {
     }
     f.flags = static_cast<std::uint8_t>((f.flags & ~kEscape) | 1);
     new_char = true;
+    escape_begun = true;
   } else if (byte < 0x20) {
     return false;
   } else if (byte < 0x80) {
     new_char = true;
     complete = byte;
   } else if (byte >= 0xC2 && byte <= 0xDF) {
-    if (patterned && !pattern_may(f, (byte & 0x1Fu) << 6, ((byte & 0x1Fu) << 6) | 0x3F, f.c + 1)) return false;
+    part_lo = (byte & 0x1Fu) << 6, part_hi = ((byte & 0x1Fu) << 6) | 0x3F;
+    if (patterned && !pattern_may(f, part_lo, part_hi, f.c + 1)) return false;
     f.phase = 1, new_char = true;
-    if (patterned) f.a = byte & 0x1F;
+    gather = byte & 0x1F;
   } else if (byte >= 0xE0 && byte <= 0xEF) {
     // The characters it can begin: no overlong forms (E0: from U+0800), no surrogates (ED).
     const char32_t lo = byte == 0xE0 ? 0x800 : (byte & 0x0Fu) << 12;
     const char32_t hi = byte == 0xED ? 0xD7FF : ((byte & 0x0Fu) << 12) | 0xFFF;
     if (patterned && !pattern_may(f, lo, hi, f.c + 1)) return false;
+    part_lo = lo, part_hi = hi;
     f.phase = 2, new_char = true;
-    if (patterned) f.a = byte & 0x0F;
+    gather = byte & 0x0F;
     set_pending(byte == 0xE0 ? kFirstA0 : byte == 0xED ? kFirst80To9F : 0);
   } else if (byte >= 0xF0 && byte <= 0xF4) {
     const char32_t lo = byte == 0xF0 ? 0x10000 : (byte & 0x07u) << 18;
     const char32_t hi = std::min<char32_t>(((byte & 0x07u) << 18) | 0x3FFFF, 0x10FFFF);
     if (patterned && !pattern_may(f, lo, hi, f.c + 1)) return false;
+    part_lo = lo, part_hi = hi;
     f.phase = 3, new_char = true;
-    if (patterned) f.a = byte & 0x07;
+    gather = byte & 0x07;
     set_pending(byte == 0xF0 ? kFirst90 : byte == 0xF4 ? kFirst80To8F : 0);
   } else {
     return false;
   }
   if (key) {
+    bool other_only = (f.flags & kDiverged) != 0;  // the key can no longer be a listed property
     // Narrow the listed properties to those spelled with these bytes so far.
     if (!(f.flags & kDiverged)) {
       const auto& props = node(f.node)->properties;
@@ -571,8 +595,20 @@ bool JsonMatcher::string_byte(Frame& f, unsigned char byte, bool one_spelling) {
         f.a = static_cast<std::int32_t>(lo - props.begin());
         f.b = static_cast<std::int32_t>(hi - props.begin());
       }
+      other_only = lo == hi || !open;
     }
     ++f.c;
+    if (key_pattern) {
+      // The pattern follows every key; where other keys must match it (additionalProperties
+      // false), a key that can only be another key goes on only while a match can follow.
+      if (complete != 0xFFFFFFFF && !key_pattern->step(f.rx, complete)) f.rx = JsonPattern::State{};
+      bool live = f.rx != JsonPattern::State{} && (f.phase == 0 || key_pattern->may_step(f.rx, part_lo, part_hi, INT64_MAX, 0));
+      if (live && escape_begun) {  // the characters a key's escape can stand for ("\/" is not written in keys)
+        live = false;
+        for (char32_t c : {U'"', U'\\', U'\b', U'\f', U'\n', U'\r', U'\t'}) live = live || key_pattern->may_step(f.rx, c, c, INT64_MAX, 0);
+      }
+      if (other_only && !live && on->additional == kJsonNoNode) return false;
+    }
   } else if (new_char) {
     const JsonSchemaNode* n = node(f.node);
     if (n && n->max_length >= 0 && f.c >= n->max_length) return false;
@@ -611,6 +647,12 @@ bool JsonMatcher::close_key(const Frame& f) {
   // Another key: not one this object has already (a listed one is known by `seen`). Known by
   // the hash of its text: two keys that collide would only make the second one refused.
   if (property < 0) {
+    // Another key: its schema is the key pattern's where that matches it, else additionalProperties'.
+    if (n && n->key_pattern >= 0 && schema_->patterns[static_cast<std::size_t>(n->key_pattern)].accepts(f.rx)) {
+      property = kPatternKey;
+    } else if (n && n->additional == kJsonNoNode) {
+      return false;
+    }
     const auto depth = static_cast<std::int32_t>(stack_.size() - 2);
     const Given key = {f.seen, depth, static_cast<std::uint8_t>(Kind::kValue)};
     if (given(key)) return false;

@@ -61,7 +61,8 @@ class JsonMatcher {
     std::int32_t a = 0, b = 0;  // per kind: enum / key range, counts
     std::int64_t c = 0;         // per kind: string length, array items, key's property
     std::uint64_t seen = 0;     // object: properties given; key, uniqueItems string: its text's hash
-    JsonPattern::State rx{};    // string with a pattern: the automaton's state
+    JsonPattern::State rx{};    // string with a pattern, key of an object with a key pattern: the automaton's state
+    std::int32_t cp = 0;        // key of an object with a key pattern: a UTF-8 character's bits so far
   };
 
   // What the objects and uniqueItems arrays open hold so far (given_): each key (but listed

@@ -34,9 +34,9 @@ const std::set<std::string> kConstraining = {
     "type", "enum", "const", "properties", "required", "additionalProperties", "items", "prefixItems", "additionalItems",
     "minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties", "pattern", "minimum", "maximum",
     "exclusiveMinimum", "exclusiveMaximum", "allOf", "anyOf", "oneOf", "$ref", "multipleOf", "uniqueItems", "propertyNames",
-    "dependentRequired", "dependencies",
+    "dependentRequired", "dependencies", "patternProperties",
     // Not enforced (refused):
-    "not", "patternProperties", "if", "then", "else", "contains", "minContains",
+    "not", "if", "then", "else", "contains", "minContains",
     "maxContains", "dependentSchemas", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 
@@ -202,6 +202,8 @@ class Compiler {
     JsonSchemaNode n;
     Bound low{-HUGE_VAL, false}, high{HUGE_VAL, false};
     std::optional<std::vector<std::string>> names;  // propertyNames: the keys allowed (escaped)
+    int names_pattern = -1;                         // propertyNames: the pattern keys match
+    int key_pattern = -1, key_match = kJsonAnyNode;  // patternProperties
     std::vector<std::pair<std::string, std::vector<std::string>>> depends;  // dependentRequired: name -> names
     for (const auto& [key, v] : s.items()) {
       const std::string here = at + "/" + key;
@@ -240,7 +242,15 @@ class Compiler {
       } else if (key == "additionalProperties") {
         n.additional = child(v, here);
       } else if (key == "propertyNames") {
-        names = property_names(child(v, here), here);
+        names = property_names(child(v, here), here, names_pattern);
+      } else if (key == "patternProperties") {
+        if (!v.is_object()) fail(here, "expected an object of patterns and schemas");
+        if (v.size() > 1) fail(here, "more than one pattern is not supported (a key matching two would take both schemas)");
+        for (const auto& [pattern, sub] : v.items()) {
+          patterns_.push_back(JsonPattern::compile(pattern, what_ + " at " + here + "/" + pattern));
+          key_pattern = static_cast<int>(patterns_.size()) - 1;
+          key_match = child(sub, here + "/" + pattern);
+        }
       } else if (key == "dependentRequired" || key == "dependencies") {
         if (!v.is_object()) fail(here, "expected an object of property names");
         for (const auto& [name, list] : v.items()) {
@@ -325,6 +335,7 @@ class Compiler {
         fail(here, "'" + key + "' is not supported (it could not be enforced while generating)");
       }
     }
+    if (key_pattern >= 0 || names_pattern >= 0) key_patterns(n, key_pattern, key_match, names_pattern, at);
     if (names) only_property_names(n, *names, s, at);
     if (s.contains("required")) {
       // A required name that "properties" does not list is still a key the object must have,
@@ -338,9 +349,10 @@ class Compiler {
           }
           continue;
         }
-        if (n.additional == kJsonNoNode) {
-          fail(at + "/required", "'" + r.get<std::string>() + "' is required, but it is not among the properties and "
-                                 "additionalProperties is false: no object is valid");
+        if (other_key_schema(n, name) == kJsonNoNode) {
+          fail(at + "/required", "'" + r.get<std::string>() + "' is required, but it is not among the properties and no "
+                                 "other key of that name is allowed (additionalProperties, patternProperties, propertyNames): "
+                                 "no object is valid");
         }
         list_other_key(n, name, at + "/required");
       }
@@ -348,9 +360,11 @@ class Compiler {
     // dependentRequired's names: listed as required ones are (where other keys are allowed).
     for (const auto& [trigger, needed] : depends) {
       for (const std::string& name : needed) {
-        if (n.additional != kJsonNoNode && property_index(n, escaped(name)) < 0) list_other_key(n, escaped(name), at);
+        if (other_key_schema(n, escaped(name)) != kJsonNoNode && property_index(n, escaped(name)) < 0) list_other_key(n, escaped(name), at);
       }
-      if (n.additional != kJsonNoNode && property_index(n, escaped(trigger)) < 0) list_other_key(n, escaped(trigger), at);
+      if (other_key_schema(n, escaped(trigger)) != kJsonNoNode && property_index(n, escaped(trigger)) < 0) {
+        list_other_key(n, escaped(trigger), at);
+      }
     }
     // Every name listed: the order the matcher narrows keys in, then the sets by index.
     std::sort(n.properties.begin(), n.properties.end());
@@ -645,7 +659,7 @@ class Compiler {
   // The keys propertyNames' compiled schema `node` allows, escaped as listed properties are:
   // nullopt for any key; a list (maybe empty) for an enum or const of names, or a type without
   // "string" (no key). Other string constraints on keys are refused by place.
-  std::optional<std::vector<std::string>> property_names(int node, const std::string& at) const {
+  std::optional<std::vector<std::string>> property_names(int node, const std::string& at, int& pattern) const {
     if (node == kJsonAnyNode) return std::nullopt;
     if (node == kJsonNoNode) return std::vector<std::string>{};
     if (pending(node)) fail(at, "a propertyNames schema that refers back to a schema it is part of is not supported");
@@ -659,16 +673,76 @@ class Compiler {
       }
       return out;
     }
-    if (!k.any_of.empty() || k.pattern >= 0 || k.min_length > 0 || k.max_length >= 0 || k.format != JsonFormat::kNone) {
-      fail(at, "propertyNames is supported as an enum or const of names (or a type); patterns, lengths, formats and "
+    if (!k.any_of.empty() || k.min_length > 0 || k.max_length >= 0 || k.format != JsonFormat::kNone) {
+      fail(at, "propertyNames is supported as an enum or const of names, a pattern, or a type; lengths, formats and "
                "anyOf on keys are not");
     }
+    pattern = k.pattern;
     return std::nullopt;
   }
 
   // propertyNames as a list of names: listed properties outside it are forbidden (a required
   // one: refused), the names not listed are listed with additionalProperties' schema, and no
   // other key is allowed.
+  // The text of a name as listed (escaped, as written inside a JSON string).
+  static std::string unescaped(const std::string& name) { return json::parse("\"" + name + "\"").get<std::string>(); }
+
+  // The schema of key `name` (escaped) where the properties do not list it: patternProperties'
+  // (or propertyNames') where its pattern matches, else additionalProperties'.
+  int other_key_schema(const JsonSchemaNode& n, const std::string& name) const {
+    if (n.key_pattern >= 0 && patterns_[static_cast<std::size_t>(n.key_pattern)].matches(unescaped(name))) return n.key_match;
+    return n.additional;
+  }
+
+  // patternProperties (`pattern` and its schema `match`) or a propertyNames pattern (`names`),
+  // with the properties listed so far.
+  void key_patterns(JsonSchemaNode& n, int pattern, int match, int names, const std::string& at) {
+    if (pattern >= 0 && names >= 0) fail(at + "/propertyNames", "a propertyNames pattern next to patternProperties is not supported");
+    const std::string where = at + (pattern >= 0 ? "/patternProperties" : "/propertyNames");
+    JsonPattern& p = patterns_[static_cast<std::size_t>(pattern >= 0 ? pattern : names)];
+    // Keys are written with \u escapes only for control characters, and a key with one cannot
+    // match (as patterned strings take none): the pattern keeps the other characters.
+    p.keep_only({{0x08, 0x0A}, {0x0C, 0x0D}, {0x20, 0xD7FF}, {0xE000, 0x10FFFF}});
+    if (pattern >= 0) {
+      // A listed property the pattern matches takes both schemas.
+      for (auto& [name, schema] : n.properties) {
+        if (!p.matches(unescaped(name)) || match == kJsonAnyNode || schema == match) continue;
+        if (match == kJsonNoNode || schema == kJsonAnyNode) {
+          schema = match;
+        } else {
+          fail(where, "property " + name + " is listed and matches the pattern: two schemas that must both hold are not supported");
+        }
+      }
+      if (match == kJsonNoNode && n.additional != kJsonNoNode) {
+        fail(where, "a pattern whose schema is false (keys that must not match it) beside other keys allowed is not supported");
+      }
+      n.key_pattern = match == kJsonNoNode ? -1 : pattern;
+      n.key_match = match;
+    } else {
+      // Every key matches: listed properties that do not are never given.
+      for (auto& [name, schema] : n.properties) {
+        if (!p.matches(unescaped(name))) schema = kJsonNoNode;
+      }
+      n.key_pattern = n.additional == kJsonNoNode ? -1 : names;
+      n.key_match = n.additional;
+      n.additional = kJsonNoNode;
+    }
+    if (n.key_pattern < 0 || n.additional != kJsonNoNode) return;
+    // Other keys must match. A key begun must have endings the object has not given yet: from
+    // every place in the pattern a match can go on without end (a pattern with finitely many
+    // names, or a branch with few, could run out and leave a key no way to close).
+    if (p.fewest_to_match(JsonPattern::start()) < 0) fail(where, "the pattern matches no key");
+    for (std::int64_t q = 0; q < p.positions(); ++q) {
+      JsonPattern::State one{};
+      one[static_cast<std::size_t>(q / 64)] = std::uint64_t{1} << (q % 64);
+      if (p.fewest_to_match(one) >= 0 && !p.can_match(one, p.positions() + 1, INT64_MAX)) {
+        fail(where, "a pattern with finitely many keys from some place on (a finite set of names, or an end fixed as in "
+                    "'_id$'), where no other keys are allowed, is not supported: the keys could run out with one begun; "
+                    "list those keys in properties, or allow other keys");
+      }
+    }
+  }
+
   void only_property_names(JsonSchemaNode& n, const std::vector<std::string>& names, const json& s, const std::string& at) {
     const auto allowed = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
     if (s.contains("required") && s["required"].is_array()) {
@@ -699,7 +773,7 @@ class Compiler {
   // additionalProperties' schema. The caller sorts the properties once all are listed.
   void list_other_key(JsonSchemaNode& n, const std::string& name, const std::string& at) {
     if (n.properties.size() >= kMaxListed) fail(at, "more than " + std::to_string(kMaxListed) + " properties are not supported");
-    n.properties.emplace_back(name, n.additional);
+    n.properties.emplace_back(name, other_key_schema(n, name));
   }
 
   // dependentRequired's sets, its names listed already (compile()): a property is forbidden when
@@ -746,7 +820,7 @@ class Compiler {
     }
     // Properties whose schema is false are never given.
     const auto can_have = std::count_if(n.properties.begin(), n.properties.end(), [](const auto& p) { return p.second != kJsonNoNode; });
-    if (n.additional == kJsonNoNode && can_have < n.min_properties) {
+    if (n.additional == kJsonNoNode && n.key_pattern < 0 && can_have < n.min_properties) {
       fail(at, "minProperties " + std::to_string(n.min_properties) + " with " + std::to_string(can_have) +
                    " properties that may be given and no other keys allowed");
     }
@@ -930,6 +1004,7 @@ class Compiler {
         }
         if (n.unique_items) fail(where, "uniqueItems next to other schemas that must hold too is not supported");
         if (!n.dependent_required.empty()) fail(where, "dependentRequired next to other schemas that must hold too is not supported");
+        if (n.key_pattern >= 0) fail(where, "patternProperties or a propertyNames pattern next to other schemas that must hold too is not supported");
         // An anyOf / oneOf whose branches overlap is a list of nodes, not one node to intersect.
         if (!n.any_of.empty()) fail(where, "anyOf / oneOf whose branches overlap next to other schemas that must hold too is not supported");
       } else {
@@ -1249,6 +1324,8 @@ class Compiler {
         merged.properties = n.properties;
         merged.required = n.required;
         merged.additional = n.additional;
+        merged.key_pattern = n.key_pattern;
+        merged.key_match = n.key_match;
         merged.min_properties = n.min_properties;
         merged.max_properties = n.max_properties;
       }

@@ -11,8 +11,8 @@
 // two of, allOf (merged into one node), $ref to "#", a JSON pointer into the document or an
 // anchor. Annotations (title, description, default, examples, other formats, $schema, $id,
 // $comment, ...) and keywords outside JSON Schema's vocabulary are ignored; JSON Schema's other
-// keywords (not, patternProperties, if / then / else, ...) are refused by place, so a schema is
-// never half enforced.
+// keywords (not, if / then / else, ...) are refused by place, so a schema is never half
+// enforced. patternProperties (one pattern) and a propertyNames pattern are enforced on keys.
 #pragma once
 
 #include <array>
@@ -100,6 +100,11 @@ struct JsonSchemaNode {
   // required ones and, to the closure, the dependentRequired ones of each given or to give.
   PropertySet must_give(const PropertySet& present) const;
   int additional = kJsonAnyNode;
+  // patternProperties' pattern (one; in JsonSchema::patterns) and the schema of a key not listed
+  // that it matches (`additional`: one it does not match). A propertyNames pattern is the same
+  // with `additional` false: every other key matches it. -1: none.
+  int key_pattern = -1;
+  int key_match = kJsonAnyNode;
   std::int64_t min_properties = 0, max_properties = -1;  // -1: no limit
   // Arrays.
   std::vector<int> prefix_items;

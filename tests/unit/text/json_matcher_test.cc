@@ -989,6 +989,70 @@ TEST(JsonMatcher, ReferencesByIdStayInTheDocument) {
             std::string::npos);
 }
 
+// patternProperties (one pattern) and a propertyNames pattern: a key no property lists takes the
+// pattern's schema where the pattern matches it, else additionalProperties'; where other keys
+// must match (additionalProperties false, propertyNames), a key goes on only while a match can
+// follow, and a pattern whose keys could run out is refused.
+TEST(JsonMatcher, KeyPatternsChooseTheSchemaOfOtherKeys) {
+  const JsonSchema ext = schema(R"({"type": "object", "properties": {"name": {"type": "string"}},
+                                    "patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false})");
+  EXPECT_TRUE(matches(ext, R"({"name": "a", "x-rate": 5, "x-": -1})"));
+  EXPECT_FALSE(prefix(ext, R"({"x-rate": ")") || prefix(ext, R"({"y)") || prefix(ext, R"({"xy)") || prefix(ext, R"({"nam")"));
+  EXPECT_FALSE(prefix(ext, R"({"x-a": 1, "x-a")"));  // given twice
+  EXPECT_FALSE(prefix(ext, R"({"x\u)"));             // a key with a \u escape matches no pattern
+  const JsonSchema mixed = schema(R"({"type": "object", "patternProperties": {"^S_": {"type": "string"}},
+                                      "additionalProperties": {"type": "boolean"}})");
+  EXPECT_TRUE(matches(mixed, R"({"S_a": "x", "b": true, "S": false, "é": true})"));
+  EXPECT_FALSE(prefix(mixed, R"({"S_a": t)") || prefix(mixed, R"({"b": ")"));
+  const JsonSchema named = schema(R"({"type": "object", "properties": {"Ab": {}, "ab": {}},
+                                      "propertyNames": {"pattern": "^[A-Z][a-z]+$"}, "additionalProperties": {"type": "integer"}})");
+  EXPECT_TRUE(matches(named, R"({"Ab": null, "Xyz": 3})"));
+  EXPECT_NE(refusal(R"({"properties": {"ab": {}}, "required": ["ab"], "propertyNames": {"pattern": "^[A-Z]"}})").find("'ab' is required, but its schema is false"),
+            std::string::npos);
+  EXPECT_FALSE(prefix(named, R"({"Ab": 1, "ab)") || prefix(named, R"({"Ab": 1, "X")") || prefix(named, R"({"Ab": 1, "Xy": "s)"));
+  // Required names the pattern matches take its schema; one neither listed nor matched is refused.
+  const JsonSchema required_ext = schema(R"({"patternProperties": {"^x-": {"type": "null"}}, "additionalProperties": false, "required": ["x-id"]})");
+  EXPECT_TRUE(matches(required_ext, R"({"x-id": null})"));
+  EXPECT_FALSE(matches(required_ext, "{}") || prefix(required_ext, R"({"x-id": 1)"));
+  EXPECT_NE(refusal(R"({"patternProperties": {"^x-": {}}, "additionalProperties": false, "required": ["id"]})").find("'id' is required"),
+            std::string::npos);
+  std::uint32_t rng = 21;
+  for (const JsonSchema* sc : {&ext, &mixed, &named}) {  // (a walk would seldom write "x-id" itself)
+    for (int i = 0; i < 100; ++i) {
+      bool dead_end = false;
+      const std::string v = random_value(*sc, rng, 3, &dead_end);
+      ASSERT_FALSE(dead_end) << v;
+      const nlohmann::json j = nlohmann::json::parse(v);
+      for (const auto& [k, x] : j.items()) {
+        if (sc == &ext) EXPECT_TRUE((k == "name" && x.is_string()) || (k.rfind("x-", 0) == 0 && x.is_number_integer())) << v;
+        if (sc == &mixed) EXPECT_TRUE(k.rfind("S_", 0) == 0 ? x.is_string() : x.is_boolean()) << v;
+        if (sc == &named) {
+          EXPECT_TRUE(k.size() >= 2 && std::isupper(static_cast<unsigned char>(k[0])) &&
+                      std::all_of(k.begin() + 1, k.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
+              << v;
+          if (k != "Ab") EXPECT_TRUE(x.is_number_integer()) << v;
+        }
+      }
+    }
+  }
+  for (const auto& [text, message] : std::vector<std::pair<const char*, const char*>>{
+           {R"({"patternProperties": {"^a": {}, "^b": {}}})", "json_schema at /patternProperties: more than one pattern"},
+           {R"({"patternProperties": {"^[a-z]+_id$": {}}, "additionalProperties": false})",
+            "json_schema at /patternProperties: a pattern with finitely many keys from some place on"},
+           {R"({"properties": {"ab": {"type": "string"}}, "patternProperties": {"^a": {"type": "integer"}}})",
+            "json_schema at /patternProperties: property ab is listed and matches the pattern"},
+           {R"({"patternProperties": {"^a": false}})", "json_schema at /patternProperties: a pattern whose schema is false"},
+           {R"({"allOf": [{"patternProperties": {"^a": {}}}, {"required": ["b"]}]})",
+            "json_schema at /allOf/0: patternProperties or a propertyNames pattern next to other schemas"}}) {
+    EXPECT_EQ(refusal(text).rfind(message, 0), 0u) << refusal(text);
+  }
+  // Where other keys are allowed too, a pattern fixed at its end is fine: a key can always go on
+  // as one it does not match.
+  const JsonSchema ids = schema(R"({"patternProperties": {"^[a-z]+_id$": {"type": "integer"}}})");
+  EXPECT_TRUE(matches(ids, R"({"user_id": 3, "user_name": "x"})"));
+  EXPECT_FALSE(prefix(ids, R"({"user_id": "x)"));
+}
+
 // allOf: one node that holds every branch (pydantic v1 writes a described field as allOf of one
 // $ref; a model extended by another is two object branches).
 TEST(JsonMatcher, AllOfHoldsEveryBranch) {
@@ -1177,7 +1241,7 @@ TEST(JsonSchema, UnsupportedKeywordsAreRefusedByPlace) {
       {R"({"$defs": {"a": {}}, "$ref": "#/$defs/a~2"})", "json_schema at /$ref: '#/$defs/a~2': '~' in a JSON pointer is followed by 0 or 1"},
       {R"({"allOf": [{"$ref": "#"}, {"type": "object"}]})", "json_schema at /allOf/0: a part that refers back to a schema it is part of, next to other parts"},
       {R"({"properties": {"a": {}}, "required": ["b"], "additionalProperties": false})",
-       "json_schema at /required: 'b' is required, but it is not among the properties and additionalProperties is false"},
+       "json_schema at /required: 'b' is required, but it is not among the properties and no other key of that name is allowed"},
       {"{", "json_schema: not valid JSON"},
       {"[1]", "json_schema at /: expected a schema"},
   };
@@ -1236,8 +1300,8 @@ TEST(JsonMatcher, PropertyNamesListTheKeysAllowed) {
             "json_schema at /required: 'b' is required, but propertyNames does not allow it: no object is valid");
   EXPECT_EQ(refusal(R"({"type": "object", "propertyNames": {"enum": ["a", "b"]}, "minProperties": 3})"),
             "json_schema at /: minProperties 3 with 2 properties that may be given and no other keys allowed");
-  EXPECT_EQ(refusal(R"({"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}})").rfind(
-                "json_schema at /propertyNames: propertyNames is supported as an enum or const of names", 0),
+  EXPECT_EQ(refusal(R"({"type": "object", "propertyNames": {"pattern": "^(a|b)$"}})").rfind(
+                "json_schema at /propertyNames: a pattern with finitely many keys from some place on", 0),
             0u);
   EXPECT_EQ(refusal(R"({"type": "object", "propertyNames": {"maxLength": 3}})").rfind("json_schema at /propertyNames: ", 0), 0u);
   // A false property counts for no key minProperties could need.
