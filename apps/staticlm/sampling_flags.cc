@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "commands.h"
+#include "text/gbnf.h"
 
 namespace staticlm::cli {
 
@@ -32,6 +33,10 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
                  "the reply must be JSON valid for this JSON Schema, e.g. '{}' (any value) or '{\"type\": \"object\"}' "
                  "(docs/generation.md)");
   cmd.add_option("--json-schema-file", f.json_schema_file, "as --json-schema, the schema read from a file");
+  cmd.add_option("--grammar", f.grammar,
+                 "the reply must be a text of this GBNF grammar (llama.cpp's format, from its rule root), e.g. "
+                 "'root ::= \"yes\" | \"no\"' (docs/generation.md)");
+  cmd.add_option("--grammar-file", f.grammar_file, "as --grammar, the grammar read from a file (e.g. a .gbnf)");
 }
 
 namespace {
@@ -95,6 +100,16 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   if (!f.json_schema.empty() && !f.json_schema_file.empty()) invalid_argument("--json-schema and --json-schema-file: give one");
   p.json_schema = f.json_schema_file.empty() ? f.json_schema : read_file(f.json_schema_file);
   if (!f.json_schema_file.empty() && p.json_schema.empty()) invalid_argument("--json-schema-file " + f.json_schema_file + ": the file is empty");
+  if (!f.grammar.empty() && !f.grammar_file.empty()) invalid_argument("--grammar and --grammar-file: give one");
+  p.grammar = f.grammar_file.empty() ? f.grammar : read_file(f.grammar_file);
+  if (!f.grammar_file.empty() && p.grammar.empty()) invalid_argument("--grammar-file " + f.grammar_file + ": the file is empty");
+  // Its syntax checked here, so an error names the flag (and the file); token forms are read
+  // against the tokenizer when the model is loaded.
+  if (!p.grammar.empty()) {
+    Grammar::parse(p.grammar, f.grammar_file.empty() ? "--grammar" : "--grammar-file " + f.grammar_file,
+                   [](std::string_view) { return std::optional<std::int64_t>(0); }, INT64_MAX);
+  }
+  if (!p.grammar.empty() && !p.json_schema.empty()) invalid_argument("--grammar and --json-schema: give one constraint");
   return p;
 }
 

@@ -23,6 +23,7 @@ struct SamplingFlags {
   std::vector<std::string> logit_bias;  // llama.cpp's TOKEN_ID(+|-)BIAS
   bool ignore_eos = false;
   std::string json_schema, json_schema_file;
+  std::string grammar, grammar_file;
 };
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f);

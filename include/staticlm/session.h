@@ -56,6 +56,9 @@ struct GenerateParams {
   // A JSON Schema (its JSON text) the reply must be a value of ("{}": any JSON value; see
   // docs/generation.md for the keywords enforced); "": free text. Needs the tokenizer.
   std::string json_schema;
+  // A GBNF grammar (llama.cpp's format; docs/generation.md) the reply must be a text of, from
+  // its rule `root`; "": none. Needs the tokenizer; not with json_schema.
+  std::string grammar;
   std::uint64_t seed = 0;
   std::vector<std::string> stop;  // stop when the text contains one (needs a tokenizer)
   std::string dump_logits;        // write prefill/decode logits and tokens here (safetensors; "" : off)

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "runtime/generation_defaults.h"
+#include "text/grammar_constraint.h"
 #include "text/json_constraint.h"
 
 namespace staticlm::api {
@@ -37,6 +38,12 @@ GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck, 
     for (std::int64_t id : g.eos_token_ids) g.sampling.logit_bias.emplace_back(id, -INFINITY);
   }
   validate_sampling_options(g.sampling);
+  if (!p.json_schema.empty() && !p.grammar.empty()) invalid_argument("json_schema and grammar: give one constraint");
+  if (!p.grammar.empty()) {
+    if (!tokenizer) invalid_argument("grammar: constrained generation needs the checkpoint's tokenizer.json");
+    auto grammar = std::make_shared<const Grammar>(parse_grammar(p.grammar, "grammar", tokenizer, ck.config().text.vocab_size));
+    g.constraint = grammar_constraint_factory(std::move(grammar), *tokenizer, g.eos_token_ids);
+  }
   if (!p.json_schema.empty()) {
     auto schema = std::make_shared<const JsonSchema>(JsonSchema::parse(p.json_schema, "json_schema"));
     if (!tokenizer) invalid_argument("json_schema: constrained generation needs the checkpoint's tokenizer.json");

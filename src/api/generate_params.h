@@ -11,7 +11,7 @@
 namespace staticlm::api {
 
 // Bad values are kInvalidArgument naming the field (e.g. "max_new_tokens -1"). `tokenizer`: the
-// checkpoint's, needed for json_schema (may be null otherwise); it must outlive the options.
+// checkpoint's, needed for json_schema and grammar (may be null otherwise); it must outlive the options.
 GenerateOptions generate_options(const GenerateParams& params, const Checkpoint& checkpoint,
                                  const staticlm::Tokenizer* tokenizer = nullptr);
 

@@ -13,6 +13,7 @@
 #include "runtime/prefiller.h"
 #include "text/chat_render.h"
 #include "text/detokenizer.h"
+#include "text/grammar_constraint.h"
 #include "text/json_constraint.h"
 #include "text/tool_call_stream.h"
 #include "vision/image_decode.h"
@@ -348,12 +349,23 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     }
   }
   if (given(doc, "logit_bias")) parse_logit_bias(doc["logit_bias"], *context.tokenizer, s);
-  // llama.cpp's GBNF grammar: not enforced here, so refused rather than ignored (a reply that
-  // looks constrained and is not); "" is llama.cpp's default, none.
-  if (given(doc, "grammar") && !(doc["grammar"].is_string() && doc["grammar"].get<std::string>().empty())) {
-    bad("grammar", "GBNF grammars are not supported; constrain the reply with a JSON Schema (response_format, or json_schema)");
-  }
-  if (given(doc, "response_format") || given(doc, "json_schema")) {
+  // llama.cpp's GBNF grammar; "" is llama.cpp's default, none.
+  const bool has_grammar = given(doc, "grammar") && !(doc["grammar"].is_string() && doc["grammar"].get<std::string>().empty());
+  if (has_grammar) {
+    if (!doc["grammar"].is_string()) bad("grammar", "expected a string (a GBNF grammar)");
+    if (given(doc, "json_schema") || (given(doc, "response_format") && response_schema(doc))) {
+      bad("grammar", "give a grammar or a JSON Schema (response_format, json_schema), not both");
+    }
+    std::shared_ptr<const Grammar> grammar;
+    try {
+      grammar = std::make_shared<const Grammar>(
+          parse_grammar(doc["grammar"].get<std::string>(), "grammar", context.tokenizer,
+                        static_cast<std::int64_t>(context.tokenizer->token_index().bytes.size())));
+    } catch (const Error& e) {
+      throw RequestError{e.what(), "grammar"};  // the message gives the line and column
+    }
+    g.constraint = grammar_constraint_factory(std::move(grammar), *context.tokenizer, g.eos_token_ids);
+  } else if (given(doc, "response_format") || given(doc, "json_schema")) {
     if (std::shared_ptr<const JsonSchema> schema = response_schema(doc)) {
       g.constraint = json_constraint_factory(std::move(schema), *context.tokenizer, g.eos_token_ids);
     } else {

@@ -48,8 +48,11 @@ TokenIndex TokenIndex::build(const Tokenizer& tok) {
     return x.bytes[static_cast<std::size_t>(a)] < x.bytes[static_cast<std::size_t>(b)];
   });
   x.lcp.resize(x.sorted.size());
+  x.sorted_at.assign(1, 0);
   for (std::size_t i = 0; i < x.sorted.size(); ++i) {
     const std::string& s = x.bytes[static_cast<std::size_t>(x.sorted[i])];
+    x.sorted_text += s;
+    x.sorted_at.push_back(static_cast<std::uint32_t>(x.sorted_text.size()));
     x.max_bytes = std::max(x.max_bytes, s.size());
     if (i == 0) continue;
     const std::string& p = x.bytes[static_cast<std::size_t>(x.sorted[i - 1])];

@@ -404,6 +404,49 @@ TEST_F(Serve, LogitBiasAndIgnoreEosEqualRunFlags) {
 // response_format json_schema: the reply is JSON valid for the schema (checked here key by key),
 // the same as `run -j SCHEMA` and as llama.cpp's top-level json_schema; json_object starts an
 // object; a schema keyword that cannot be enforced is a 400 naming its place.
+// llama.cpp's `grammar` (GBNF): the reply is a text of the grammar, the same as `run
+// --grammar-file`, on the chat and the completion paths.
+TEST_F(Serve, GrammarEqualsRunFlag) {
+  const std::string grammar = "root ::= (\"yes\" | \"no\") \", \" word (\" \" word){1,3} \".\"\nword ::= [a-z]{2,6}\n";
+  const std::regex text("(yes|no), [a-z]{2,6}( [a-z]{2,6}){1,3}\\.");
+  json r = request(kHello);
+  r["max_tokens"] = 60;
+  r["grammar"] = grammar;
+  const HttpResult h = chat(r);
+  ASSERT_EQ(h.status, 200) << h.body;
+  const json choice = json::parse(h.body)["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "stop") << h.body;
+  const std::string content = choice["message"]["content"];
+  EXPECT_TRUE(std::regex_match(content, text)) << content;
+  EXPECT_NE(run_answer(kHello), content);  // free text without it
+
+  const std::string f = dir_->file("grammar_messages.json"), g = dir_->file("reply.gbnf");
+  write(f, kHello.dump());
+  write(g, grammar);
+  const test::CommandResult cli =
+      test::run_staticlm("run -m " + model() + " --messages " + f + " -n 60 --temp 0 --max-seq 128 --json --grammar-file " + g);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(json::parse(cli.out).at("text"), content);
+
+  const std::string completion = json{{"prompt", "<bos>hello"}, {"n_predict", 60}, {"temperature", 0.9}, {"seed", 3}, {"grammar", grammar}}.dump();
+  const HttpResult c = http("/completion", &completion);
+  ASSERT_EQ(c.status, 200) << c.body;
+  EXPECT_TRUE(std::regex_match(json::parse(c.body)["content"].get<std::string>(), text)) << c.body;
+
+  // Bad grammars: 400 naming the line and column; on the command line, the file.
+  r["grammar"] = "root ::= word\n";
+  const HttpResult b = chat(r);
+  EXPECT_EQ(b.status, 400);
+  EXPECT_EQ(json::parse(b.body)["error"]["message"], "grammar: line 1, column 10: rule 'word' is used but never defined") << b.body;
+  write(g, "root ::= \"a\" | \"b\"\nroot ::= \"c\"\n");
+  const test::CommandResult bad = test::run_staticlm("run -m " + model() + " -p hi -n 1 --grammar-file " + g);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--grammar-file " + g + ": line 2, column 1: rule 'root' is defined twice"), std::string::npos) << bad.err;
+  const test::CommandResult both = test::run_staticlm("run -m " + model() + " -p hi -n 1 --grammar 'root ::= \"a\"' -j '{}'");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--grammar and --json-schema: give one constraint"), std::string::npos) << both.err;
+}
+
 TEST_F(Serve, ResponseFormatJsonSchemaEqualsRunFlag) {
   const json schema = json::parse(R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
       "age": {"type": "integer"}, "ok": {"type": "boolean"}, "score": {"type": "number", "minimum": 0, "exclusiveMaximum": 0.5},
@@ -625,7 +668,7 @@ TEST_F(Serve, LlamaCppCompletionAnswersAsTextCompletions) {
            {json{{"prompt", prompt}, {"n_probs", 2}, {"post_sampling_probs", true}}, "post_sampling_probs"},
            {json{{"prompt", prompt}, {"logprobs", 2}}, "logprobs"},
            {json{{"prompt", prompt}, {"return_tokens", "yes"}}, "return_tokens"},
-           {json{{"prompt", prompt}, {"grammar", "root ::= \"yes\" | \"no\""}}, "grammar"},  // refused, not ignored
+           {json{{"prompt", prompt}, {"grammar", "root ::= \"yes\" | \"no"}}, "grammar"},
            {json{{"n_predict", 4}}, "prompt"}}) {
     const HttpResult b = post("/completion", body);
     EXPECT_EQ(b.status, 400) << body;
@@ -1044,7 +1087,9 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"presence_penalty", {{"messages", kHello}, {"presence_penalty", 2.5}}},
       {"frequency_penalty", {{"messages", kHello}, {"frequency_penalty", "some"}}},
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
-      {"grammar", {{"messages", kHello}, {"grammar", "root ::= [a-z]+"}}},
+      {"grammar", {{"messages", kHello}, {"grammar", "root ::= [a-z"}}},
+      {"grammar", {{"messages", kHello}, {"grammar", 5}}},
+      {"grammar", {{"messages", kHello}, {"grammar", "root ::= \"a\""}, {"json_schema", {{"type", "string"}}}}},
       {"logit_bias", {{"messages", kHello}, {"logit_bias", "ban"}}},
       {"logit_bias.5", {{"messages", kHello}, {"logit_bias", {{"5", 101}}}}},
       {"logit_bias.999999999", {{"messages", kHello}, {"logit_bias", {{"999999999", 1}}}}},

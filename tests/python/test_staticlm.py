@@ -2,6 +2,7 @@
 (text and image), the same arrays as `staticlm inputs`, tokens streamed as they are produced,
 and errors that name the bad value."""
 import json
+import re
 import subprocess
 import threading
 
@@ -51,6 +52,20 @@ def test_json_schema_matches_run(model_dir, tmp_path):
     assert sorted(value) == ["n", "s"] and isinstance(value["n"], int) and len(value["s"]) <= 4
     with pytest.raises(ValueError, match="json_schema at /not"):
         list(s.generate(prompt_ids=[2], max_new_tokens=1, json_schema='{"not": {"const": 1}}'))
+
+
+def test_grammar_matches_run(model_dir, tmp_path):
+    grammar = 'root ::= ("yes" | "no") " " [a-z]{2,5} "."\n'
+    path = tmp_path / "reply.gbnf"
+    path.write_text(grammar)
+    expected = cli_tokens(model_dir, "--prompt-ids 2,105,2364 -n 30 --temp 0 --max-seq 256 --grammar-file " + str(path), tmp_path)
+    s = staticlm.Model(model_dir).session(max_seq=256)
+    g = s.generate(prompt_ids=[2, 105, 2364], max_new_tokens=30, temperature=0, grammar=grammar)
+    assert list(g) == expected
+    assert g.result["stop_reason"] == "eos"
+    assert re.fullmatch(r"(yes|no) [a-z]{2,5}\.", g.result["text"]), g.result["text"]
+    with pytest.raises(ValueError, match="grammar: line 1, column 10: rule 'word' is used but never defined"):
+        list(s.generate(prompt_ids=[2], max_new_tokens=1, grammar="root ::= word"))
 
 
 def test_generate_text_matches_run(model_dir, tmp_path):

@@ -7,24 +7,16 @@
 #include <vector>
 
 #include "test_util.h"
+#include "text_test_util.h"
 #include "text/tokenizer.h"
 
 namespace staticlm {
 namespace {
 
-const Tokenizer& gemma4() {
-  static const std::unique_ptr<Tokenizer> tok = [] {
-    static test::TempDir dir;
-    test::make_tiny_model(dir.path(), 1);
-    return Tokenizer::load(dir.file("tokenizer.json"));
-  }();
-  return *tok;
-}
-
 // The mask computed two ways after `prefix` (fed as the tokens it encodes to): the constraint's
 // walk over the sorted vocabulary, and every token's bytes fed one by one to a copy of a matcher.
 void expect_same_mask(const std::string& schema_text, const std::string& prefix) {
-  const Tokenizer& tok = gemma4();
+  const Tokenizer& tok = test::gemma4_tokenizer();
   const TokenIndex& index = tok.token_index();
   auto schema = std::make_shared<const JsonSchema>(JsonSchema::parse(schema_text, "json_schema"));
   const std::vector<std::int64_t> ends = {1, 106};
@@ -82,7 +74,7 @@ TEST(JsonConstraint, VocabularyWalkEqualsTokenByToken) {
 }
 
 TEST(JsonConstraint, CompleteValueAllowsOnlyTheEnd) {
-  const Tokenizer& tok = gemma4();
+  const Tokenizer& tok = test::gemma4_tokenizer();
   auto schema = std::make_shared<const JsonSchema>(JsonSchema::parse(R"({"type": "boolean"})", "json_schema"));
   JsonConstraint c(schema, tok.token_index(), {1, 106});
   for (int id : tok.encode("true")) c.accept(id);

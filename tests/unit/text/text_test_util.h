@@ -27,6 +27,16 @@ inline const Tokenizer* gemma3_tokenizer() {
   const ::staticlm::Tokenizer* tok = ::staticlm::test::gemma3_tokenizer();                 \
   if (tok == nullptr) GTEST_SKIP() << "the Gemma tokenizer.json is missing (run scripts/setup.sh)"
 
+// The Gemma 4 tokenizer of the tiny model (make_tiny_model's, seed 1).
+inline const Tokenizer& gemma4_tokenizer() {
+  static const std::unique_ptr<Tokenizer> tok = [] {
+    static TempDir dir;
+    make_tiny_model(dir.path(), 1);
+    return Tokenizer::load(dir.file("tokenizer.json"));
+  }();
+  return *tok;
+}
+
 // One JSON value per line.
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::vector<nlohmann::json> out;
