@@ -349,6 +349,11 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     }
   }
   if (given(doc, "logit_bias")) parse_logit_bias(doc["logit_bias"], *context.tokenizer, s);
+  // llama.cpp's lazy grammar waits for a trigger before it applies: not followed here, so
+  // refused rather than applied from the start.
+  if (boolean_field(doc, "grammar_lazy", "grammar_lazy")) {
+    bad("grammar_lazy", "lazy grammars (applied once a trigger appears) are not supported; give the grammar alone");
+  }
   // llama.cpp's GBNF grammar; "" is llama.cpp's default, none.
   const bool has_grammar = given(doc, "grammar") && !(doc["grammar"].is_string() && doc["grammar"].get<std::string>().empty());
   if (has_grammar) {

@@ -1089,6 +1089,7 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
       {"grammar", {{"messages", kHello}, {"grammar", "root ::= [a-z"}}},
       {"grammar", {{"messages", kHello}, {"grammar", 5}}},
+      {"grammar_lazy", {{"messages", kHello}, {"grammar", "root ::= \"a\""}, {"grammar_lazy", true}}},
       {"grammar", {{"messages", kHello}, {"grammar", "root ::= \"a\""}, {"json_schema", {{"type", "string"}}}}},
       {"logit_bias", {{"messages", kHello}, {"logit_bias", "ban"}}},
       {"logit_bias.5", {{"messages", kHello}, {"logit_bias", {{"5", 101}}}}},
