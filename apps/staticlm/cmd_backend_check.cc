@@ -38,6 +38,7 @@ void backend_check_command(const BackendCheckArgs& a) {
   api::BackendCheckOptions o = a.check;
   o.threads = resolve_threads(a.threads);
   o.log = log_to_stderr;
+  if (a.report) check_output_file(*a.report);  // before the slow check
   const inspect::BackendCheck check = api::run_backend_check(o);
   std::cout << inspect::format_backend_check(check) << std::flush;
   if (a.report) write_text_atomic(*a.report, inspect::backend_check_json(check).dump(1) + "\n");

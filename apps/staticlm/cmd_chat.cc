@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "api/engine.h"
+#include "api/generate_params.h"
 #include "backend_option.h"
 #include "base/error.h"
 #include "commands.h"
@@ -35,6 +37,7 @@
 #include "sampling_flags.h"
 #include "staticlm/model.h"
 #include "threads_option.h"
+#include "vision/image_decode.h"
 
 namespace staticlm::cli {
 
@@ -62,14 +65,6 @@ std::unique_ptr<api::Chat> open_chat(const ChatArgs& a, const api::GenerateParam
   check_prompt_utf8(a.system, "--system");
   check_backend_choice(a.backend);  // before the (slow) checkpoint load
   const int threads = resolve_threads(a.threads);
-  const api::Model model = api::Model::open(a.model);
-  if (a.max_seq && *a.max_seq > model.info().max_position_embeddings) {
-    invalid_argument("--max-seq " + std::to_string(*a.max_seq) + " exceeds the model's max_position_embeddings " +
-                     std::to_string(model.info().max_position_embeddings));
-  }
-  if (a.image && !model.info().has_vision) {
-    invalid_argument("chat: --image needs a model with a vision tower; " + a.model + " is text-only");
-  }
   api::SessionOptions so;
   so.threads = threads;
   so.config_file = a.config_file.value_or("");
@@ -78,6 +73,18 @@ std::unique_ptr<api::Chat> open_chat(const ChatArgs& a, const api::GenerateParam
   if (a.max_seq) so.sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   so.backend = a.backend.backend;
   so.fallback = a.backend.fallback;
+  api::session_config(so);
+  api::check_generate_params(params);
+  if (a.image) check_image_file(*a.image);
+
+  const api::Model model = api::Model::open(a.model);
+  if (a.max_seq && *a.max_seq > model.info().max_position_embeddings) {
+    invalid_argument("--max-seq " + std::to_string(*a.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(model.info().max_position_embeddings));
+  }
+  if (a.image && !model.info().has_vision) {
+    invalid_argument("chat: --image needs a model with a vision tower; " + a.model + " is text-only");
+  }
   api::ChatOptions co;
   co.system = a.system.value_or("");
   co.vision = a.image.has_value();  // the vision graphs, for the runtime config's vision profile

@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "commands.h"
 #include "profile_option.h"
 #include "prompt_source.h"
 #include "runtime/runtime_config.h"
 #include "staticlm/inputs.h"
+#include "vision/image_decode.h"
 
 namespace staticlm::cli {
 
@@ -48,6 +50,9 @@ void run(const InputsArgs& a) {
   const std::string prompt =
       resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model}, load_runtime_config(a.config, sets),
                      image_paths);
+  // Before the slow checkpoint load: the images' files and the output's place.
+  for (const std::string& image : image_paths) check_image_file(image);
+  check_output_file(a.out);
   api::InputOptions o;
   o.config_file = a.config.value_or("");
   o.sets = sets;

@@ -22,6 +22,7 @@
 #include "base/file.h"
 #include "backend_option.h"
 #include "commands.h"
+#include "inspect/recorder.h"
 #include "profile_option.h"
 #include "kernel_target_option.h"
 #include "prompt_source.h"
@@ -29,6 +30,7 @@
 #include "runtime/runtime_config.h"
 #include "staticlm/inspect.h"
 #include "threads_option.h"
+#include "vision/image_decode.h"
 
 namespace staticlm::cli {
 
@@ -94,6 +96,10 @@ void inspect_command(const InspectArgs& a) {
     source.model_dir = a.model;
     o.prompt = resolve_prompt(source, load_runtime_config(a.config, a.sets), o.images);
   }
+  // Before the slow checkpoint load: the images' files and the outputs' places.
+  for (const std::string& image : o.images) check_image_file(image);
+  if (a.report) check_output_file(*a.report);
+  if (a.record) inspect::Recorder::check_dir(*a.record);
   const api::InspectReport report = api::inspect(o);
   std::cout << "inspect " << a.model << " against " << a.reference << " (thresholds: " << report.tolerance << ")\n"
             << report.table << std::flush;

@@ -218,6 +218,7 @@ void run_quant_report(const QuantReportArgs& a) {
   o.max_seq = a.max_seq;
   o.threads = resolve_threads(a.threads);
   o.progress = [](const std::string& line) { std::fprintf(stderr, "quant-report: %s\n", line.c_str()); };
+  if (a.out) check_output_file(*a.out);  // before the slow report
   const quant::AccuracyReport r = quant::accuracy_report(o);
   if (a.json) {
     std::cout << report_json(a, r).dump(2) << "\n";

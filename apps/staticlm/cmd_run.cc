@@ -22,6 +22,7 @@
 // --record DIR writes every subgraph call's inputs and outputs (one safetensors file per call)
 // and an index.json to DIR, a new or empty directory, for `staticlm replay`
 // (docs/record-replay.md); --record-graph limits it to some graphs. What is generated is the same.
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -31,6 +32,8 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "api/engine.h"
+#include "api/generate_params.h"
 #include "backend_option.h"
 #include "commands.h"
 #include "profile_option.h"
@@ -41,6 +44,7 @@
 #include "sampling_flags.h"
 #include "staticlm/model.h"
 #include "text/tool_calls.h"
+#include "vision/image_decode.h"
 #include "threads_option.h"
 
 namespace staticlm::cli {
@@ -158,11 +162,8 @@ void run_command(RunArgs& a) {
     a.prompt_file.reset();
   }
   const int threads = resolve_threads(a.threads);
-  const api::Model model = api::Model::open(a.model);
-  if (a.max_seq && *a.max_seq > model.info().max_position_embeddings) {
-    invalid_argument("--max-seq " + std::to_string(*a.max_seq) + " exceeds the model's max_position_embeddings " +
-                     std::to_string(model.info().max_position_embeddings));
-  }
+  // Everything that needs no checkpoint is checked first: a bad flag or file is refused in a
+  // moment, not after the load (the tokenizer alone takes ~0.5 s).
   // The prompt text and its images (--messages may name image files in its parts).
   std::vector<std::string> images = a.images;
   std::string text;
@@ -172,16 +173,13 @@ void run_command(RunArgs& a) {
     text = *a.prompt;
   }
   check_image_count(images);
-  if (!images.empty() && !model.info().has_vision) {
-    invalid_argument("run: --image needs a model with a vision tower; " + a.model + " is text-only");
-  }
+  for (const std::string& image : images) check_image_file(image);
+  if (a.prompt_ids) parse_token_ids(*a.prompt_ids, INT64_MAX, "--prompt-ids");  // the ids' range once the model is open
   api::GenerateParams params = generate_params(a.sampling);
-  if (a.dump_logits) params.dump_logits = *a.dump_logits;
-  if (!params.stop.empty() && !model.info().has_tokenizer) {
-    invalid_argument("--stop needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
-  }
-  if (a.json && !model.info().has_tokenizer) {
-    invalid_argument("run: --json needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
+  api::check_generate_params(params);
+  if (a.dump_logits) {
+    params.dump_logits = *a.dump_logits;
+    check_output_file(*a.dump_logits);
   }
   apply_kernel_target(a.kernel_target);
   api::SessionOptions so;
@@ -194,6 +192,22 @@ void run_command(RunArgs& a) {
   so.record_graphs = a.record_graphs;
   so.backend = a.backend.backend;
   so.fallback = a.backend.fallback;
+  api::session_config(so);
+
+  const api::Model model = api::Model::open(a.model);
+  if (a.max_seq && *a.max_seq > model.info().max_position_embeddings) {
+    invalid_argument("--max-seq " + std::to_string(*a.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(model.info().max_position_embeddings));
+  }
+  if (!images.empty() && !model.info().has_vision) {
+    invalid_argument("run: --image needs a model with a vision tower; " + a.model + " is text-only");
+  }
+  if (!params.stop.empty() && !model.info().has_tokenizer) {
+    invalid_argument("--stop needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
+  }
+  if (a.json && !model.info().has_tokenizer) {
+    invalid_argument("run: --json needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
+  }
   const std::unique_ptr<api::Session> session = model.session(so);
 
   api::Prompt prompt;

@@ -10,22 +10,27 @@
 
 namespace staticlm::api {
 
-RuntimeConfig session_config(const ModelInfo& model, const SessionOptions& o) {
+RuntimeConfig session_config(const SessionOptions& o) {
   std::optional<std::string> file;
   if (!o.config_file.empty()) file = o.config_file;
   RuntimeConfig config = load_runtime_config(file, o.sets);
   if (o.max_seq != 0) config.max_seq = o.max_seq;
-  const std::int64_t max_seq = config.max_seq;
-  if (max_seq < 2) invalid_argument("max_seq " + std::to_string(max_seq) + ": must be at least 2");
-  if (max_seq > model.max_position_embeddings) {
-    invalid_argument("max_seq " + std::to_string(max_seq) + " exceeds the model's max_position_embeddings " +
-                     std::to_string(model.max_position_embeddings));
-  }
+  if (config.max_seq < 2) invalid_argument("max_seq " + std::to_string(config.max_seq) + ": must be at least 2");
   if (!(config.mask_fill_value < 0) || !std::isfinite(config.mask_fill_value)) {
     invalid_argument("mask_fill_value: must be a finite negative number");
   }
   check_backend_choice(BackendChoice{o.backend, o.fallback});
   if (o.record_dir.empty() && !o.record_graphs.empty()) invalid_argument("record_graphs goes with record_dir");
+  if (!o.record_dir.empty()) inspect::Recorder::check_dir(o.record_dir);
+  return config;
+}
+
+RuntimeConfig session_config(const ModelInfo& model, const SessionOptions& o) {
+  RuntimeConfig config = session_config(o);
+  if (config.max_seq > model.max_position_embeddings) {
+    invalid_argument("max_seq " + std::to_string(config.max_seq) + " exceeds the model's max_position_embeddings " +
+                     std::to_string(model.max_position_embeddings));
+  }
   return config;
 }
 

@@ -21,6 +21,10 @@ namespace staticlm::api {
 // with the back-end choice checked too: everything refused here is refused before slow work.
 RuntimeConfig session_config(const ModelInfo& model, const SessionOptions& o);
 
+// The same checks but the model's (max_position_embeddings): commands run them before the slow
+// checkpoint load, so a bad flag or config file is refused in a moment.
+RuntimeConfig session_config(const SessionOptions& o);
+
 // One back end and the runtime over it. Members are destroyed in reverse order: the runtime
 // before the decorators before the back end they borrow.
 struct Engine {

@@ -9,6 +9,24 @@
 
 namespace staticlm::api {
 
+void check_generate_params(const GenerateParams& p) {
+  SamplingOptions s;  // the fields given, over defaults that pass
+  if (p.temperature) s.temperature = *p.temperature;
+  if (p.top_k) s.top_k = *p.top_k;
+  if (p.top_p) s.top_p = *p.top_p;
+  if (p.min_p) s.min_p = *p.min_p;
+  if (p.repetition_penalty) s.repetition_penalty = *p.repetition_penalty;
+  if (p.presence_penalty) s.presence_penalty = *p.presence_penalty;
+  if (p.frequency_penalty) s.frequency_penalty = *p.frequency_penalty;
+  s.logit_bias = p.logit_bias;
+  validate_sampling_options(s);
+  if (p.max_new_tokens && *p.max_new_tokens < 1) {
+    invalid_argument("max_new_tokens " + std::to_string(*p.max_new_tokens) + ": must be at least 1");
+  }
+  if (!p.json_schema.empty() && !p.grammar.empty()) invalid_argument("json_schema and grammar: give one constraint");
+  if (!p.json_schema.empty()) JsonSchema::parse(p.json_schema, "json_schema");
+}
+
 GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck, const staticlm::Tokenizer* tokenizer) {
   GenerateOptions g;
   g.sampling = sampling_defaults(ck.generation_config());

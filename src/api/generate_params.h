@@ -12,6 +12,10 @@ namespace staticlm::api {
 
 // Bad values are kInvalidArgument naming the field (e.g. "max_new_tokens -1"). `tokenizer`: the
 // checkpoint's, needed for json_schema and grammar (may be null otherwise); it must outlive the options.
+// What generate_options refuses without the checkpoint (the values given, the JSON Schema):
+// commands run it before the slow checkpoint load.
+void check_generate_params(const GenerateParams& params);
+
 GenerateOptions generate_options(const GenerateParams& params, const Checkpoint& checkpoint,
                                  const staticlm::Tokenizer* tokenizer = nullptr);
 

@@ -23,6 +23,10 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   const RuntimeConfig cfg = load_runtime_config(a.config_file, sets);
   check_backend_choice(a.backend);
+  check_generate_params(a.defaults);
+  // A missing or unreadable chat template is refused now, not at the first request, and before
+  // the slow checkpoint load.
+  if (!a.chat_template.empty()) find_chat_template(a.model, a.chat_template);
   std::unique_ptr<ServeHost> h(new ServeHost);
   h->checkpoint_ = Checkpoint::open(a.model);
   const Checkpoint& ck = *h->checkpoint_;
@@ -63,8 +67,6 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   bo.bf16_activations = !a.f32_activations;
   h->backend_ = create_backend(a.backend, ck, profile, bo);
   if (const std::string where = backend_placement(*h->backend_, /*with_calls=*/false); !where.empty()) note(a, where);
-  // A missing or unreadable chat template is refused now, not at the first request.
-  if (!a.chat_template.empty()) find_chat_template(a.model, a.chat_template);
   h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images};
   h->engine_ = std::make_unique<ServeEngine>(*h->backend_, ck, *h->tokenizer_, ServeOptions{a.slots, a.queue, h->pool_.get()});
   return h;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "backends/plugin/elf_extent.h"
 #include "backends/routed_backend.h"
 #include "backends/subgraph_contract.h"
 #include "base/error.h"
@@ -49,6 +50,7 @@ BackendSpec check_backend_choice(const BackendChoice& choice) {
   }
   if (choice.fallback == "cpu" && !spec.plugin) invalid_argument("--fallback cpu goes with --backend plugin:PATH.so");
   if (spec.plugin && !std::filesystem::is_regular_file(spec.path)) invalid_argument("plugin " + spec.path + ": no such file");
+  if (spec.plugin) check_elf_extent(spec.path, "plugin " + spec.path);  // a file cut short, before the slow load
   return spec;
 }
 

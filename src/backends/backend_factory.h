@@ -33,7 +33,7 @@ struct BackendChoice {
 };
 
 // Parses both flags (kInvalidArgument naming the flag and value); a fallback goes only with a
-// plug-in, and the plug-in file must exist. Cheap: commands call it before any slow work.
+// plug-in, and the plug-in file must exist and not be cut short. Cheap: commands call it before any slow work.
 BackendSpec check_backend_choice(const BackendChoice& choice);
 
 // The back end to run: the CPU back end, or the plug-in (with the CPU back end for the graphs

@@ -26,6 +26,14 @@ bool file_exists(const std::string& path);
 // (/dev/null, a FIFO) is written in place; a directory is refused (kInvalidArgument).
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
 
+// What write_file_atomic(path) would refuse, found without writing anything: commands check
+// their outputs before slow work. A new file is tried (the temporary name, created and removed).
+void check_output_file(const std::string& path);
+
+// A directory path can be made at (or an existing one); kInvalidArgument "WHAT PATH: ..." naming
+// the reason otherwise. Nothing is left behind.
+void check_output_dir(const std::string& path, const std::string& what);
+
 // Same, for a string.
 void write_text_atomic(const std::string& path, const std::string& text);
 

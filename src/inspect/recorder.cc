@@ -134,17 +134,22 @@ std::string call_file_name(std::int64_t index, const std::string& graph) {
   return std::string(num) + "_" + graph + ".safetensors";
 }
 
+void Recorder::check_dir(const std::string& dir) {
+  std::error_code ec;
+  check_output_dir(dir, "--record");
+  if (std::filesystem::exists(dir, ec) && (!std::filesystem::is_empty(dir, ec) || ec)) {
+    invalid_argument("--record " + dir + ": the directory exists and is not empty; record into a new or empty one");
+  }
+}
+
 Recorder::Recorder(const std::string& dir, RecordSetup setup) : dir_(dir), setup_(std::move(setup)) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) invalid_argument("--record " + dir + ": exists and is not a directory");
-    if (!fs::is_empty(dir, ec) || ec) {
-      invalid_argument("--record " + dir + ": the directory exists and is not empty; record into a new or empty one");
+  check_dir(dir);
+  if (!fs::exists(dir, ec)) {  // an existing one is empty: recorded into as it is
+    if (!fs::create_directories(dir, ec) || ec) {
+      invalid_argument("--record " + dir + ": cannot create the directory (" + ec.message() + ")");
     }
-  } else if (!fs::create_directories(dir, ec) || ec) {
-    invalid_argument("--record " + dir + ": cannot create the directory (" + ec.message() + ")");
-  } else {
     created_dir_ = true;
   }
   if (!setup_.model_dir.empty()) setup_.model_dir = fs::absolute(setup_.model_dir, ec).lexically_normal().string();

@@ -84,6 +84,9 @@ class Recorder {
   // Refuses (kInvalidArgument naming it) a dir that exists and is not an empty directory;
   // creates it (and its parents) otherwise.
   Recorder(const std::string& dir, RecordSetup setup);
+
+  // What the constructor refuses, found without creating anything (commands check before slow work).
+  static void check_dir(const std::string& dir);
   // A recording never finished (the run failed before finish()) is removed: the call files it
   // wrote, and the directory when it created it. No half recording is left behind.
   ~Recorder();

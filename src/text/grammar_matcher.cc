@@ -29,6 +29,11 @@ bool reachable(char32_t bits, int left, int length, char32_t& lo, char32_t& hi) 
   return lo <= hi;
 }
 
+// A (position, stack below) pair as one hash key.
+std::uint64_t pair_key(std::int32_t pos, std::int32_t below) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pos)) << 32) | static_cast<std::uint32_t>(below);
+}
+
 }  // namespace
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar)
@@ -48,8 +53,7 @@ void GrammarMatcher::take_next() {
 }
 
 std::int32_t GrammarMatcher::intern(std::int32_t pos, std::int32_t below) {
-  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pos)) << 32) | static_cast<std::uint32_t>(below);
-  const auto [it, added] = arena_->ids.emplace(key, static_cast<std::int32_t>(arena_->nodes.size()));
+  const auto [it, added] = arena_->ids.emplace(pair_key(pos, below), static_cast<std::int32_t>(arena_->nodes.size()));
   if (added) arena_->nodes.push_back({pos, below});
   return it->second;
 }
@@ -64,7 +68,7 @@ void GrammarMatcher::expand(std::int32_t pos, std::int32_t below, std::vector<st
   while (!work.empty()) {
     const auto [p, b] = work.back();
     work.pop_back();
-    if (!seen.insert((static_cast<std::uint64_t>(static_cast<std::uint32_t>(p)) << 32) | static_cast<std::uint32_t>(b)).second) continue;
+    if (!seen.insert(pair_key(p, b)).second) continue;
     const GrammarElement e = grammar_->elements[static_cast<std::size_t>(p)];
     if (e.type == Type::kEnd) {
       if (b == kEmpty) {

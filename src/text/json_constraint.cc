@@ -32,10 +32,9 @@ TokenConstraintFactory json_constraint_factory(std::shared_ptr<const JsonSchema>
 }
 
 void JsonConstraint::accept(std::int64_t token) {
-  if (std::find(end_ids_.begin(), end_ids_.end(), token) != end_ids_.end()) return;
-  const std::string* b = token >= 0 && static_cast<std::size_t>(token) < index_.bytes.size()
-                             ? &index_.bytes[static_cast<std::size_t>(token)]
-                             : nullptr;
+  bool is_end = false;
+  const std::string* b = token_text(index_, end_ids_, token, is_end);
+  if (is_end) return;
   bool ok = b && !b->empty();
   for (std::size_t i = 0; ok && i < b->size(); ++i) ok = matcher_.feed(static_cast<unsigned char>((*b)[i]));
   if (!ok) invalid_argument("json constraint: token " + std::to_string(token) + " does not continue the JSON value");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "text/token_index.h"
@@ -17,6 +18,15 @@ inline void start_mask(const std::vector<std::int64_t>& end_ids, bool whole, std
   for (std::int64_t e : end_ids) {
     if (e >= 0 && e < vocab) allowed[static_cast<std::size_t>(e)] = 1;
   }
+}
+
+// The text a sampled token adds: its bytes, or null for an end token (it adds none) and for an
+// id outside the index.
+inline const std::string* token_text(const TokenIndex& index, const std::vector<std::int64_t>& end_ids, std::int64_t token,
+                                     bool& is_end) {
+  is_end = std::find(end_ids.begin(), end_ids.end(), token) != end_ids.end();
+  if (is_end || token < 0 || static_cast<std::size_t>(token) >= index.bytes.size()) return nullptr;
+  return &index.bytes[static_cast<std::size_t>(token)];
 }
 
 // Sets allowed[id] = 1 for each token of `index` (id < vocab) whose bytes `start` takes, or for

@@ -39,22 +39,29 @@ ImageFormat sniff_image_format(std::span<const std::uint8_t> b) {
   return ImageFormat::kUnknown;
 }
 
-RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& name, const DecodeOptions& options) {
+ImageFormat decodable_format(std::span<const std::uint8_t> bytes, const std::string& name) {
   if (bytes.empty()) invalid_file(name + ": the file is empty; expected a JPEG or PNG image");
   const ImageFormat format = sniff_image_format(bytes);
-  switch (format) {
-    case ImageFormat::kJpeg: return detail::decode_jpeg(bytes, name, options);
-    case ImageFormat::kPng: return detail::decode_png(bytes, name, options);
-    case ImageFormat::kUnknown:
-      invalid_file(name + ": not a JPEG or PNG image (unrecognised signature)");
-    default:
-      unsupported(name + ": " + format_name(format) + " images are not supported; expected JPEG or PNG");
+  if (format == ImageFormat::kUnknown) invalid_file(name + ": not a JPEG or PNG image (unrecognised signature)");
+  if (format != ImageFormat::kJpeg && format != ImageFormat::kPng) {
+    unsupported(name + ": " + format_name(format) + " images are not supported; expected JPEG or PNG");
   }
+  return format;
+}
+
+RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& name, const DecodeOptions& options) {
+  if (decodable_format(bytes, name) == ImageFormat::kJpeg) return detail::decode_jpeg(bytes, name, options);
+  return detail::decode_png(bytes, name, options);
 }
 
 RgbImage decode_image_file(const std::string& path, const DecodeOptions& options) {
   auto file = MappedFile::open(path);
   return decode_image({file->data(), file->size()}, path, options);
+}
+
+void check_image_file(const std::string& path) {
+  auto file = MappedFile::open(path);
+  decodable_format({file->data(), file->size()}, path);
 }
 
 namespace detail {

@@ -30,10 +30,18 @@ enum class ImageFormat { kUnknown, kJpeg, kPng, kGif, kBmp, kWebp, kTiff };
 // The format named by the first bytes of a file (its signature).
 ImageFormat sniff_image_format(std::span<const std::uint8_t> bytes);
 
+// The format of bytes that decode_image can decode (JPEG or PNG); the error decode_image gives
+// for an empty file or another format.
+ImageFormat decodable_format(std::span<const std::uint8_t> bytes, const std::string& name);
+
 // Decodes bytes; `name` (usually the path) starts every error message.
 RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& name, const DecodeOptions& options = {});
 
 // Reads and decodes a file.
 RgbImage decode_image_file(const std::string& path, const DecodeOptions& options = {});
+
+// The file's errors decode_image_file finds without decoding (missing, empty, not JPEG or PNG):
+// commands check their images before the slow checkpoint load.
+void check_image_file(const std::string& path);
 
 }  // namespace staticlm

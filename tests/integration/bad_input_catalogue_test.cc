@@ -28,9 +28,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One catalogue row. In args, {M} is a good tiny checkpoint, {Q} its q8 copy, {D} the directory
-// of crafted bad inputs, {O} an output directory that must stay as it was; {BAD} expands to a
-// non-UTF-8 argument (two bytes 0xff 0xfe), {LONG} to 6000 letters.
+// One catalogue row. In args, {M} is a good tiny checkpoint, {Q} its q8 copy, {T} the same
+// checkpoint with an empty tokenizer.json (a row on {T} is refused for its flag or file, so
+// before the checkpoint is loaded), {D} the directory of crafted bad inputs, {O} an output
+// directory that must stay as it was; {BAD} expands to a non-UTF-8 argument (two bytes 0xff
+// 0xfe), {LONG} to 6000 letters.
 struct Row {
   const char* name;    // test name suffix
   const char* args;    // the command line after `staticlm`
@@ -163,7 +165,7 @@ const Row kRows[] = {
      "x.safetensors"},
     {"run_max_seq_past_64_bits", "run -m {M} -p hi --max-seq 99999999999999999999",
      "--max-seq: Value 99999999999999999999 not in range"},
-    {"run_profile_unknown", "run -m {M} -p hi -n 1 --profile bogus --dump-logits {O}/x.safetensors", "--profile bogus",
+    {"run_profile_unknown", "run -m {T} -p hi -n 1 --profile bogus --dump-logits {O}/x.safetensors", "--profile bogus",
      "x.safetensors"},
     {"run_profile_truncated", "run -m {M} -p '<|image|>' --image {F}/images/tiny3x7.png -n 1 --profile {D}/trunc.json",
      "{D}/trunc.json"},
@@ -178,13 +180,13 @@ const Row kRows[] = {
     // Each slot has its own masks: 64 x 8 GiB.
     {"serve_slots_past_memory", "serve -m {M} --port 0 --max-seq 32768 --slots 64",
      "--slots 64 with max_seq 32768: the slots' prefill attention masks"},
-    {"run_temperature_negative", "run -m {M} -p hi -n 1 --temp -1", "temperature"},
+    {"run_temperature_negative", "run -m {T} -p hi -n 1 --temp -1", "temperature"},
     {"run_top_p_out_of_range", "run -m {M} -p hi -n 1 --top-p 2", "top_p"},
     {"run_threads_negative", "run -m {M} -p hi -n 1 --threads -1", "--threads -1"},
     {"run_threads_oversized", "run -m {M} -p hi -n 1 --threads 100000", "--threads 100000"},
     {"run_prompt_ids_not_numbers", "run -m {M} --prompt-ids 1,x -n 1", "\"x\""},
     {"run_prompt_ids_out_of_vocabulary", "run -m {M} --prompt-ids 99999999 -n 1", "99999999"},
-    {"run_messages_wrong_type", "run -m {M} --messages {D}/msgs_type.json -n 1", "{D}/msgs_type.json"},
+    {"run_messages_wrong_type", "run -m {T} --messages {D}/msgs_type.json -n 1", "{D}/msgs_type.json"},
     {"run_messages_not_utf8", "run -m {M} --messages {D}/msgs_utf8.json -n 1", "{D}/msgs_utf8.json"},
     {"run_messages_too_deep", "run -m {M} --messages {D}/deep.json -n 1", "{D}/deep.json: JSON nested deeper than"},
     // nlohmann would read it as a double; jinja2 would print the integer.
@@ -210,10 +212,10 @@ const Row kRows[] = {
     {"run_runtime_config_not_utf8", "run -m {M} -p hi -n 1 --config {D}/nonutf8.txt", "{D}/nonutf8.txt"},
     {"run_set_wrong_type", "run -m {M} -p hi -n 1 --set max_seq=lots", "max_seq=lots"},
     {"run_set_no_value", "run -m {M} -p hi -n 1 --set nokey", "nokey"},
-    {"run_set_unknown_key", "run -m {M} -p hi -n 1 --set bogus_key=1", "bogus_key"},
-    {"run_image_empty", "run -m {M} -p hi -n 1 --image {D}/empty --dump-logits {O}/x.safetensors", "{D}/empty", "x.safetensors"},
+    {"run_set_unknown_key", "run -m {T} -p hi -n 1 --set bogus_key=1", "bogus_key"},
+    {"run_image_empty", "run -m {T} -p hi -n 1 --image {D}/empty --dump-logits {O}/x.safetensors", "{D}/empty", "x.safetensors"},
     {"run_image_truncated", "run -m {M} -p hi -n 1 --image {F}/images/bad_truncated.jpg", "bad_truncated.jpg"},
-    {"run_dump_logits_under_a_file", "run -m {M} -p hi -n 1 --dump-logits {D}/blocker/x.safetensors",
+    {"run_dump_logits_under_a_file", "run -m {T} -p hi -n 1 --dump-logits {D}/blocker/x.safetensors",
      "{D}/blocker/x.safetensors"},
     {"run_dump_logits_under_proc", "run -m {M} -p hi -n 1 --dump-logits /proc/x.safetensors", "/proc/x.safetensors"},
     {"run_backend_unknown", "run -m {M} -p hi -n 1 --backend gpu --dump-logits {O}/x.safetensors", "--backend 'gpu'",
@@ -232,7 +234,7 @@ const Row kRows[] = {
     {"run_partial_plugin_without_fallback",
      "run -m {M} -p hi -n 1 --backend plugin:" STATICLM_PLUGIN_DIR "/libstaticlm_partial_plugin.so --dump-logits {O}/x.safetensors",
      "does not provide ple_embedding", "x.safetensors"},
-    {"run_record_under_a_file", "run -m {M} -p hi -n 1 --record {D}/blocker/rec", "{D}/blocker/rec"},
+    {"run_record_under_a_file", "run -m {T} -p hi -n 1 --record {D}/blocker/rec", "{D}/blocker/rec"},
     // chat (reads turns from stdin; /dev/null here)
     {"chat_missing_model", "chat -m {D}/nope", "{D}/nope"},
     {"chat_config_wrong_type", "chat -m {D}/m_cfg_type", "text_config.hidden_size"},
@@ -241,7 +243,7 @@ const Row kRows[] = {
     {"chat_max_seq_oversized", "chat -m {M} --max-seq 999999999", "--max-seq 999999999"},
     {"chat_threads_negative", "chat -m {M} --threads -1", "--threads -1"},
     {"chat_backend_plugin_missing", "chat -m {M} --backend plugin:{D}/nope.so", "{D}/nope.so"},
-    {"chat_image_empty", "chat -m {M} --image {D}/empty", "{D}/empty"},
+    {"chat_image_empty", "chat -m {T} --image {D}/empty", "{D}/empty"},
     {"chat_runtime_config_truncated", "chat -m {M} --config {D}/trunc.yaml", "{D}/trunc.yaml"},
     {"chat_profile_unknown", "chat -m {M} --profile bogus", "--profile bogus"},
     {"chat_set_wrong_type", "chat -m {M} --set max_seq=lots", "max_seq=lots"},
@@ -253,7 +255,7 @@ const Row kRows[] = {
     {"serve_backend_unknown", "serve -m {M} --port 0 --backend gpu", "--backend 'gpu'"},
     {"serve_slots_zero", "serve -m {M} --port 0 --slots 0", "--slots 0"},
     {"serve_profile_unknown", "serve -m {M} --port 0 --profile bogus", "--profile bogus"},
-    {"serve_chat_template_missing", "serve -m {M} --port 0 --chat-template {D}/nope.jinja", "{D}/nope.jinja"},
+    {"serve_chat_template_missing", "serve -m {T} --port 0 --chat-template {D}/nope.jinja", "{D}/nope.jinja"},
     {"serve_queue_negative", "serve -m {M} --port 0 --queue -1", "--queue -1"},
     {"serve_max_body_zero", "serve -m {M} --port 0 --max-body 0", "--max-body 0"},
     {"serve_max_seq_oversized", "serve -m {M} --port 0 --max-seq 999999999", "--max-seq 999999999"},
@@ -277,7 +279,7 @@ const Row kRows[] = {
     {"inputs_image_empty", "inputs -m {M} --prompt hi --image {D}/empty --out {O}/x.safetensors", "{D}/empty", "x.safetensors"},
     {"inputs_runtime_config_wrong_type", "inputs -m {M} --prompt hi --config {D}/type.yaml --out {O}/x.safetensors", "max_seq",
      "x.safetensors"},
-    {"inputs_out_under_a_file", "inputs -m {M} --prompt hi --out {D}/blocker/x.safetensors", "{D}/blocker/x.safetensors"},
+    {"inputs_out_under_a_file", "inputs -m {T} --prompt hi --out {D}/blocker/x.safetensors", "{D}/blocker/x.safetensors"},
     {"inputs_out_under_proc", "inputs -m {M} --prompt hi --out /proc/x.safetensors", "/proc/x.safetensors"},
     // bench
     {"bench_missing_model", "bench -m {D}/nope -p 4 -n 2", "{D}/nope"},
@@ -320,7 +322,7 @@ const Row kRows[] = {
      "backend-check --backend plugin:" STATICLM_PLUGIN_DIR "/libstaticlm_cpu_plugin.so -m {M} --prompt-ids 99999999 --report {O}/r.json",
      "99999999", "r.json"},
     {"backend_check_report_under_a_file",
-     "backend-check --backend plugin:" STATICLM_PLUGIN_DIR "/libstaticlm_cpu_plugin.so -m {M} -p hi --max-seq 16 --report {D}/blocker/r.json",
+     "backend-check --backend plugin:" STATICLM_PLUGIN_DIR "/libstaticlm_cpu_plugin.so -m {T} -p hi --max-seq 16 --report {D}/blocker/r.json",
      "{D}/blocker/r.json"},
     // quantize
     {"quantize_missing_model", "quantize -m {D}/nope --scheme q8 --out {O}/q", "{D}/nope", "q/"},
@@ -336,7 +338,7 @@ const Row kRows[] = {
     {"inspect_report_inside_record", "inspect -m {M} --record {O}/rec --report {O}/rec/index.json",
      "inside the --record directory"},
     // A plug-in cut short: dlopen would map past its end (SIGBUS); refused before.
-    {"run_plugin_cut_short", "run -m {M} -p hi -n 1 --backend plugin:{D}/cut.so", "{D}/cut.so: the file is cut short"},
+    {"run_plugin_cut_short", "run -m {T} -p hi -n 1 --backend plugin:{D}/cut.so", "{D}/cut.so: the file is cut short"},
     {"run_seed_below_minus_one", "run -m {M} -p hi -n 1 --seed -2", "--seed -2"},
     {"run_nan_weight", "run -m {D}/m_nan -p hi -n 1", "NaN or +Inf values"},
     // The calls recorded before the failure are removed with the directory run made.
@@ -357,7 +359,7 @@ const Row kRows[] = {
     {"quant_report_max_seq_negative", "quant-report -m {M} -q {Q} --max-seq -1 --out {O}/r.md", "--max-seq: Value -1 not in range", "r.md"},
     {"quant_report_max_seq_oversized", "quant-report -m {M} -q {Q} --max-seq 999999999 --out {O}/r.md", "999999999", "r.md"},
     {"quant_report_threads_negative", "quant-report -m {M} -q {Q} --threads -1 --out {O}/r.md", "--threads -1", "r.md"},
-    {"quant_report_out_under_a_file", "quant-report -m {M} -q {Q} --out {D}/blocker/r.md", "{D}/blocker/r.md"},
+    {"quant_report_out_under_a_file", "quant-report -m {T} -q {Q} --out {D}/blocker/r.md", "{D}/blocker/r.md"},
     // replay
     {"replay_missing_recording", "replay --record {D}/nope --report {O}/r.json", "{D}/nope", "r.json"},
     {"replay_index_missing", "replay --record {D}/rec_noidx --report {O}/r.json", "rec_noidx/index.json", "r.json"},
@@ -380,7 +382,7 @@ const Row kRows[] = {
      "r.json"},
     {"inspect_reference_unknown", "inspect -m {M} -p hi --reference bogus --report {O}/r.json", "bogus", "r.json"},
     {"inspect_prompt_ids_not_numbers", "inspect -m {M} --prompt-ids 1,x --report {O}/r.json", "\"x\"", "r.json"},
-    {"inspect_report_under_a_file", "inspect -m {M} -p hi --steps 1 --report {D}/blocker/r.json", "{D}/blocker/r.json"},
+    {"inspect_report_under_a_file", "inspect -m {T} -p hi --steps 1 --report {D}/blocker/r.json", "{D}/blocker/r.json"},
     {"inspect_record_under_a_file", "inspect -m {M} -p hi --steps 1 --record {D}/blocker/rec", "{D}/blocker/rec"},
 };
 
@@ -559,6 +561,7 @@ class Catalogue : public ::testing::TestWithParam<Row> {
   static std::string expand(const std::string& s, const std::string& out_dir) {
     const std::string& d = dir_path_;
     std::string r = replace_all(s, "{M}", d + "/m");
+    r = replace_all(r, "{T}", d + "/m_tok_empty");
     r = replace_all(r, "{Q}", d + "/q8");
     r = replace_all(r, "{D}", d);
     r = replace_all(r, "{O}", out_dir);
