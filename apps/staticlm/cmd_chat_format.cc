@@ -98,7 +98,10 @@ void add_chat_format_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("chat-format", "Print the chat prompt for a conversation (the checkpoint's chat template)");
   cmd->add_option("-m,--model", opts->model_dir, "model directory (its chat template, special tokens and tokenizer)");
   cmd->add_option("--tokenizer", opts->tokenizer, "tokenizer.json to check against (instead of -m)");
-  cmd->add_option("--chat-template", opts->chat_template, "a Jinja chat template file (overrides the checkpoint's)");
+  cmd->add_option("--chat-template,--chat-template-file", opts->chat_template,
+                  "a Jinja chat template: a file, or the template itself (text holding {{ or {%), as llama.cpp's "
+                  "--chat-template takes it; overrides the checkpoint's");
+  cmd->add_flag("--jinja")->description("accepted for llama.cpp's command lines: chat templates are always rendered as Jinja");
   cmd->add_option("--prompt", opts->prompt, "the user's message")->each([opts](const std::string&) { opts->has_prompt = true; });
   cmd->add_option("--image", opts->images, "an image for the user's message (repeatable; placed before the text)");
   cmd->add_option("--system", opts->system, "a system prompt");

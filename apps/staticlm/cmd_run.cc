@@ -55,7 +55,7 @@ struct RunArgs {
   std::string model;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
-  std::optional<std::string> prompt, prompt_file, prompt_ids, messages, tools;
+  std::optional<std::string> prompt, prompt_file, prompt_ids, messages, tools, system;
   std::string chat_template;
   std::vector<std::string> vars;
   bool chat = false, json = false;
@@ -89,8 +89,9 @@ std::string rate(double r) {
 // images receives the prompt's image files: --image, or for --messages its image parts (a part
 // naming no file takes the next --image).
 std::string chat_text(const RunArgs& a, std::vector<std::string>& images) {
-  return resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model, a.chat_template, a.tools, a.vars},
-                        RuntimeConfig{}, images);
+  return resolve_prompt(
+      PromptSource{a.prompt, a.messages, a.chat, a.images, a.model, a.chat_template, a.tools, a.vars, a.system},
+      RuntimeConfig{}, images);
 }
 
 // The prompt as token ids: --prompt-ids as given; -p as given, or wrapped in the chat format
@@ -123,6 +124,9 @@ void check_args(const RunArgs& a) {
   const int sources = (a.prompt ? 1 : 0) + (a.prompt_file ? 1 : 0) + (a.prompt_ids ? 1 : 0) + (a.messages ? 1 : 0);
   if (sources != 1) invalid_argument("run: give exactly one of -p/--prompt, -f/--file, --prompt-ids, --messages");
   check_prompt_utf8(a.prompt);
+  if (a.system && !a.prompt && !a.prompt_file) {
+    invalid_argument("run: --system-prompt goes with -p or -f (a --messages file holds its own system message)");
+  }
   if (!a.record && !a.record_graphs.empty()) invalid_argument("run: --record-graph goes with --record DIR");
   check_backend_choice(a.backend);  // before the (slow) checkpoint load
   if ((a.tools || !a.vars.empty() || !a.chat_template.empty()) && !a.messages && !a.chat) {
@@ -156,6 +160,7 @@ void print_stats(const api::GenerationResult& r, bool image) {
 // A thin adapter over the library (include/staticlm/session.h): flags in, stream and statistics out.
 void run_command(RunArgs& a) {
   check_args(a);
+  if (a.system) a.chat = true;  // a system message is a chat turn
   if (a.prompt_file) {  // -f: the file's text is the prompt, as llama.cpp's -f takes it
     a.prompt = read_file(*a.prompt_file);
     check_prompt_utf8(a.prompt, a.prompt_file->c_str());
@@ -263,7 +268,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as comma-separated token ids (needs no tokenizer)");
   cmd->add_option("--messages", a->messages, "chat messages (JSON file)");
   cmd->add_flag("--chat", a->chat, "wrap the prompt in the chat format (the checkpoint's chat template)");
-  cmd->add_option("--chat-template", a->chat_template, "a Jinja chat template file (overrides the checkpoint's)");
+  cmd->add_option("--system,--system-prompt", a->system,
+                  "a system message before the prompt, in the chat format (implies --chat; llama.cpp's -sys)");
+  cmd->add_option("--chat-template,--chat-template-file", a->chat_template,
+                  "a Jinja chat template: a file, or the template itself (text holding {{ or {%), as llama.cpp's "
+                  "--chat-template takes it; overrides the checkpoint's");
+  cmd->add_flag("--jinja")->description("accepted for llama.cpp's command lines: chat templates are always rendered as Jinja");
   cmd->add_option("--tools", a->tools, "JSON file with tool schemas for the chat template");
   cmd->add_option("--var", a->vars, "set a chat template variable: KEY=JSON (repeatable), e.g. enable_thinking=true");
   cmd->add_flag("--json", a->json,

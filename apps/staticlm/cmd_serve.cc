@@ -449,7 +449,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length of each slot: prompt + reply + 1")
       ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
-  cmd->add_option("--chat-template", a->chat_template, "chat template file (default: the checkpoint's own)");
+  cmd->add_option("--chat-template,--chat-template-file", a->chat_template,
+                  "a Jinja chat template: a file, or the template itself (text holding {{ or {%), as llama.cpp's "
+                  "--chat-template takes it; overrides the checkpoint's");
+  cmd->add_flag("--jinja")->description("accepted for llama.cpp's command lines: chat templates are always rendered as Jinja");
   cmd->add_flag("--f32-activations", a->f32_activations,
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
                 "does, which lets bf16 dot-product instructions run)");

@@ -36,8 +36,8 @@ std::string subcommand_problem(CLI::App& app, int argc, char** argv) {
 // rename temporary file".
 std::string empty_path_problem(int argc, char** argv) {
   static const char* const kPathFlags[] = {"--out", "--report", "--record", "--dump-logits", "-m", "--model", "--config",
-                                           "--image", "--messages", "--tools", "--chat-template", "--tokenizer", "-f",
-                                           "--file", "--jsonl", "--tokenizer-from", "--reference"};
+                                           "--image", "--messages", "--tools", "--chat-template", "--chat-template-file",
+                                           "--tokenizer", "-f", "--file", "--jsonl", "--tokenizer-from", "--reference"};
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     for (const char* flag : kPathFlags) {
@@ -91,7 +91,16 @@ std::string one_line(std::string_view message) {
 
 }  // namespace
 
+// llama.cpp's one-dash long flag -sys (CLI11 takes one-letter short flags only) as its long name.
+void spell_llama_cpp_flags(int argc, char** argv) {
+  static char system_prompt[] = "--system-prompt";
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "-sys") argv[i] = system_prompt;
+  }
+}
+
 int main(int argc, char** argv) {
+  spell_llama_cpp_flags(argc, argv);
   CLI::App app{"staticlm: Gemma 4 E2B through fixed-shape subgraphs, with a host runtime"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "staticlm 0.1.0");

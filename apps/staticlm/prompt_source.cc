@@ -17,6 +17,10 @@ void check_prompt_utf8(const std::optional<std::string>& prompt, const char* fla
 std::string resolve_prompt(const PromptSource& a, const RuntimeConfig& cfg, std::vector<std::string>& image_paths) {
   image_paths = a.images;
   check_prompt_utf8(a.prompt);
+  check_prompt_utf8(a.system, "--system-prompt");
+  if (a.system && a.messages) {
+    invalid_argument("--system-prompt goes with -p (a --messages file holds its own system message)");
+  }
   if (!a.messages && !a.chat) {
     if (a.tools || !a.vars.empty()) invalid_argument("--tools and --var go with --messages or --chat");
     return a.prompt ? *a.prompt : cfg.prompt;
@@ -29,6 +33,7 @@ std::string resolve_prompt(const PromptSource& a, const RuntimeConfig& cfg, std:
     r.conversation = parse_conversation_json(read_file(*a.messages), *a.messages);
     r.conversation_name = *a.messages;
   } else {
+    if (a.system) r.conversation.messages.push_back({{"role", "system"}, {"content", *a.system}});
     r.conversation.messages.push_back({{"role", "user"}, {"content", a.prompt ? *a.prompt : cfg.prompt}});
     r.conversation_name = "--prompt";
   }

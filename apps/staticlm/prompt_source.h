@@ -22,6 +22,7 @@ struct PromptSource {
   std::string chat_template;        // --chat-template FILE
   std::optional<std::string> tools;  // --tools FILE
   std::vector<std::string> vars;    // --var KEY=JSON
+  std::optional<std::string> system;  // --system-prompt: a system message before the --chat prompt
 };
 
 // Refuses a --prompt (or another text flag) that is not valid UTF-8, naming the flag and the

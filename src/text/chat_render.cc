@@ -105,9 +105,17 @@ ChatRenderResult render_builtin(const ChatRenderRequest& r, const ojson& vars) {
 
 }  // namespace
 
+bool is_inline_template(const std::string& value) {
+  return value.find("{{") != std::string::npos || value.find("{%") != std::string::npos;
+}
+
 std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir, const std::string& template_file) {
   if (!template_file.empty()) {
-    if (!file_exists(template_file)) invalid_argument("--chat-template " + template_file + ": no such file");
+    if (!file_exists(template_file)) {
+      // As llama.cpp's --chat-template: the template's text itself.
+      if (is_inline_template(template_file)) return ChatTemplateFile{template_file, "--chat-template (the template given inline)"};
+      invalid_argument("--chat-template " + template_file + ": no such file");
+    }
     return ChatTemplateFile{read_file(template_file), template_file};
   }
   if (model_dir.empty()) return std::nullopt;

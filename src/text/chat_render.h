@@ -20,8 +20,12 @@ struct ChatTemplateFile {
   std::string name;  // for errors: the file, or "DIR/tokenizer_config.json chat_template"
 };
 
-// nullopt when there is no template (and no explicit file). A missing explicit file, or a
-// tokenizer_config.json chat_template of the wrong shape, throws naming it.
+// Whether a --chat-template value is a template's text rather than a file name: it holds "{{" or
+// "{%" (and no file has that name), as llama.cpp's --chat-template takes the template inline.
+bool is_inline_template(const std::string& value);
+
+// nullopt when there is no template (and no explicit file or inline template). A missing
+// explicit file, or a tokenizer_config.json chat_template of the wrong shape, throws naming it.
 std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir, const std::string& template_file);
 
 // A conversation file: a JSON array of messages, or {"messages": [...], "tools": [...]}. Each

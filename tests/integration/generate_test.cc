@@ -196,6 +196,19 @@ TEST_F(Generate, TextPromptsUseTheChatFormat) {
   // Without --chat the prompt is tokenized as given: no <bos>, no turn markers.
   const LogitsDump plain = run_dump("-p 'Hello there' -n 1 --max-seq 32 --temp 0", "plain", &r);
   EXPECT_NE(r.err.find("prefill: 2 tokens"), std::string::npos) << r.err;
+  // llama.cpp's -sys: a system message before the prompt, in the chat format, as a messages file has it.
+  write_text_atomic(file("system.json"), R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello there"}])");
+  const LogitsDump with_file = run_dump("--messages " + file("system.json") + " -n 3 --max-seq 48 --temp 0", "sys_msg");
+  for (const char* flag : {"-sys", "--system-prompt"}) {
+    const LogitsDump with_flag =
+        run_dump("-p 'Hello there' " + std::string(flag) + " 'Be brief.' -n 3 --max-seq 48 --temp 0", "sys_flag");
+    EXPECT_EQ(with_flag.tokens, with_file.tokens) << flag;
+    EXPECT_EQ(with_flag.prefill_logits, with_file.prefill_logits) << flag;
+  }
+  EXPECT_NE(with_file.prefill_logits, messages.prefill_logits);  // the system turn is in the prompt
+  const auto refused = test::run_staticlm("run -m " + model() + " --messages " + file("system.json") + " -sys x -n 1");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.err, "error: run: --system-prompt goes with -p or -f (a --messages file holds its own system message)\n");
 }
 
 // A stop string ends generation at the token that completes it (that token is kept).

@@ -71,6 +71,31 @@ TEST(ChatTemplate, ChatFormatUsesTheCheckpointTemplateAndPrintsNothingElse) {
   EXPECT_EQ(r.out, "a,b|True|42|</s>") << r.err;
 }
 
+// llama.cpp's spellings: --chat-template-file FILE, and --chat-template given the template's text
+// (it names no file and holds "{{" or "{%"); both render what the file renders. --jinja is accepted.
+TEST(ChatTemplate, InlineTemplateAndLlamaCppSpellingsRenderAsTheFile) {
+  test::TempDir dir;
+  write(dir.file("m.json"), R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}])");
+  const std::string source = "{% for m in messages %}<{{ m.role }}|{{ m.content | upper }}>{% endfor %}{{ 7 * 6 }}";
+  write(dir.file("t.jinja"), source);
+  const std::string messages = " --messages " + q(dir.file("m.json"));
+  const auto from_file = run_staticlm("chat-format --chat-template " + q(dir.file("t.jinja")) + messages);
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_EQ(from_file.out, "<user|HI><assistant|YO>42");
+  for (const std::string& flags : {"--chat-template-file " + q(dir.file("t.jinja")), "--chat-template " + q(source) + " --jinja",
+                                   "--jinja --chat-template=" + q(source)}) {
+    const auto r = run_staticlm("chat-format " + flags + messages);
+    EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.err;
+    EXPECT_EQ(r.out, from_file.out) << flags;
+  }
+  // Errors name the inline template; a value without template syntax is still a file name.
+  const auto bad = run_staticlm("chat-format --chat-template " + q("x\n{{ messages[0].content.a.b }}") + messages);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: --chat-template (the template given inline):2: 'str object' has no attribute 'a'\n");
+  const auto missing = run_staticlm("chat-format --chat-template-file " + q(dir.file("none.jinja")) + messages);
+  EXPECT_EQ(missing.err, "error: --chat-template " + dir.file("none.jinja") + ": no such file\n");
+}
+
 TEST(ChatTemplate, TokenizerConfigTemplateStringAndNamedList) {
   test::TempDir dir;
   write(dir.file("m.json"), R"([{"role": "user", "content": "Q"}])");
