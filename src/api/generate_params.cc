@@ -9,8 +9,10 @@
 
 namespace staticlm::api {
 
-void check_generate_params(const GenerateParams& p) {
-  SamplingOptions s;  // the fields given, over defaults that pass
+namespace {
+
+// The sampling fields params sets, over `s`.
+void apply_given_sampling(const GenerateParams& p, SamplingOptions& s) {
   if (p.temperature) s.temperature = *p.temperature;
   if (p.top_k) s.top_k = *p.top_k;
   if (p.top_p) s.top_p = *p.top_p;
@@ -18,6 +20,13 @@ void check_generate_params(const GenerateParams& p) {
   if (p.repetition_penalty) s.repetition_penalty = *p.repetition_penalty;
   if (p.presence_penalty) s.presence_penalty = *p.presence_penalty;
   if (p.frequency_penalty) s.frequency_penalty = *p.frequency_penalty;
+}
+
+}  // namespace
+
+void check_generate_params(const GenerateParams& p) {
+  SamplingOptions s;  // the fields given, over defaults that pass
+  apply_given_sampling(p, s);
   s.logit_bias = p.logit_bias;
   validate_sampling_options(s);
   if (p.max_new_tokens && *p.max_new_tokens < 1) {
@@ -30,13 +39,7 @@ void check_generate_params(const GenerateParams& p) {
 GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck, const staticlm::Tokenizer* tokenizer) {
   GenerateOptions g;
   g.sampling = sampling_defaults(ck.generation_config());
-  if (p.temperature) g.sampling.temperature = *p.temperature;
-  if (p.top_k) g.sampling.top_k = *p.top_k;
-  if (p.top_p) g.sampling.top_p = *p.top_p;
-  if (p.min_p) g.sampling.min_p = *p.min_p;
-  if (p.repetition_penalty) g.sampling.repetition_penalty = *p.repetition_penalty;
-  if (p.presence_penalty) g.sampling.presence_penalty = *p.presence_penalty;
-  if (p.frequency_penalty) g.sampling.frequency_penalty = *p.frequency_penalty;
+  apply_given_sampling(p, g.sampling);
   g.sampling.seed = p.seed;
   const std::int64_t vocab = ck.config().text.vocab_size;
   for (const auto& [token, bias] : p.logit_bias) {
