@@ -11,6 +11,11 @@ namespace staticlm::cli {
 
 void add_backend_options(CLI::App& cmd, BackendChoice& choice);
 
+// --no-mmap / --mmap (llama.cpp's spellings): whether the CPU back end copies the matrices decode
+// streams into huge-page memory (resident_weights, CpuBackendOptions) or, by default, reads them
+// through the checkpoint's memory map.
+void add_mmap_flags(CLI::App& cmd, bool& resident_weights);
+
 // Prints which graphs ran where (a plug-in back end; with call counts when with_calls) to stderr; nothing for the CPU back end.
 void print_backend_placement(const Backend& backend, bool with_calls = true);
 

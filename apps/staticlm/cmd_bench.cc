@@ -34,6 +34,7 @@ struct BenchArgs {
   bool image_encode = false;
   bool json = false;
   bool f32_activations = false;
+  bool resident_weights = false;
   std::optional<std::string> kernel_target;
   BackendChoice backend;
 };
@@ -54,6 +55,7 @@ void bench_command(const BenchArgs& a) {
   o.threads = resolve_threads(a.threads);
   o.image_encode = a.image_encode;
   o.f32_activations = a.f32_activations;
+  o.resident_weights = a.resident_weights;
   o.backend = a.backend;
   o.kernel_target = a.kernel_target;
   o.log = log_to_stderr;
@@ -84,6 +86,7 @@ void bench_command(const BenchArgs& a) {
                                 {"max_seq", a.max_seq},
                                 {"dispatch_target", target},
                                 {"read_bandwidth_gb_s", bandwidth},
+                                {"weights_in_huge_pages", a.resident_weights},
                                 {"fma_peak_gflop_s", fma_peak},
                                 {"bf16_dot_peak_gflop_s", bf16_peak},
                                 {"bf16_dot_kernels", r.bf16_dot_kernels},
@@ -129,7 +132,8 @@ void bench_command(const BenchArgs& a) {
   }
   std::printf("bench    %s, %d threads, max_seq %lld, kernels %s\n", a.model.c_str(), threads,
               static_cast<long long>(a.max_seq), target.c_str());
-  std::printf("memory   read bandwidth %.1f GB/s (measured)\n", bandwidth);
+  std::printf("memory   read bandwidth %.1f GB/s (measured%s)\n", bandwidth,
+              a.resident_weights ? " on 2 MiB pages, as the --no-mmap weights" : "");
   std::printf("compute  f32 FMA peak %.1f GFLOP/s (%s, measured)\n", fma_peak, r.fma_peak_target.c_str());
   if (r.bf16_dot_kernels) {
     std::printf("compute  bf16 dot peak %.1f GFLOP/s (vdpbf16ps, measured)\n", bf16_peak);
@@ -192,6 +196,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
   add_kernel_target_option(*cmd, a->kernel_target);
   add_backend_options(*cmd, a->backend);
+  add_mmap_flags(*cmd, a->resident_weights);
   cmd->callback([a] { bench_command(*a); });
 }
 

@@ -51,6 +51,7 @@ struct ChatArgs {
   std::optional<std::int64_t> max_seq;
   SamplingFlags sampling;
   int threads = 0;
+  bool resident_weights = false;
   BackendChoice backend;
 };
 
@@ -73,6 +74,7 @@ std::unique_ptr<api::Chat> open_chat(const ChatArgs& a, const api::GenerateParam
   if (a.max_seq) so.sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   so.backend = a.backend.backend;
   so.fallback = a.backend.fallback;
+  so.resident_weights = a.resident_weights;
   api::session_config(so);
   api::check_generate_params(params);
   if (a.image) check_image_file(*a.image);
@@ -231,6 +233,7 @@ void add_chat_command(CLI::App& app) {
       ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");
   add_backend_options(*cmd, a->backend);
+  add_mmap_flags(*cmd, a->resident_weights);
   add_sampling_flags(*cmd, a->sampling);
   add_profile_option(*cmd, a->profile);
   cmd->callback([a] {

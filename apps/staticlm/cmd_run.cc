@@ -64,6 +64,7 @@ struct RunArgs {
   SamplingFlags sampling;  // -n, --temp, --top-k, --top-p, --min-p, --repetition-penalty, --seed, --stop
   int threads = 0;  // 0: one per hardware thread
   bool f32_activations = false;
+  bool resident_weights = false;
   std::optional<std::string> kernel_target;
   std::optional<std::string> dump_logits;
   std::optional<std::string> record;
@@ -193,6 +194,7 @@ void run_command(RunArgs& a) {
   so.config_file = a.config_file.value_or("");
   so.sets = a.sets;
   so.f32_activations = a.f32_activations;
+  so.resident_weights = a.resident_weights;
   so.record_dir = a.record.value_or("");
   so.record_graphs = a.record_graphs;
   so.backend = a.backend.backend;
@@ -293,6 +295,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--record-graph", a->record_graphs,
                   "with --record: record only this graph, or the graphs it is a prefix of up to '_' (repeatable)");
   add_backend_options(*cmd, a->backend);
+  add_mmap_flags(*cmd, a->resident_weights);
   add_profile_option(*cmd, a->profile);
   cmd->callback([a] {
     a->sets = with_profile(a->sets, a->profile);

@@ -73,6 +73,7 @@ struct ServeArgs {
   std::int64_t max_body = 1 << 20;
   bool allow_local_files = false;
   bool f32_activations = false;
+  bool resident_weights = false;
   std::string chat_template;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
@@ -158,6 +159,7 @@ void serve_command(const ServeArgs& a) {
   o.defaults = generate_params(a.sampling);
   o.allow_local_files = a.allow_local_files;
   o.f32_activations = a.f32_activations;
+  o.resident_weights = a.resident_weights;
   o.chat_template = a.chat_template;
   o.backend = a.backend;
   o.log = log_to_stderr;
@@ -457,6 +459,7 @@ void add_serve_command(CLI::App& app) {
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "
                 "does, which lets bf16 dot-product instructions run)");
   add_backend_options(*cmd, a->backend);
+  add_mmap_flags(*cmd, a->resident_weights);
   add_sampling_flags(*cmd, a->sampling);
   add_profile_option(*cmd, a->profile);
   cmd->callback([a] {

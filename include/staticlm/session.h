@@ -33,6 +33,9 @@ struct SessionOptions {
   // Keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as
   // transformers does).
   bool f32_activations = false;
+  // Copy the matrices decode streams into huge-page memory instead of reading them through the
+  // checkpoint's memory map (CpuBackendOptions::resident_weights; `--no-mmap`).
+  bool resident_weights = false;
   // Write every subgraph call's inputs and outputs to this new or empty directory ("" : off), for
   // `staticlm replay`; record_graphs limits it to some graphs.
   std::string record_dir;

@@ -88,8 +88,10 @@ std::uint64_t process_peak_rss_bytes() {
 // The machine's limits, measured on all pool threads; a second measurement keeps the best of
 // each, since on a shared machine a neighbour can take a core or the memory bus for the
 // seconds one measurement lasts.
-void measure_ceilings(ThreadPool& pool, BenchResult& r) {
-  r.read_bandwidth_gb_s = std::max(r.read_bandwidth_gb_s, measure_read_bandwidth(pool));
+// The read ceiling is measured on the kind of memory the weights are read from (huge pages with
+// --no-mmap).
+void measure_ceilings(ThreadPool& pool, bool huge_pages, BenchResult& r) {
+  r.read_bandwidth_gb_s = std::max(r.read_bandwidth_gb_s, measure_read_bandwidth(pool, std::size_t{1} << 30, 5, huge_pages));
   r.fma_peak_gflop_s = std::max(r.fma_peak_gflop_s, cpu::measure_fma_peak_gflop_s(pool));
   r.bf16_dot_peak_gflop_s = std::max(r.bf16_dot_peak_gflop_s, cpu::measure_bf16_dot_peak_gflop_s(pool));
 }
@@ -124,13 +126,14 @@ BenchResult run_bench(const BenchOptions& a) {
   r.bf16_dot_speed_over_fma = cpu::bf16_dot_speed_over_fma();
   r.bf16_dot_kernels = cpu::bf16_dot_kernels();
   log(a, "bench: measuring memory read bandwidth and compute peaks...");
-  measure_ceilings(pool, r);
+  measure_ceilings(pool, a.resident_weights, r);
 
   SubgraphProfile profile;
   profile.max_seq = a.max_seq;
   CpuBackendOptions bo;
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
+  bo.resident_weights = a.resident_weights;
   auto backend = create_backend(a.backend, *ck, profile, bo);
   RuntimeOptions ro;
   ro.pool = &pool;
@@ -163,7 +166,7 @@ BenchResult run_bench(const BenchOptions& a) {
     r.image = run_image_encode(*ck, pool, !a.f32_activations);
   }
   log(a, "bench: measuring the ceilings again...");
-  measure_ceilings(pool, r);
+  measure_ceilings(pool, a.resident_weights, r);
   r.process_peak_rss_bytes = process_peak_rss_bytes();
   r.decode_weight_bytes = decode_weight_bytes(*ck);
   r.matrices = matrix_alignment(ck->weights());

@@ -27,6 +27,7 @@ struct BenchOptions {
   int threads = 1;  // workers of the pool (already resolved: > 0)
   bool image_encode = false;
   bool f32_activations = false;
+  bool resident_weights = false;  // CpuBackendOptions::resident_weights (`--no-mmap`)
   BackendChoice backend;
   std::optional<std::string> kernel_target;  // pin this kernel target (default: the best the CPU has)
   // Progress lines ("bench: measuring ..."); null: none.

@@ -40,6 +40,7 @@ std::unique_ptr<Engine> make_engine(const Model::Impl& model, const SessionOptio
   CpuBackendOptions bo;
   bo.pool = &pool;
   bo.bf16_activations = !options.f32_activations;
+  bo.resident_weights = options.resident_weights;
   auto e = std::make_unique<Engine>();
   e->backend = create_backend(BackendChoice{options.backend, options.fallback}, *model.checkpoint, profile, bo);
   Backend* backend = e->backend.get();

@@ -65,6 +65,7 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   CpuBackendOptions bo;
   bo.pool = h->pool_.get();
   bo.bf16_activations = !a.f32_activations;
+  bo.resident_weights = a.resident_weights;
   h->backend_ = create_backend(a.backend, ck, profile, bo);
   if (const std::string where = backend_placement(*h->backend_, /*with_calls=*/false); !where.empty()) note(a, where);
   h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images};

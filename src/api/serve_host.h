@@ -36,6 +36,7 @@ struct ServeHostOptions {
   GenerateParams defaults;              // sampling defaults of every request
   bool allow_local_files = false;
   bool f32_activations = false;
+  bool resident_weights = false;  // CpuBackendOptions::resident_weights (`--no-mmap`)
   std::string chat_template;  // a template file ("" : the checkpoint's own)
   BackendChoice backend;
   // Notes for the operator ("staticlm serve: text only: ...", the plug-in placement); null: none.

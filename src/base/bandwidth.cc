@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "base/huge_pages.h"
 
 #include "hwy/aligned_allocator.h"
 #include "hwy/cache_control.h"
@@ -69,13 +72,21 @@ namespace staticlm {
 
 HWY_EXPORT(SumFloats);
 
-double measure_read_bandwidth(ThreadPool& pool, std::size_t bytes, int reps) {
+double measure_read_bandwidth(ThreadPool& pool, std::size_t bytes, int reps, bool huge_pages) {
   const std::int64_t n =
       static_cast<std::int64_t>(std::max<std::size_t>(bytes, std::size_t{64} << 20) / sizeof(float));
   // Chunks of whole pages: each thread streams its own contiguous range.
   const std::int64_t grain = 4096;
-  auto buf = hwy::AllocateAligned<float>(static_cast<std::size_t>(n));
-  float* data = buf.get();
+  hwy::AlignedFreeUniquePtr<float[]> plain;
+  std::unique_ptr<HugePageBuffer> huge;
+  float* data = nullptr;
+  if (huge_pages) {
+    huge = std::make_unique<HugePageBuffer>(static_cast<std::size_t>(n) * sizeof(float));
+    data = static_cast<float*>(huge->data());
+  } else {
+    plain = hwy::AllocateAligned<float>(static_cast<std::size_t>(n));
+    data = plain.get();
+  }
   // Every page is touched before timing, by the thread that will read it, with distinct
   // contents: identical pages could be merged by the host (KSM) and then served from cache.
   pool.parallel_for(n, grain, [&](std::int64_t begin, std::int64_t end, int) {

@@ -69,6 +69,8 @@ class TensorStore {
   // All names, sorted.
   std::vector<std::string> names() const;
   const std::string& source() const { return source_; }
+  // Whether p points into one of the files' memory maps (and not into memory a caller owns).
+  bool maps(const void* p) const;
   // The value of a "__metadata__" key in the first file (shard) that has it; nullopt when none does.
   std::optional<std::string> metadata(const std::string& key) const;
 

@@ -343,6 +343,15 @@ std::vector<std::string> TensorStore::names() const {
   return out;
 }
 
+bool TensorStore::maps(const void* p) const {
+  const auto* b = static_cast<const std::uint8_t*>(p);
+  for (const auto& file : files_) {
+    const MappedFile& m = file->mapping();
+    if (m.data() != nullptr && b >= m.data() && b < m.data() + m.size()) return true;
+  }
+  return false;
+}
+
 std::optional<std::string> TensorStore::metadata(const std::string& key) const {
   for (const auto& file : files_) {
     auto it = file->metadata().find(key);

@@ -154,14 +154,16 @@ TEST_F(Generate, LlamaCppFlagSpellingsMatchTheLongNames) {
   std::ofstream(file("prompt.txt"), std::ios::binary) << "The capital of France";
   const std::string sampling = " -n 6 --temp 1.2 --top-k 20";
   const LogitsDump a = run_dump("-p 'The capital of France' --seed 5 --threads 1 --max-seq 48 --repetition-penalty 1.4" + sampling, "long");
-  const LogitsDump b = run_dump("-f " + file("prompt.txt") + " -s 5 -t 1 -c 48 --repeat-penalty 1.4" + sampling, "short");
-  const LogitsDump c = run_dump("-f " + file("prompt.txt") + " -s 5 -t 1 --ctx-size 48 --repeat-penalty 1.4" + sampling, "ctx");
+  // --no-mmap copies the weights decode streams (the same bits); --mmap is the default.
+  const LogitsDump b = run_dump("-f " + file("prompt.txt") + " -s 5 -t 1 -c 48 --repeat-penalty 1.4 --no-mmap" + sampling, "short");
+  const LogitsDump c = run_dump("-f " + file("prompt.txt") + " -s 5 -t 1 --ctx-size 48 --repeat-penalty 1.4 --mmap" + sampling, "ctx");
   const LogitsDump p = run_dump("-f " + file("prompt.txt") + " -s 5 -t 1 -c 48 --repeat-penalty 1.4 --n-predict 6 --temp 1.2 --top-k 20",
                                 "n_predict");
   EXPECT_EQ(a.tokens, b.tokens);
   EXPECT_EQ(a.tokens, c.tokens);
   EXPECT_EQ(a.tokens, p.tokens);
   EXPECT_EQ(a.prefill_logits, b.prefill_logits);
+  EXPECT_EQ(a.prefill_logits, c.prefill_logits);
   // Another seed samples another reply (6 draws at temperature 1.2 from a random model).
   const LogitsDump d = run_dump("-f " + file("prompt.txt") + " -s 6 -t 1 -c 48 --repeat-penalty 1.4" + sampling, "seed6");
   EXPECT_NE(a.tokens, d.tokens);

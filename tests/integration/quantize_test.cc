@@ -45,11 +45,13 @@ test::TempDir* Quantize::dir_ = nullptr;
 
 // Logits after each position of a 24-token prompt, the quantized model fed the same tokens
 // (teacher forcing): prefill of the first token, then one decode per token.
-std::vector<std::vector<float>> forced_logits(const std::string& model) {
+std::vector<std::vector<float>> forced_logits(const std::string& model, bool resident_weights = false) {
   auto ck = Checkpoint::open(model);
   SubgraphProfile p;
   p.max_seq = 64;
-  auto b = CpuBackend::create(*ck, p);
+  CpuBackendOptions o;
+  o.resident_weights = resident_weights;
+  auto b = CpuBackend::create(*ck, p, o);
   auto rt = Runtime::create(*b, ck->config(), ck->layers());
   std::vector<std::int64_t> prompt = {2};
   for (int i = 1; i < 24; ++i) prompt.push_back(1000 + 37 * i);
@@ -106,6 +108,14 @@ TEST_F(Quantize, LogitsStayCloseToBf16) {
 
 // The accuracy report's fixed prompt set (eight prompts, 119 positions teacher-forced), as
 // `staticlm quant-report` prints it, on the tame tiny model.
+// The weights copied into huge-page memory (`--no-mmap`), the map's pages dropped: the same bits
+// in every format, prefill and decode.
+TEST_F(Quantize, ResidentWeightsGiveTheMappedBits) {
+  for (const char* s : {"bf16", "q8", "q4", "npu-w4"}) {
+    EXPECT_EQ(forced_logits(dir_->file(s), true), forced_logits(dir_->file(s))) << s;
+  }
+}
+
 TEST_F(Quantize, PromptSetAgreementPerScheme) {
   struct Want {
     const char* scheme;

@@ -1,6 +1,7 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include "backends/cpu/embedding_graphs.h"
+#include "backends/cpu/resident_weights.h"
 #include "backends/subgraph_contract.h"
 #include "base/error.h"
 #include "model/checkpoint.h"
@@ -18,6 +19,7 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
   b->signatures_ = gemma4_subgraph_signatures(config, layers, profile);
   b->weights_ = cpu::load_text_weights(config, layers, weights);
   cpu::set_bf16_activations(b->weights_, options.bf16_activations);
+  if (options.resident_weights) b->weights_.resident = cpu::make_resident(cpu::streamed_matrices(b->weights_), {});
   for (std::size_t i = 0; i < b->signatures_.size(); ++i) {
     const std::string& n = b->signatures_[i].name;
     Entry e{Kind::kLmHead, -1, i};
@@ -49,8 +51,18 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
 std::unique_ptr<CpuBackend> CpuBackend::create(const Checkpoint& checkpoint, const SubgraphProfile& profile,
                                                const CpuBackendOptions& options) {
   const TensorStore& store = checkpoint.weights();
-  return create(checkpoint.config(), checkpoint.layers(),
-                [&store](const std::string& name) { return store.get(name); }, profile, options);
+  CpuBackendOptions mapped = options;
+  mapped.resident_weights = false;
+  auto b = create(checkpoint.config(), checkpoint.layers(),
+                  [&store](const std::string& name) { return store.get(name); }, profile, mapped);
+  b->options_.resident_weights = options.resident_weights;
+  if (options.resident_weights) {
+    // The map's pages just copied would otherwise stay in the resident set beside the copy.
+    b->weights_.resident = cpu::make_resident(cpu::streamed_matrices(b->weights_), [&store](const void* p, std::size_t n) {
+      if (store.maps(p)) release_mapped_pages(p, n);
+    });
+  }
+  return b;
 }
 
 namespace {

@@ -38,6 +38,11 @@ struct CpuBackendOptions {
   // keeps activations f32 (weights widened), so prefill rows equal decode rows to f32 rounding.
   // F32 and F16 matrices always compute in f32; decode (GEMV) always keeps activations f32.
   bool bf16_activations = true;
+  // Copies the matrices decode reads every step into huge-page memory (resident_weights.h):
+  // they are then anonymous memory, never evicted and re-read from disk under page-cache
+  // pressure, and stream in 2 MiB pages. From a checkpoint, the copied pages of its memory map
+  // are dropped from the process. false (default): read through the map, no copy at load.
+  bool resident_weights = false;
   // Debugging hook (staticlm inspect): shown each vision encoder layer's output [num_patches, Dv]
   // inside vision_prefill. Empty: nothing is shown.
   cpu::VisionLayerTap vision_layer_tap;

@@ -52,6 +52,17 @@ CpuTextWeights load_text_weights(const ModelConfig& config, const std::vector<La
   return w;
 }
 
+std::vector<WeightMatrix*> streamed_matrices(CpuTextWeights& w) {
+  std::vector<WeightMatrix*> out = {&w.embed_tokens, &w.per_layer_model_projection};
+  for (CpuLayerWeights& l : w.layers) {
+    for (WeightMatrix* m : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj,
+                            &l.ple_gate, &l.ple_projection}) {
+      out.push_back(m);
+    }
+  }
+  return out;
+}
+
 void set_bf16_activations(CpuTextWeights& w, bool on) {
   for (WeightMatrix* m : {&w.embed_tokens, &w.embed_tokens_per_layer, &w.per_layer_model_projection}) {
     m->bf16_activations = on;

@@ -12,6 +12,7 @@
 
 #include "backends/cpu/kernels/matmul.h"
 #include "backends/cpu/weight_loading.h"
+#include "base/huge_pages.h"
 #include "model/config.h"
 #include "model/layer_table.h"
 
@@ -29,6 +30,7 @@ struct CpuLayerWeights {
 
 struct CpuTextWeights {
   std::vector<std::unique_ptr<Tensor>> aligned_copies;  // owns the copies some matrices point into
+  std::unique_ptr<HugePageBuffer> resident;  // owns the streamed matrices once make_resident ran
   WeightMatrix embed_tokens;          // [V, D], also the tied LM head
   WeightMatrix embed_tokens_per_layer;  // [V_ple, L*P]
   WeightMatrix per_layer_model_projection;  // [L*P, D]
@@ -40,6 +42,10 @@ struct CpuTextWeights {
 // Throws kInvalidFile naming the tensor for a missing tensor, a wrong shape or a non-float dtype.
 CpuTextWeights load_text_weights(const ModelConfig& config, const std::vector<LayerInfo>& layers,
                                  const WeightGetter& get);
+
+// The matrices decode reads whole every step (resident_weights.h): the LM head, the per-layer
+// projection and every layer's projections; not the per-layer embedding table.
+std::vector<WeightMatrix*> streamed_matrices(CpuTextWeights& w);
 
 // Marks every BF16 matrix for bf16-activation GEMMs (CpuBackendOptions::bf16_activations).
 void set_bf16_activations(CpuTextWeights& w, bool on);

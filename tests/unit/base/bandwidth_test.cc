@@ -10,9 +10,11 @@ namespace {
 
 TEST(Bandwidth, PositiveAndFinite) {
   ThreadPool pool(2);
-  const double gb_s = measure_read_bandwidth(pool, std::size_t{64} << 20, 1);
-  EXPECT_TRUE(std::isfinite(gb_s));
-  EXPECT_GT(gb_s, 0.0);
+  for (bool huge_pages : {false, true}) {
+    const double gb_s = measure_read_bandwidth(pool, std::size_t{64} << 20, 1, huge_pages);
+    EXPECT_TRUE(std::isfinite(gb_s)) << huge_pages;
+    EXPECT_GT(gb_s, 0.0) << huge_pages;
+  }
 }
 
 }  // namespace
