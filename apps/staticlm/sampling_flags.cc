@@ -20,6 +20,9 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--top-p", f.top_p, "nucleus sampling mass (1: off)");
   cmd.add_option("--min-p", f.min_p, "drop tokens below min_p times the best one (0: off)");
   cmd.add_option("--repetition-penalty,--repeat-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
+  cmd.add_option("--repeat-last-n", f.repeat_last_n,
+                 "the repetition penalty looks at the last N tokens of prompt and reply (-1, the default: all of them, "
+                 "as Hugging Face; 0: none)");
   cmd.add_option("--presence-penalty", f.presence_penalty,
                  "subtract this from the logit of every token the reply already holds (-2..2; 0: off)");
   cmd.add_option("--frequency-penalty", f.frequency_penalty,
@@ -85,6 +88,7 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   p.top_p = f.top_p;
   p.min_p = f.min_p;
   p.repetition_penalty = f.repetition_penalty;
+  p.repeat_last_n = f.repeat_last_n;
   p.presence_penalty = f.presence_penalty;
   p.frequency_penalty = f.frequency_penalty;
   if (f.seed < -1) invalid_argument("--seed " + std::to_string(f.seed) + ": must be at least 0 (-1: a random seed)");

@@ -16,7 +16,7 @@
 namespace staticlm::cli {
 
 struct SamplingFlags {
-  std::optional<std::int64_t> max_new_tokens, top_k;
+  std::optional<std::int64_t> max_new_tokens, top_k, repeat_last_n;
   std::optional<double> temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
   std::int64_t seed = 0;  // -1: a random seed
   std::vector<std::string> stops;

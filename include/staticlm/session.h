@@ -53,6 +53,7 @@ struct GenerateParams {
   std::optional<double> temperature;           // 0: greedy
   std::optional<std::int64_t> top_k;
   std::optional<double> top_p, min_p, repetition_penalty;
+  std::optional<std::int64_t> repeat_last_n;  // the repetition penalty's window (-1: all tokens; 0: none)
   std::optional<double> presence_penalty, frequency_penalty;  // OpenAI's, on the reply's tokens; [-2, 2]
   std::vector<std::pair<std::int64_t, float>> logit_bias;    // (token, added to its logit; -inf bans it)
   bool ignore_eos = false;                                    // ban the EOS tokens: generate max_new_tokens

@@ -18,6 +18,7 @@ void apply_given_sampling(const GenerateParams& p, SamplingOptions& s) {
   if (p.top_p) s.top_p = *p.top_p;
   if (p.min_p) s.min_p = *p.min_p;
   if (p.repetition_penalty) s.repetition_penalty = *p.repetition_penalty;
+  if (p.repeat_last_n) s.repeat_last_n = *p.repeat_last_n;
   if (p.presence_penalty) s.presence_penalty = *p.presence_penalty;
   if (p.frequency_penalty) s.frequency_penalty = *p.frequency_penalty;
 }

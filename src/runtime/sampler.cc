@@ -24,6 +24,7 @@ void validate_sampling_options(const SamplingOptions& o) {
   if (!std::isfinite(o.repetition_penalty) || o.repetition_penalty <= 0) {
     bad("repetition_penalty", o.repetition_penalty, "a number > 0 (1: off)");
   }
+  if (o.repeat_last_n < -1) bad("repeat_last_n", static_cast<double>(o.repeat_last_n), "an integer >= -1 (-1: every token, 0: none)");
   if (!(o.presence_penalty >= -2 && o.presence_penalty <= 2)) bad("presence_penalty", o.presence_penalty, "a number in [-2, 2] (0: off)");
   if (!(o.frequency_penalty >= -2 && o.frequency_penalty <= 2)) {
     bad("frequency_penalty", o.frequency_penalty, "a number in [-2, 2] (0: off)");
@@ -66,10 +67,13 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
       }
       scores_[static_cast<std::size_t>(t)] += bias;
     }
-    // Repetition penalty (once per distinct token): divide positive scores, multiply negative ones.
+    // Repetition penalty (once per distinct token of the window): divide positive scores,
+    // multiply negative ones.
     if (options_.repetition_penalty != 1.0) {
       const float pen = static_cast<float>(options_.repetition_penalty);
-      std::vector<std::int64_t> seen(history.begin(), history.end());
+      const auto last = static_cast<std::size_t>(options_.repeat_last_n);
+      const auto window = options_.repeat_last_n >= 0 && history.size() > last ? history.last(last) : history;
+      std::vector<std::int64_t> seen(window.begin(), window.end());
       std::sort(seen.begin(), seen.end());
       seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
       for (std::int64_t t : seen) {

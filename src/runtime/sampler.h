@@ -22,6 +22,9 @@ struct SamplingOptions {
   double top_p = 1.0;               // 1: off
   double min_p = 0.0;               // 0: off
   double repetition_penalty = 1.0;  // 1: off
+  // The repetition penalty's window: the last N tokens of the history (llama.cpp's
+  // --repeat-last-n); -1: the whole history (Hugging Face's), 0: none (the penalty is off).
+  std::int64_t repeat_last_n = -1;
   double presence_penalty = 0.0;    // subtracted once from each token already picked (0: off)
   double frequency_penalty = 0.0;   // subtracted per time a token was picked (0: off)
   // (token, bias) added to the token's logit before anything else; -inf bans it. A token listed
@@ -33,7 +36,7 @@ struct SamplingOptions {
 
 // Throws kInvalidArgument naming the option and its value: temperature < 0, top_k < 0, top_p
 // outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, presence or frequency penalty
-// outside [-2, 2] (OpenAI's range), a logit_bias token < 0 or bias NaN / +inf, or a non-finite
+// outside [-2, 2] (OpenAI's range), repeat_last_n < -1, a logit_bias token < 0 or bias NaN / +inf, or a non-finite
 // value. (A logit_bias token past the vocabulary is refused by sample(), which knows its size.)
 void validate_sampling_options(const SamplingOptions& options);
 

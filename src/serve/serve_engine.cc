@@ -308,6 +308,7 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     s.repetition_penalty = number_field(doc, key);
     if (!(s.repetition_penalty > 0)) bad(key, "must be greater than 0 (1: off)");
   }
+  if (given(doc, "repeat_last_n")) s.repeat_last_n = integer_field(doc, "repeat_last_n", -1);  // llama.cpp's
   // OpenAI's penalties on the reply's own tokens, in its range.
   for (auto [key, target] : {std::pair{"presence_penalty", &s.presence_penalty}, std::pair{"frequency_penalty", &s.frequency_penalty}}) {
     if (!given(doc, key)) continue;
@@ -596,6 +597,7 @@ std::string props_reply(const RequestContext& context, int slots) {
   const ojson params = {{"n_predict", n_predict},          {"temperature", s.temperature},
                         {"top_k", s.top_k},                {"top_p", s.top_p},
                         {"min_p", s.min_p},                {"repeat_penalty", s.repetition_penalty},
+                        {"repeat_last_n", s.repeat_last_n},
                         {"presence_penalty", s.presence_penalty}, {"frequency_penalty", s.frequency_penalty},
                         {"seed", s.seed},                  {"stop", g.stop_strings}};
   const ojson props = {{"default_generation_settings", {{"n_ctx", context.max_seq}, {"params", params}}},

@@ -182,6 +182,7 @@ const Row kRows[] = {
      "--slots 64 with max_seq 32768: the slots' prefill attention masks"},
     {"run_temperature_negative", "run -m {T} -p hi -n 1 --temp -1", "temperature"},
     {"run_top_p_out_of_range", "run -m {M} -p hi -n 1 --top-p 2", "top_p"},
+    {"run_repeat_last_n_below_minus_one", "run -m {T} -p hi -n 1 --repeat-last-n -2", "repeat_last_n"},
     {"run_threads_negative", "run -m {M} -p hi -n 1 --threads -1", "--threads -1"},
     {"run_threads_oversized", "run -m {M} -p hi -n 1 --threads 100000", "--threads 100000"},
     {"run_prompt_ids_not_numbers", "run -m {M} --prompt-ids 1,x -n 1", "\"x\""},

@@ -592,6 +592,27 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
     ASSERT_EQ(p.status, 200) << p.body;
     EXPECT_EQ(json::parse(p.body)["choices"][0]["message"]["content"], json::parse(pr.out).at("text")) << key;
   }
+  // llama.cpp's repeat_last_n (and run's --repeat-last-n): the penalty's window; 0 turns it off.
+  // A penalty below 1 favours the tokens seen, so the window changes this random model's answer.
+  const auto run_penalised = [&](const std::string& window) {
+    const test::CommandResult r = test::run_staticlm("run -m " + model() + " --messages " + f +
+                                                     " -n 8 --temp 0 --max-seq 128 --json --repetition-penalty 0.2" + window);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out).at("text").get<std::string>();
+  };
+  const std::string all = run_penalised(""), last2 = run_penalised(" --repeat-last-n 2"), plain = run_answer(kOther);
+  ASSERT_NE(all, last2) << "the window changes nothing here: the checks below would be empty";
+  ASSERT_NE(last2, plain);
+  for (std::int64_t last_n : {-1, 0, 2}) {
+    json req = request(kOther);
+    req["repeat_penalty"] = 0.2;
+    req["repeat_last_n"] = last_n;
+    const HttpResult p = chat(req);
+    ASSERT_EQ(p.status, 200) << p.body;
+    EXPECT_EQ(json::parse(p.body)["choices"][0]["message"]["content"].get<std::string>(),
+              last_n == -1 ? all : last_n == 0 ? plain : last2)
+        << last_n;
+  }
 }
 
 // llama.cpp's native /completion continues a raw prompt as /v1/completions does (n_predict for
@@ -1085,6 +1106,7 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"repetition_penalty", {{"messages", kHello}, {"repetition_penalty", 0}}},
       {"repeat_penalty", {{"messages", kHello}, {"repeat_penalty", "high"}}},
       {"presence_penalty", {{"messages", kHello}, {"presence_penalty", 2.5}}},
+      {"repeat_last_n", {{"messages", kHello}, {"repeat_last_n", -2}}},
       {"frequency_penalty", {{"messages", kHello}, {"frequency_penalty", "some"}}},
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
       {"grammar", {{"messages", kHello}, {"grammar", "root ::= [a-z"}}},

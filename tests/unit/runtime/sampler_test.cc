@@ -223,6 +223,36 @@ TEST(Sampler, RepetitionPenalty) {
   expect_dist(t.distribution(l, history), {std::exp(1.5) / z, std::exp(2.0) / z, std::exp(-2.0) / z});
 }
 
+// --repeat-last-n N: the penalty sees the last N tokens of the history, the same distribution
+// as the whole-history penalty given only those tokens; 0 turns it off; -1 and N past the
+// history's length see all of it.
+TEST(Sampler, RepeatLastNPenalizesTheWindowOnly) {
+  const std::vector<float> l = {1.0f, -0.5f, 2.0f, 0.25f, 1.5f, -1.0f};
+  const std::vector<std::int64_t> history = {0, 1, 2, 3, 4, 2};
+  auto dist = [&](std::int64_t last_n, std::span<const std::int64_t> h, double penalty = 2.5) {
+    SamplingOptions o = opts();
+    o.repetition_penalty = penalty;
+    o.repeat_last_n = last_n;
+    Sampler s(o);
+    return s.distribution(l, h);
+  };
+  const std::vector<std::int64_t> tail = {3, 4, 2};
+  expect_dist(dist(3, history), dist(-1, tail));
+  expect_dist(dist(0, history), dist(-1, history, 1.0));
+  expect_dist(dist(6, history), dist(-1, history));
+  expect_dist(dist(100, history), dist(-1, history));
+  // The window matters: token 0 is penalised with the whole history, not with the last three.
+  EXPECT_LT(dist(-1, history)[0], dist(3, history)[0]);
+  SamplingOptions bad = opts();
+  bad.repeat_last_n = -2;
+  try {
+    validate_sampling_options(bad);
+    ADD_FAILURE() << "repeat_last_n -2 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("repeat_last_n = -2"), std::string::npos) << e.what();
+  }
+}
+
 // OpenAI's penalties count the tokens the sampler picked, not the history it is given:
 // logit -= frequency x count + presence x (count > 0).
 TEST(Sampler, PresenceAndFrequencyPenaltiesCountPickedTokens) {
