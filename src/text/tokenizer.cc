@@ -47,24 +47,23 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spec(TokenizerSpec spec, const std::s
     limit = std::max(limit, a.id + 1);
   }
   t->id_limit_ = limit;
-  t->added_content_.assign(static_cast<std::size_t>(limit), std::string());
-  t->added_special_.assign(static_cast<std::size_t>(limit), false);
-  t->is_added_.assign(static_cast<std::size_t>(limit), false);
-  t->added_decoded_.assign(static_cast<std::size_t>(limit), std::string());
+  t->added_slot_.assign(static_cast<std::size_t>(limit), -1);
   for (const AddedTokenSpec& a : spec.added_tokens) {
     if (a.content.empty()) continue;
-    t->added_content_[a.id] = a.content;
     // Upstream decodes a normalized added token through its normalized form, so that the decoder
     // undoes the normalizer (e.g. "Day" is matched and decoded as "▁Day" under Prepend("▁")).
     NormalizedText n = NormalizedText::original(a.content, 0, false);
     if (a.normalized && t->normalizer_) t->normalizer_->normalize(n);
-    t->added_decoded_[a.id] = n.text;
-    t->added_special_[a.id] = a.special;
-    t->is_added_[a.id] = true;
+    std::int32_t& slot = t->added_slot_[static_cast<std::size_t>(a.id)];
+    if (slot < 0) {  // an id listed twice keeps its last entry
+      slot = static_cast<std::int32_t>(t->added_tokens_.size());
+      t->added_tokens_.emplace_back();
+    }
+    t->added_tokens_[static_cast<std::size_t>(slot)] = {a.content, n.text, a.special};
   }
   t->added_ids_.reserve(spec.added_tokens.size());
   for (int id = 0; id < limit; ++id) {
-    if (t->is_added_[id]) t->added_ids_.set(t->added_content_[id], id);
+    if (const AddedToken* a = t->added_token(id)) t->added_ids_.set(a->content, id);
   }
   t->added_ = std::make_unique<AddedVocabulary>(spec.added_tokens, t->normalizer_.get());
   if (spec.post_processor) {
@@ -87,12 +86,16 @@ int Tokenizer::token_to_id(std::string_view token) const {
 
 std::optional<std::string_view> Tokenizer::id_to_token(int id) const {
   if (id < 0 || id >= id_limit_) return std::nullopt;
-  if (is_added_[id]) return added_content_[id];
+  if (const AddedToken* a = added_token(id)) return a->content;
   if (!model_->has_id(id)) return std::nullopt;
   return model_->token(id);
 }
 
-bool Tokenizer::is_special(int id) const { return id >= 0 && id < id_limit_ && added_special_[id]; }
+bool Tokenizer::is_special(int id) const {
+  if (id < 0 || id >= id_limit_) return false;
+  const AddedToken* a = added_token(id);
+  return a != nullptr && a->special;
+}
 
 std::vector<int> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   return encode_limited(text, add_special_tokens, std::numeric_limits<std::size_t>::max());
@@ -188,7 +191,8 @@ std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens
                    std::to_string(id_limit_ - 1) + ")");
     }
     if (skip_special_tokens && is_special(id)) continue;
-    tokens.emplace_back(is_added_[id] ? std::string_view(added_decoded_[id]) : *t);
+    const AddedToken* a = added_token(id);
+    tokens.emplace_back(a != nullptr ? std::string_view(a->decoded) : *t);
   }
   if (decoder_) return decoder_->decode(std::move(tokens));
   std::string joined;

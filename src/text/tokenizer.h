@@ -80,13 +80,23 @@ class Tokenizer {
   std::unique_ptr<PreTokenizer> pre_tokenizer_;  // may be null
   std::unique_ptr<Decoder> decoder_;            // may be null: tokens joined by spaces
   std::unique_ptr<AddedVocabulary> added_;
-  std::vector<std::string> added_content_;  // by id, "" when the id is not an added token
-  std::vector<std::string> added_decoded_;  // by id: what decode() uses (normalized form if normalized)
-  std::vector<bool> added_special_;         // by id
-  std::vector<bool> is_added_;              // by id
+  struct AddedToken {
+    std::string content;
+    std::string decoded;  // what decode() uses (the normalized form if normalized)
+    bool special = false;
+  };
+  // The added tokens, and by id the index of an id's own (-1: not an added token). A slot per id,
+  // not an entry: a few hundred added tokens among 262,144 ids (a vector of strings by id was
+  // 16 MB to zero and free on every load).
+  std::vector<AddedToken> added_tokens_;
+  std::vector<std::int32_t> added_slot_;
+  const AddedToken* added_token(int id) const {
+    const std::int32_t s = added_slot_[static_cast<std::size_t>(id)];
+    return s < 0 ? nullptr : &added_tokens_[static_cast<std::size_t>(s)];
+  }
   struct AddedKeyOf {
     const Tokenizer* t;
-    std::string_view operator()(int id) const { return t->added_content_[id]; }
+    std::string_view operator()(int id) const { return t->added_token(id)->content; }
   };
   StringIdMap<AddedKeyOf> added_ids_{AddedKeyOf{this}};  // content -> id
   bool track_origins_ = false;  // only Metaspace with prepend_scheme "first" needs them
