@@ -40,7 +40,7 @@ left_out=(
   Serve.GreedyAnswerEqualsRunStreamedAndNot Serve.PenaltiesEqualRunFlags Serve.LogitBiasAndIgnoreEosEqualRunFlags
   Generate.LlamaCppFlagSpellingsMatchTheLongNames Quantize.DirectoryIsCompleteAndDeterministic
   Replay.ImageRecordingReplaysBitExactOnTheCpuBackend Serve.NpmOpenAiClientStreamedAndNot
-  ServeF32.TextCompletionsContinueARawPromptAsRunDoes
+  ServeF32.TextCompletionsContinueARawPromptAsRunDoes Quantize.ResidentWeightsGiveTheMappedBits
   # valid inputs through paths covered above
   Plugin.OtherCommandsTakeTheBackend 'ProfileFlag.*' Inspect.ImagePromptPassesInBothProfilesFitMode
   Inspect.ThresholdsFromSetAndConfig Inspect.ModelReferenceNamesTheScaledLayer

@@ -35,6 +35,15 @@ def test_penalties_and_logit_bias_match_run(model_dir, tmp_path):
     assert list(got) == expected
     with pytest.raises(ValueError, match="logit_bias: token 262144 is outside the vocabulary"):
         list(s.generate(prompt_ids=ids, max_new_tokens=1, logit_bias={262144: 1.0}))
+    # repeat_last_n (run's --repeat-last-n): a penalty below 1 favours the tokens seen, so the window
+    # changes the answer; 0 turns the penalty off.
+    windowed = cli_tokens(model_dir, "--prompt-ids " + ",".join(map(str, ids)) +
+                          " -n 8 --temp 0 --max-seq 256 --repetition-penalty 0.2 --repeat-last-n 2", tmp_path)
+    assert windowed != plain
+    assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=0, repetition_penalty=0.2, repeat_last_n=2)) == windowed
+    assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=0, repetition_penalty=0.2, repeat_last_n=0)) == plain
+    with pytest.raises(ValueError, match="repeat_last_n = -2"):
+        list(s.generate(prompt_ids=ids, max_new_tokens=1, repeat_last_n=-2))
 
 
 def test_json_schema_matches_run(model_dir, tmp_path):
