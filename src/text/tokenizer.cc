@@ -48,6 +48,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spec(TokenizerSpec spec, const std::s
   }
   t->id_limit_ = limit;
   t->added_slot_.assign(static_cast<std::size_t>(limit), -1);
+  std::vector<int> ids;  // each added id once
   for (const AddedTokenSpec& a : spec.added_tokens) {
     if (a.content.empty()) continue;
     // Upstream decodes a normalized added token through its normalized form, so that the decoder
@@ -58,13 +59,14 @@ std::unique_ptr<Tokenizer> Tokenizer::from_spec(TokenizerSpec spec, const std::s
     if (slot < 0) {  // an id listed twice keeps its last entry
       slot = static_cast<std::int32_t>(t->added_tokens_.size());
       t->added_tokens_.emplace_back();
+      ids.push_back(a.id);
     }
     t->added_tokens_[static_cast<std::size_t>(slot)] = {a.content, n.text, a.special};
   }
-  t->added_ids_.reserve(spec.added_tokens.size());
-  for (int id = 0; id < limit; ++id) {
-    if (const AddedToken* a = t->added_token(id)) t->added_ids_.set(a->content, id);
-  }
+  // In id order, so that of two ids with one content the last wins, whatever the file's order.
+  std::sort(ids.begin(), ids.end());
+  t->added_ids_.reserve(ids.size());
+  for (int id : ids) t->added_ids_.set(t->added_token(id)->content, id);
   t->added_ = std::make_unique<AddedVocabulary>(spec.added_tokens, t->normalizer_.get());
   if (spec.post_processor) {
     for (int id : spec.post_processor->before) {

@@ -11,6 +11,12 @@ namespace staticlm {
 std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const std::vector<LayerInfo>& layers,
                                                const cpu::WeightGetter& weights, const SubgraphProfile& profile,
                                                const CpuBackendOptions& options) {
+  return create(config, layers, weights, profile, options, {});
+}
+
+std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const std::vector<LayerInfo>& layers,
+                                               const cpu::WeightGetter& weights, const SubgraphProfile& profile,
+                                               const CpuBackendOptions& options, const cpu::ReleasedRange& released) {
   std::unique_ptr<CpuBackend> b(new CpuBackend());
   b->config_ = config;
   b->layers_ = layers;
@@ -19,7 +25,7 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
   b->signatures_ = gemma4_subgraph_signatures(config, layers, profile);
   b->weights_ = cpu::load_text_weights(config, layers, weights);
   cpu::set_bf16_activations(b->weights_, options.bf16_activations);
-  if (options.resident_weights) b->weights_.resident = cpu::make_resident(cpu::streamed_matrices(b->weights_), {});
+  if (options.resident_weights) b->weights_.resident = cpu::make_resident(cpu::streamed_matrices(b->weights_), released);
   for (std::size_t i = 0; i < b->signatures_.size(); ++i) {
     const std::string& n = b->signatures_[i].name;
     Entry e{Kind::kLmHead, -1, i};
@@ -51,18 +57,12 @@ std::unique_ptr<CpuBackend> CpuBackend::create(const ModelConfig& config, const 
 std::unique_ptr<CpuBackend> CpuBackend::create(const Checkpoint& checkpoint, const SubgraphProfile& profile,
                                                const CpuBackendOptions& options) {
   const TensorStore& store = checkpoint.weights();
-  CpuBackendOptions mapped = options;
-  mapped.resident_weights = false;
-  auto b = create(checkpoint.config(), checkpoint.layers(),
-                  [&store](const std::string& name) { return store.get(name); }, profile, mapped);
-  b->options_.resident_weights = options.resident_weights;
-  if (options.resident_weights) {
-    // The map's pages just copied would otherwise stay in the resident set beside the copy.
-    b->weights_.resident = cpu::make_resident(cpu::streamed_matrices(b->weights_), [&store](const void* p, std::size_t n) {
-      if (store.maps(p)) release_mapped_pages(p, n);
-    });
-  }
-  return b;
+  // The map's pages --no-mmap copied would otherwise stay in the resident set beside the copy.
+  return create(checkpoint.config(), checkpoint.layers(),
+                [&store](const std::string& name) { return store.get(name); }, profile, options,
+                [&store](const void* p, std::size_t n) {
+                  if (store.maps(p)) release_mapped_pages(p, n);
+                });
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/decoder_layer.h"
+#include "backends/cpu/resident_weights.h"
 #include "backends/cpu/text_weights.h"
 #include "backends/cpu/vision_prefill.h"
 #include "backends/cpu/workspace.h"
@@ -67,6 +68,10 @@ class CpuBackend : public Backend {
 
  private:
   CpuBackend() = default;
+  // Both public creates: `released` is told each source range --no-mmap copied (resident_weights.h).
+  static std::unique_ptr<CpuBackend> create(const ModelConfig& config, const std::vector<LayerInfo>& layers,
+                                            const cpu::WeightGetter& weights, const SubgraphProfile& profile,
+                                            const CpuBackendOptions& options, const cpu::ReleasedRange& released);
   enum class Kind { kTokenEmbedding, kPleEmbedding, kPleProjection, kVision, kFusion, kPrefillLayer, kDecodeLayer, kAppendLayer, kLmHead };
   struct Entry {
     Kind kind;

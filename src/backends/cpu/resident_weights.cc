@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "quant/formats.h"
 #include "tensor/dtype.h"
 
 namespace staticlm::cpu {
@@ -23,9 +22,9 @@ Pieces pieces(const WeightMatrix& m) {
   const auto rows = static_cast<std::size_t>(m.rows), cols = static_cast<std::size_t>(m.cols);
   p.values = dtype_bytes(m.dtype, rows * cols);
   if (!quantized_dtype(m.dtype)) return p;
-  // q4: one f16 scale per group of the row; the other schemes: one f32 per row (matmul.h).
-  p.scales = m.dtype == DType::kI4 ? rows * (cols / quant::kQ4Group) * 2 : rows * 4;
-  if (m.dtype == DType::kU4 || m.dtype == DType::kU8) p.zero_points = rows;
+  const QuantizedScales s = quantized_scales(m.dtype, m.rows, m.cols);
+  p.scales = dtype_bytes(s.dtype, static_cast<std::size_t>(s.shape.numel()));
+  if (s.has_zero_points) p.zero_points = rows;
   return p;
 }
 
@@ -37,7 +36,7 @@ std::size_t resident_bytes(const WeightMatrix& m) {
 }
 
 std::unique_ptr<HugePageBuffer> make_resident(const std::vector<WeightMatrix*>& matrices,
-                                              const std::function<void(const void*, std::size_t)>& released) {
+                                              const ReleasedRange& released) {
   std::size_t total = 0;
   for (const WeightMatrix* m : matrices) total += resident_bytes(*m);
   auto buffer = std::make_unique<HugePageBuffer>(total);

@@ -14,6 +14,9 @@
 
 namespace staticlm::cpu {
 
+// Told each source range make_resident copied.
+using ReleasedRange = std::function<void(const void*, std::size_t)>;
+
 // Bytes of a matrix's values, scales and zero points, each padded to 64 bytes as copied.
 std::size_t resident_bytes(const WeightMatrix& m);
 
@@ -21,6 +24,6 @@ std::size_t resident_bytes(const WeightMatrix& m);
 // points the matrices at the copies. `released` is then told each source range (it may drop a
 // memory-mapped file's pages from the process; empty: nothing is told).
 std::unique_ptr<HugePageBuffer> make_resident(const std::vector<WeightMatrix*>& matrices,
-                                              const std::function<void(const void*, std::size_t)>& released);
+                                              const ReleasedRange& released);
 
 }  // namespace staticlm::cpu

@@ -110,6 +110,18 @@ TEST(TokenizerErrors, BadComponentFields) {
                ErrorKind::kInvalidFile, "added_tokens[0]: id 1 of \"<new>\" belongs to \"b\" in the model vocabulary");
 }
 
+// One content listed at two new ids: token_to_id gives the larger id whatever the file's order
+// (the lookup is filled in id order), and each id still decodes to the content.
+TEST(TokenizerErrors, OneAddedContentAtTwoIdsLooksUpTheLargerId) {
+  for (const std::string& added : {std::string(R"([{"id": 9, "content": "<x>", "special": true}, {"id": 7, "content": "<x>", "special": true}])"),
+                                   std::string(R"([{"id": 7, "content": "<x>", "special": true}, {"id": 9, "content": "<x>", "special": true}])")}) {
+    const auto tok = Tokenizer::from_json(make_json("null", "null", "", R"([["a", "b"]])", R"({"a": 0, "b": 1, "ab": 2, "<unk>": 3})", added), "tok.json");
+    EXPECT_EQ(tok->token_to_id("<x>"), 9) << added;
+    EXPECT_EQ(tok->decode(std::vector<int>{7}, false), "<x>") << added;
+    EXPECT_EQ(tok->decode(std::vector<int>{9}, false), "<x>") << added;
+  }
+}
+
 // Replace steps that multiply the text (three steps each turning "a" into a thousand would make
 // a billion bytes of one letter) are refused when a step would grow it more than 8x; the usual
 // growth (" " -> "\u2581", three bytes for one) passes.

@@ -36,6 +36,11 @@ WeightMatrix weight_matrix(const TensorView& view, const std::string& name, std:
   return {view.dtype, view.shape[0], view.shape[1], view.data};
 }
 
+QuantizedScales quantized_scales(DType t, std::int64_t rows, std::int64_t cols) {
+  if (t == DType::kI4) return {DType::kF16, Shape{rows, cols / quant::kQ4Group}, false};
+  return {DType::kF32, Shape{rows}, t == DType::kU4 || t == DType::kU8};
+}
+
 WeightMatrix quantized_weight_matrix(const TensorView& values, const TensorView& scales, const std::string& name,
                                      std::int64_t rows, std::int64_t cols, const TensorView* zero_points) {
   if (!quantized_dtype(values.dtype)) {
@@ -57,15 +62,14 @@ WeightMatrix quantized_weight_matrix(const TensorView& values, const TensorView&
   if (t == DType::kU4 && c % 2 != 0) {
     invalid_file("weight " + name + ": U4 input width " + std::to_string(c) + " is odd; rows are whole bytes");
   }
-  const Shape want = t == DType::kI4 ? Shape{r, c / quant::kQ4Group} : Shape{r};
-  const DType want_dtype = t == DType::kI4 ? DType::kF16 : DType::kF32;
-  if (scales.dtype != want_dtype || scales.shape != want) {
+  const QuantizedScales want = quantized_scales(t, r, c);
+  if (scales.dtype != want.dtype || scales.shape != want.shape) {
     invalid_file("weight " + name + "_scale: " + dtype_name(scales.dtype) + " " + scales.shape.to_string() +
-                 ", expected " + dtype_name(want_dtype) + " " + want.to_string() + " for " + scheme);
+                 ", expected " + dtype_name(want.dtype) + " " + want.shape.to_string() + " for " + scheme);
   }
   WeightMatrix w{t, r, c, values.data};
   w.scales = scales.data;
-  if (t == DType::kU4 || t == DType::kU8) {
+  if (want.has_zero_points) {
     if (zero_points == nullptr) invalid_file("weight " + name + " is quantized (" + dtype_name(t) + ") but " + name + "_zero_point is missing");
     if (zero_points->dtype != DType::kU8 || zero_points->shape != Shape{r}) {
       invalid_file("weight " + name + "_zero_point: " + dtype_name(zero_points->dtype) + " " +

@@ -36,6 +36,15 @@ struct WeightMatrix {
 // True for the quantized weight dtypes (I8, I4, U4, U8).
 inline bool quantized_dtype(DType t) { return t == DType::kI8 || t == DType::kI4 || t == DType::kU4 || t == DType::kU8; }
 
+// The scales (and zero points) a quantized matrix of dtype t and [rows, cols] carries: the
+// layout quantized_weight_matrix checks and --no-mmap copies.
+struct QuantizedScales {
+  DType dtype;             // I4: F16; the others: F32
+  Shape shape;             // I4: [rows, cols / 32]; the others: [rows]
+  bool has_zero_points;    // U4, U8: U8 [rows]
+};
+QuantizedScales quantized_scales(DType t, std::int64_t rows, std::int64_t cols);
+
 // Rows below which matmul runs the GEMV path.
 inline constexpr std::int64_t kGemvRows = 4;
 
