@@ -103,8 +103,10 @@ STATICLM_API staticlm_status staticlm_session_create(const staticlm_model* model
                                                      staticlm_session** out);
 STATICLM_API staticlm_status staticlm_session_free(staticlm_session* session);
 
-/* Negative (or 0 for max_new_tokens) means "the checkpoint's default" (generation_config.json,
- * greedy without one). temperature 0 is greedy. */
+/* Start from staticlm_generate_default_params(). In the first group negative (or 0 for
+ * max_new_tokens) means "the checkpoint's default" (generation_config.json, greedy without one);
+ * temperature 0 is greedy. The rest are `staticlm run`'s flags of the same names; their defaults
+ * change nothing. NaN is refused by name. */
 typedef struct staticlm_generate_params {
   int64_t max_new_tokens;
   double temperature;
@@ -113,6 +115,17 @@ typedef struct staticlm_generate_params {
   double min_p;
   double repetition_penalty;
   uint64_t seed;
+  int64_t repeat_last_n;           /* the repetition penalty's window: -1 (default) every token, 0 none */
+  double presence_penalty;         /* OpenAI's, on the reply's tokens, in [-2, 2]; 0 (default): off */
+  double frequency_penalty;        /* the same, times each token's count so far */
+  const char* const* stop;         /* n_stop strings: the reply ends with the token whose text completes one */
+  size_t n_stop;
+  const int64_t* logit_bias_tokens;  /* n_logit_bias tokens, each given logit_bias_values[i] */
+  const float* logit_bias_values;    /* added to its logit; -INFINITY bans the token */
+  size_t n_logit_bias;
+  int ignore_eos;                  /* nonzero: the end tokens are never sampled */
+  const char* json_schema;         /* the reply is a value of this JSON Schema (its JSON text), or NULL */
+  const char* grammar;             /* the reply is a text of this GBNF grammar (rule root), or NULL */
 } staticlm_generate_params;
 
 STATICLM_API staticlm_generate_params staticlm_generate_default_params(void);

@@ -306,6 +306,17 @@ staticlm_generate_params staticlm_generate_default_params(void) {
   p.min_p = -1;
   p.repetition_penalty = -1;
   p.seed = 0;
+  p.repeat_last_n = -1;
+  p.presence_penalty = 0;
+  p.frequency_penalty = 0;
+  p.stop = nullptr;
+  p.n_stop = 0;
+  p.logit_bias_tokens = nullptr;
+  p.logit_bias_values = nullptr;
+  p.n_logit_bias = 0;
+  p.ignore_eos = 0;
+  p.json_schema = nullptr;
+  p.grammar = nullptr;
   return p;
 }
 
@@ -333,7 +344,9 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
       for (const auto& [name, value] : {std::pair<const char*, double>{"temperature", params->temperature},
                                         {"top_p", params->top_p},
                                         {"min_p", params->min_p},
-                                        {"repetition_penalty", params->repetition_penalty}}) {
+                                        {"repetition_penalty", params->repetition_penalty},
+                                        {"presence_penalty", params->presence_penalty},
+                                        {"frequency_penalty", params->frequency_penalty}}) {
         if (std::isnan(value)) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string("params->") + name + " is NaN"};
       }
       if (params->max_new_tokens > 0) g.max_new_tokens = params->max_new_tokens;
@@ -343,6 +356,27 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
       if (params->min_p >= 0) g.min_p = params->min_p;
       if (params->repetition_penalty >= 0) g.repetition_penalty = params->repetition_penalty;
       g.seed = params->seed;
+      g.repeat_last_n = params->repeat_last_n;
+      g.presence_penalty = params->presence_penalty;
+      g.frequency_penalty = params->frequency_penalty;
+      if (params->stop == nullptr && params->n_stop > 0) {
+        throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "params->stop is null but params->n_stop is not 0"};
+      }
+      for (size_t i = 0; i < params->n_stop; ++i) {
+        if (params->stop[i] == nullptr || params->stop[i][0] == '\0') {
+          throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "params->stop[" + std::to_string(i) + "] is null or empty"};
+        }
+        g.stop.emplace_back(params->stop[i]);
+      }
+      if ((params->logit_bias_tokens == nullptr || params->logit_bias_values == nullptr) && params->n_logit_bias > 0) {
+        throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "params->logit_bias_tokens or logit_bias_values is null but params->n_logit_bias is not 0"};
+      }
+      for (size_t i = 0; i < params->n_logit_bias; ++i) {
+        g.logit_bias.emplace_back(params->logit_bias_tokens[i], params->logit_bias_values[i]);
+      }
+      g.ignore_eos = params->ignore_eos != 0;
+      if (params->json_schema != nullptr) g.json_schema = params->json_schema;
+      if (params->grammar != nullptr) g.grammar = params->grammar;
     }
     staticlm::api::TokenCallback cb;
     if (callback != nullptr) {

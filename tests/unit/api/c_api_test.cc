@@ -176,6 +176,150 @@ TEST_F(CApi, ExampleGeneratesRunsTokens) {
   EXPECT_NE(bad.err.find("error: staticlm_model_open: "), std::string::npos) << bad.err;
 }
 
+// The fields after seed in staticlm_generate_params are `staticlm run`'s flags of the same names:
+// each setting gives run's tokens (and text, for stop), and changes them from the plain call's,
+// so a field the C API dropped would fail here.
+TEST_F(CApi, GenerateParamsAreRunsFlags) {
+  staticlm_model* m = nullptr;
+  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
+  staticlm_session_params sp = staticlm_session_default_params();
+  sp.max_seq = 64;
+  staticlm_session* s = nullptr;
+  ASSERT_EQ(staticlm_session_create(m, &sp, &s), STATICLM_OK) << last_error();
+  const std::string prompt = "The quick brown fox";
+  staticlm_prompt p = {prompt.c_str(), nullptr, 0, nullptr};
+  std::string text;
+  auto generate = [&](const staticlm_generate_params& g) {
+    std::vector<int64_t> out(16);
+    size_t n = 0;
+    EXPECT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, out.data(), out.size(), &n), STATICLM_OK) << last_error();
+    out.resize(n);
+    size_t size = 0;
+    text.assign(4096, '\0');
+    EXPECT_EQ(staticlm_session_text(s, text.data(), text.size(), &size), STATICLM_OK) << last_error();
+    text.resize(size - 1);  // size counts the terminating NUL
+    return out;
+  };
+  staticlm_generate_params plain = staticlm_generate_default_params();
+  plain.max_new_tokens = 8;
+  plain.temperature = 0;
+  const std::vector<int64_t> greedy = generate(plain);
+  ASSERT_EQ(greedy.size(), 8u);
+  const std::string greedy_text = text;
+  int case_number = 0;
+  auto expect_run = [&](const staticlm_generate_params& g, const std::string& flags) {
+    const std::vector<int64_t> got = generate(g);
+    EXPECT_NE(got, greedy) << flags << ": the setting changed nothing, so the check is empty";
+    EXPECT_EQ(got, run_tokens(model(), "-p '" + prompt + "' -n 8 --temp 0 --max-seq 64 " + flags,
+                              dir_->file("g" + std::to_string(case_number++) + ".st")))
+        << flags;
+  };
+  // A penalty below 1 favours the tokens seen: with a window of 2 it favours only the last two.
+  staticlm_generate_params g = plain;
+  g.repetition_penalty = 0.2;
+  g.repeat_last_n = 2;
+  expect_run(g, "--repeat-penalty 0.2 --repeat-last-n 2");
+  g = plain;
+  g.presence_penalty = -2;
+  expect_run(g, "--presence-penalty -2");
+  g = plain;
+  g.frequency_penalty = -2;
+  g.presence_penalty = 1;
+  expect_run(g, "--frequency-penalty -2 --presence-penalty 1");
+  // Banning the greedy first token.
+  const int64_t banned[] = {greedy[0]};
+  const float minus_inf[] = {-std::numeric_limits<float>::infinity()};
+  g = plain;
+  g.logit_bias_tokens = banned;
+  g.logit_bias_values = minus_inf;
+  g.n_logit_bias = 1;
+  expect_run(g, "--logit-bias " + std::to_string(greedy[0]) + "-inf");
+  g = plain;
+  g.grammar = "root ::= [a-c]+ \" \" [xyz]*";
+  expect_run(g, "--grammar '" + std::string(g.grammar) + "'");
+  g = plain;
+  g.json_schema = R"({"type": "array", "items": {"type": "integer"}})";
+  expect_run(g, "--json-schema '" + std::string(g.json_schema) + "'");
+
+  // A stop string from the greedy text's middle: the reply ends at the token that completes it, as run's.
+  ASSERT_GT(greedy_text.size(), 4u) << greedy_text;
+  const std::string stop = greedy_text.substr(greedy_text.size() / 2, 2);
+  const char* stops[] = {"\x01never", stop.c_str()};
+  g = plain;
+  g.stop = stops;
+  g.n_stop = 2;
+  const std::vector<int64_t> stopped = generate(g);
+  EXPECT_LT(stopped.size(), greedy.size());
+  staticlm_stats st;
+  ASSERT_EQ(staticlm_session_stats(s, &st), STATICLM_OK);
+  EXPECT_STREQ(st.stop_reason, "stop string");
+  const auto r = test::run_staticlm("run -m " + model() + " -p '" + prompt + "' -n 8 --temp 0 --max-seq 64 --stop '\x01never' --stop '" + stop + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(text + "\n", r.out);
+  EXPECT_NE(text.find(stop), std::string::npos) << text;  // it ends with the token that completed it
+
+  // ignore_eos: the end tokens banned, as run's flag (here: the same tokens as a ban by logit bias).
+  g = plain;
+  g.ignore_eos = 1;
+  EXPECT_EQ(generate(g), run_tokens(model(), "-p '" + prompt + "' -n 8 --temp 0 --max-seq 64 --ignore-eos", dir_->file("e.st")));
+
+  staticlm_session_free(s);
+  staticlm_model_free(m);
+}
+
+// The same fields' bad values are refused by name (sanitized too: the arrays are read at the boundary).
+TEST_F(CApi, BadGenerateParamsAreRefusedByName) {
+  staticlm_model* m = nullptr;
+  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
+  staticlm_session* s = nullptr;
+  ASSERT_EQ(staticlm_session_create(m, nullptr, &s), STATICLM_OK) << last_error();
+  staticlm_prompt p = {"hi", nullptr, 0, nullptr};
+  staticlm_generate_params plain = staticlm_generate_default_params();
+  plain.max_new_tokens = 2;
+  plain.temperature = 0;
+  std::vector<int64_t> out(8);
+  size_t n = 0;
+  auto expect_refused = [&](const staticlm_generate_params& g, const std::string& message) {
+    EXPECT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, out.data(), out.size(), &n), STATICLM_ERROR_INVALID_ARGUMENT) << message;
+    EXPECT_NE(last_error().find(message), std::string::npos) << last_error();
+  };
+  staticlm_generate_params g = plain;
+  g.presence_penalty = std::numeric_limits<double>::quiet_NaN();
+  expect_refused(g, "params->presence_penalty is NaN");
+  g = plain;
+  g.frequency_penalty = 3;
+  expect_refused(g, "frequency_penalty");
+  g = plain;
+  g.repeat_last_n = -2;
+  expect_refused(g, "repeat_last_n");
+  g = plain;
+  g.n_stop = 1;
+  expect_refused(g, "params->stop is null but params->n_stop is not 0");
+  const char* empty_stop[] = {""};
+  g.stop = empty_stop;
+  expect_refused(g, "params->stop[0] is null or empty");
+  g = plain;
+  g.n_logit_bias = 1;
+  expect_refused(g, "n_logit_bias");
+  const int64_t outside[] = {1 << 30};
+  const float one[] = {1};
+  g.logit_bias_tokens = outside;
+  g.logit_bias_values = one;
+  expect_refused(g, "logit_bias: token 1073741824 is outside the vocabulary");
+  g = plain;
+  g.grammar = "root ::= ";
+  g.json_schema = "{}";
+  expect_refused(g, "give one constraint");
+  g.json_schema = nullptr;
+  g.grammar = "root ::= undefined_rule";
+  expect_refused(g, "undefined_rule");
+  // The session still generates after the refusals.
+  EXPECT_EQ(staticlm_generate(s, &p, &plain, nullptr, nullptr, out.data(), out.size(), &n), STATICLM_OK) << last_error();
+  EXPECT_EQ(n, 2u);
+  staticlm_session_free(s);
+  staticlm_model_free(m);
+}
+
 // staticlm_build_static_inputs: the tensors `staticlm inputs` writes, byte for byte.
 TEST_F(CApi, StaticInputsEqualInputsCommand) {
   const std::string image = test::fixture("images/gradient.png");
