@@ -15,6 +15,7 @@
 #include "text/detokenizer.h"
 #include "text/grammar_constraint.h"
 #include "text/json_constraint.h"
+#include "text/tool_call_grammar.h"
 #include "text/tool_call_stream.h"
 #include "vision/image_decode.h"
 
@@ -421,8 +422,7 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
                                 std::string& image_key) {
   if (!doc.contains("messages")) bad("messages", "required");
   check_messages(doc["messages"]);
-  // Tool schemas go to the chat template as `tools`; tool_choice is accepted and left to the
-  // model (the template has no way to force a call).
+  // Tool schemas go to the chat template as `tools` (tool_choice: apply_tool_choice).
   ojson tools;
   if (given(doc, "tools")) {
     tools = doc["tools"];
@@ -430,11 +430,6 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
     for (std::size_t i = 0; i < tools.size(); ++i) {
       if (!tools[i].is_object()) bad("tools[" + std::to_string(i) + "]", "expected an object (a tool schema)");
     }
-  }
-  if (given(doc, "tool_choice")) {
-    const ojson& c = doc["tool_choice"];
-    const bool named = c.is_string() && (c == "auto" || c == "none" || c == "required");
-    if (!named && !c.is_object()) bad("tool_choice", "expected \"auto\", \"none\", \"required\" or an object");
   }
   ChatRenderRequest r;
   r.model_dir = context.model_dir;
@@ -453,6 +448,46 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
   }
 }
 
+// OpenAI's tool_choice: "auto" (the default) leaves calling to the model; "none" bans the token
+// that opens a call (the tools are still rendered, as llama.cpp does); "required" or
+// {"type": "function", "function": {"name": N}} constrain the reply to calls of the tools (of N
+// only), by a grammar of Gemma 4's call syntax (text/tool_call_grammar.h). parallel_tool_calls
+// false: exactly one call.
+void apply_tool_choice(const ojson& doc, const RequestContext& context, GenerateOptions& g) {
+  const bool parallel = !given(doc, "parallel_tool_calls") || boolean_field(doc, "parallel_tool_calls", "parallel_tool_calls");
+  if (!given(doc, "tool_choice")) return;
+  const ojson& c = doc["tool_choice"];
+  std::string only;
+  if (c.is_object()) {
+    if (!c.contains("type") || c["type"] != "function") bad("tool_choice.type", "expected \"function\"");
+    if (!c.contains("function") || !c["function"].is_object() || !c["function"].contains("name") ||
+        !c["function"]["name"].is_string() || c["function"]["name"].get<std::string>().empty()) {
+      bad("tool_choice.function.name", "expected the name of one of the tools");
+    }
+    only = c["function"]["name"].get<std::string>();
+  } else if (!c.is_string() || (c != "auto" && c != "none" && c != "required")) {
+    bad("tool_choice", "expected \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+  }
+  const Tokenizer& tok = *context.tokenizer;
+  if (c == "auto") return;
+  if (c == "none") {
+    const int open = tok.token_to_id("<|tool_call>");
+    if (open >= 0) g.sampling.logit_bias.emplace_back(open, -INFINITY);
+    return;
+  }
+  if (g.constraint) bad("tool_choice", "a forced tool call cannot be combined with grammar, json_schema or response_format");
+  std::shared_ptr<const Grammar> grammar;
+  try {
+    const std::string text = gemma4_tool_call_grammar(given(doc, "tools") ? doc["tools"] : ojson::array(), only, parallel,
+                                                      "tool_choice");
+    grammar = std::make_shared<const Grammar>(
+        parse_grammar(text, "tool_choice", &tok, static_cast<std::int64_t>(tok.token_index().bytes.size())));
+  } catch (const Error& e) {
+    throw RequestError{e.what(), "tool_choice"};
+  }
+  g.constraint = grammar_constraint_factory(std::move(grammar), tok, g.eos_token_ids);
+}
+
 }  // namespace
 
 void parse_chat_request(const std::string& body, const RequestContext& context, ChatJob& job) {
@@ -462,6 +497,7 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   std::vector<RgbImage> images;
   const std::string text = render_request_chat(doc, context, images, job.image_key);
   GenerateOptions g = parse_generation_fields(doc, context, job);
+  apply_tool_choice(doc, context, g);
   // OpenAI's logprobs: each content token's log-probability; top_logprobs (only with logprobs)
   // that many likeliest alternatives as well.
   job.logprobs = boolean_field(doc, "logprobs", "logprobs");

@@ -1519,6 +1519,78 @@ TEST_F(ServeTools, ToolCallArgumentsStringsReachTheTemplateAsObjects) {
   }
 }
 
+// tool_choice "required" and a named function force calls (a grammar of Gemma 4's call syntax
+// over the tools' schemas: tests/unit/text/tool_call_grammar_test.cc); "none" bans the token that
+// opens a call. The tools here take only bounded values, so a random model's forced call closes.
+TEST_F(ServeTools, ToolChoiceForcesOrBansCalls) {
+  const json tools = json::parse(R"([
+    {"type": "function", "function": {"name": "set_alarm", "parameters": {"type": "object",
+      "properties": {"loud": {"type": "boolean"}, "tone": {"enum": ["beep", "ring"]}}, "required": ["loud", "tone"]}}},
+    {"type": "function", "function": {"name": "stop_alarm", "parameters": {"type": "object",
+      "properties": {"now": {"type": "boolean"}}, "required": ["now"]}}}])");
+  auto ask = [&](const json& choice, const json& extra = json::object()) {
+    json r = request(kHello);
+    r["tools"] = tools;
+    r["max_tokens"] = 48;
+    if (!choice.is_null()) r["tool_choice"] = choice;
+    r.update(extra);
+    return chat(r);
+  };
+  for (const json& choice : {json("required"), json{{"type", "function"}, {"function", {{"name", "stop_alarm"}}}}}) {
+    const HttpResult h = ask(choice, {{"parallel_tool_calls", false}});
+    ASSERT_EQ(h.status, 200) << h.body;
+    const json c = json::parse(h.body)["choices"][0];
+    EXPECT_EQ(c["finish_reason"], "tool_calls") << h.body;
+    ASSERT_EQ(c["message"]["tool_calls"].size(), 1u) << h.body;
+    const json call = c["message"]["tool_calls"][0]["function"];
+    const json args = json::parse(call["arguments"].get<std::string>());
+    if (choice.is_object()) EXPECT_EQ(call["name"], "stop_alarm") << h.body;
+    if (call["name"] == "set_alarm") {
+      EXPECT_TRUE(args["loud"].is_boolean()) << h.body;
+      EXPECT_TRUE(args["tone"] == "beep" || args["tone"] == "ring") << h.body;
+      EXPECT_EQ(args.size(), 2u) << h.body;
+    } else {
+      ASSERT_EQ(call["name"], "stop_alarm") << h.body;
+      EXPECT_EQ(args.size(), 1u) << h.body;
+      EXPECT_TRUE(args["now"].is_boolean()) << h.body;
+    }
+  }
+  // Unconstrained, this random model does not call: "auto" gives the plain answer.
+  const HttpResult plain = ask("auto");
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(json::parse(plain.body)["choices"][0]["finish_reason"], "length") << plain.body;
+
+  // "none": the call-opening token is banned even where a bias would make it the first token.
+  const test::CommandResult id = test::run_staticlm("tokenize -m " + model() + " --text '<|tool_call>'");
+  ASSERT_EQ(id.exit_code, 0) << id.err;
+  const std::string open = id.out.substr(0, id.out.find_first_of(" \n"));
+  const HttpResult favoured = ask("auto", {{"logit_bias", {{open, 50}}}});
+  const HttpResult none = ask("none", {{"logit_bias", {{open, 50}}}});
+  const HttpResult banned = ask("auto", {{"logit_bias", {{open, false}}}});
+  ASSERT_EQ(none.status, 200) << none.body;
+  ASSERT_EQ(banned.status, 200) << banned.body;
+  const auto message = [](const HttpResult& h) { return json::parse(h.body)["choices"][0]["message"]; };
+  EXPECT_EQ(message(none), message(banned));
+  EXPECT_NE(message(favoured), message(none)) << favoured.body;
+
+  // Refused by name.
+  for (const auto& [choice, extra, param, text] : std::vector<std::tuple<json, json, std::string, std::string>>{
+           {"sometimes", json::object(), "tool_choice", "expected \"auto\""},
+           {json{{"type", "function"}, {"function", {{"name", "get_time"}}}}, json::object(), "tool_choice",
+            "no tool is named \"get_time\" (the tools: set_alarm, stop_alarm)"},
+           {json{{"type", "function"}}, json::object(), "tool_choice.function.name", "expected the name"},
+           {json{{"type", "tool"}, {"function", {{"name", "set_alarm"}}}}, json::object(), "tool_choice.type", "expected \"function\""},
+           {"required", json{{"grammar", "root ::= \"x\""}}, "tool_choice", "cannot be combined with grammar"},
+           {"required", json{{"response_format", {{"type", "json_object"}}}}, "tool_choice", "cannot be combined"},
+           {"required", json{{"tools", json::array()}}, "tool_choice", "forcing a tool call needs tools"},
+           {"required", json{{"parallel_tool_calls", 1}}, "parallel_tool_calls", ""}}) {
+    const HttpResult h = ask(choice, extra);
+    EXPECT_EQ(h.status, 400) << choice << extra << ": " << h.body;
+    EXPECT_EQ(json::parse(h.body)["error"]["param"], param) << h.body;
+    EXPECT_NE(json::parse(h.body)["error"]["message"].get<std::string>().find(text), std::string::npos) << h.body;
+  }
+}
+
 // The text server (max_seq 128 cannot hold the tiny profile's image span) refuses images by name.
 TEST_F(Serve, ImagePartsRefusedWhenTheProfileDoesNotFit) {
   const json m = json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}})}}});
