@@ -41,7 +41,7 @@ left_out=(
   Generate.LlamaCppFlagSpellingsMatchTheLongNames Quantize.DirectoryIsCompleteAndDeterministic
   Replay.ImageRecordingReplaysBitExactOnTheCpuBackend Serve.NpmOpenAiClientStreamedAndNot
   ServeF32.TextCompletionsContinueARawPromptAsRunDoes Quantize.ResidentWeightsGiveTheMappedBits
-  CApi.GenerateParamsAreRunsFlags
+  CApi.GenerateParamsAreRunsFlags ServeTools.RunToolChoiceGivesServesCalls
   # valid inputs through paths covered above
   Plugin.OtherCommandsTakeTheBackend 'ProfileFlag.*' Inspect.ImagePromptPassesInBothProfilesFitMode
   Inspect.ThresholdsFromSetAndConfig Inspect.ModelReferenceNamesTheScaledLayer

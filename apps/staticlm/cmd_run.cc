@@ -14,7 +14,9 @@
 // --messages (OpenAI-style JSON) always uses the chat format. Chat prompts are rendered with the
 // checkpoint's chat template (--chat-template overrides; --tools and --var feed it), else the
 // built-in Gemma 4 format. --json prints {"text", "tool_calls"} at the end instead of streaming,
-// with the Gemma 4 tool calls (<|tool_call>call:NAME{...}<tool_call|>) parsed out of the text. `--temp 0`
+// with the Gemma 4 tool calls (<|tool_call>call:NAME{...}<tool_call|>) parsed out of the text;
+// --tool-choice required / NAME forces such calls of the --tools (text/tool_call_grammar.h), none
+// bans them. `--temp 0`
 // is greedy; sampling defaults come from generation_config.json (greedy without one). Stops on
 // any EOS id of the checkpoint, a stop string, -n tokens, or when the KV cache is full (a clean
 // stop with a message, exit 0).
@@ -22,6 +24,7 @@
 // --record DIR writes every subgraph call's inputs and outputs (one safetensors file per call)
 // and an index.json to DIR, a new or empty directory, for `staticlm replay`
 // (docs/record-replay.md); --record-graph limits it to some graphs. What is generated is the same.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -43,6 +46,8 @@
 #include "runtime/runtime_config.h"
 #include "sampling_flags.h"
 #include "staticlm/model.h"
+#include "text/chat_render.h"
+#include "text/tool_call_grammar.h"
 #include "text/tool_calls.h"
 #include "vision/image_decode.h"
 #include "threads_option.h"
@@ -57,6 +62,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::optional<std::string> prompt, prompt_file, prompt_ids, messages, tools, system;
   std::string chat_template;
+  std::optional<std::string> tool_choice;  // auto, none, required or a function's name
   std::vector<std::string> vars;
   bool chat = false, json = false;
   std::vector<std::string> images;
@@ -133,6 +139,7 @@ void check_args(const RunArgs& a) {
   if ((a.tools || !a.vars.empty() || !a.chat_template.empty()) && !a.messages && !a.chat) {
     invalid_argument("run: --tools, --var and --chat-template go with --messages or --chat");
   }
+  if (a.tool_choice && !a.tools) invalid_argument("run: --tool-choice goes with --tools");
   if (a.max_seq && *a.max_seq < 2) invalid_argument("--max-seq " + std::to_string(*a.max_seq) + ": must be at least 2");
   if (!a.images.empty() && a.prompt_ids) {
     invalid_argument("run: --image goes with -p or --messages (their text holds the <|image|> placeholder)");
@@ -182,6 +189,14 @@ void run_command(RunArgs& a) {
   for (const std::string& image : images) check_image_file(image);
   if (a.prompt_ids) parse_token_ids(*a.prompt_ids, INT64_MAX, "--prompt-ids");  // the ids' range once the model is open
   api::GenerateParams params = generate_params(a.sampling);
+  // serve's tool_choice: "required" or a function's name force calls by a grammar of the tools.
+  if (a.tool_choice && *a.tool_choice != "auto" && *a.tool_choice != "none") {
+    if (!params.grammar.empty() || !params.json_schema.empty()) {
+      invalid_argument("--tool-choice " + *a.tool_choice + " and --grammar / --json-schema: give one constraint");
+    }
+    const std::string only = *a.tool_choice == "required" ? "" : *a.tool_choice;
+    params.grammar = gemma4_tool_call_grammar(parse_tools_json(read_file(*a.tools), *a.tools), only, true, "--tool-choice");
+  }
   api::check_generate_params(params);
   if (a.dump_logits) {
     params.dump_logits = *a.dump_logits;
@@ -214,6 +229,10 @@ void run_command(RunArgs& a) {
   }
   if (a.json && !model.info().has_tokenizer) {
     invalid_argument("run: --json needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
+  }
+  if (a.tool_choice == "none") {  // the token that opens a call is banned
+    const std::int64_t open = model.tokenizer() ? model.tokenizer()->token_to_id("<|tool_call>") : -1;
+    if (open >= 0) params.logit_bias.emplace_back(open, -INFINITY);
   }
   const std::unique_ptr<api::Session> session = model.session(so);
 
@@ -277,6 +296,9 @@ void add_run_command(CLI::App& app) {
                   "--chat-template takes it; overrides the checkpoint's");
   cmd->add_flag("--jinja")->description("accepted for llama.cpp's command lines: chat templates are always rendered as Jinja");
   cmd->add_option("--tools", a->tools, "JSON file with tool schemas for the chat template");
+  cmd->add_option("--tool-choice", a->tool_choice,
+                  "auto (the model decides), none (no call), required (one or more calls of the --tools), or a "
+                  "function's name (calls of it), as serve's tool_choice");
   cmd->add_option("--var", a->vars, "set a chat template variable: KEY=JSON (repeatable), e.g. enable_thinking=true");
   cmd->add_flag("--json", a->json,
                 "print {\"text\", \"tool_calls\"} as one JSON line at the end instead of streaming (Gemma 4 tool calls parsed)");

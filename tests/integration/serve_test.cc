@@ -1519,15 +1519,20 @@ TEST_F(ServeTools, ToolCallArgumentsStringsReachTheTemplateAsObjects) {
   }
 }
 
-// tool_choice "required" and a named function force calls (a grammar of Gemma 4's call syntax
-// over the tools' schemas: tests/unit/text/tool_call_grammar_test.cc); "none" bans the token that
-// opens a call. The tools here take only bounded values, so a random model's forced call closes.
-TEST_F(ServeTools, ToolChoiceForcesOrBansCalls) {
-  const json tools = json::parse(R"([
+// Two tools that take only bounded values, so that a random model's forced call closes.
+json alarm_tools() {
+  return json::parse(R"([
     {"type": "function", "function": {"name": "set_alarm", "parameters": {"type": "object",
       "properties": {"loud": {"type": "boolean"}, "tone": {"enum": ["beep", "ring"]}}, "required": ["loud", "tone"]}}},
     {"type": "function", "function": {"name": "stop_alarm", "parameters": {"type": "object",
       "properties": {"now": {"type": "boolean"}}, "required": ["now"]}}}])");
+}
+
+// tool_choice "required" and a named function force calls (a grammar of Gemma 4's call syntax
+// over the tools' schemas: tests/unit/text/tool_call_grammar_test.cc); "none" bans the token that
+// opens a call.
+TEST_F(ServeTools, ToolChoiceForcesOrBansCalls) {
+  const json tools = alarm_tools();
   auto ask = [&](const json& choice, const json& extra = json::object()) {
     json r = request(kHello);
     r["tools"] = tools;
@@ -1589,6 +1594,57 @@ TEST_F(ServeTools, ToolChoiceForcesOrBansCalls) {
     EXPECT_EQ(json::parse(h.body)["error"]["param"], param) << h.body;
     EXPECT_NE(json::parse(h.body)["error"]["message"].get<std::string>().find(text), std::string::npos) << h.body;
   }
+}
+
+// run --tool-choice is serve's tool_choice: the same calls (and, for none, the same text).
+TEST_F(ServeTools, RunToolChoiceGivesServesCalls) {
+  const json tools = alarm_tools();
+  const std::string messages = dir_->file("choice_messages.json"), tools_file = dir_->file("choice_tools.json");
+  write(messages, kHello.dump());
+  write(tools_file, tools.dump());
+  const test::CommandResult id = test::run_staticlm("tokenize -m " + model() + " --text '<|tool_call>'");
+  ASSERT_EQ(id.exit_code, 0) << id.err;
+  const std::string open = id.out.substr(0, id.out.find_first_of(" \n"));
+  for (const auto& [choice, flag] : std::vector<std::pair<json, std::string>>{
+           {"required", "required"}, {json{{"type", "function"}, {"function", {{"name", "set_alarm"}}}}, "set_alarm"}, {"none", "none"}}) {
+    json r = request(kHello);
+    r["tools"] = tools;
+    r["max_tokens"] = 40;
+    r["tool_choice"] = choice;
+    r["logit_bias"] = {{open, 50}};  // ignored where a call is forced; banned by none
+    const HttpResult h = chat(r);
+    ASSERT_EQ(h.status, 200) << h.body;
+    const json message = json::parse(h.body)["choices"][0]["message"];
+    const test::CommandResult run = test::run_staticlm(
+        "run -m " + model() + " --chat-template " + tools_template() + " --messages " + messages + " --tools " + tools_file +
+        " --tool-choice " + flag + " --logit-bias " + open + "+50 -n 40 --temp 0 --max-seq 512 --json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json reply = json::parse(run.out);
+    const json calls = message.contains("tool_calls") ? message["tool_calls"] : json::array();
+    ASSERT_EQ(calls.size(), reply["tool_calls"].size()) << h.body << "\n" << run.out;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i]["function"]["name"], reply["tool_calls"][i]["function"]["name"]);
+      EXPECT_EQ(json::parse(calls[i]["function"]["arguments"].get<std::string>()), reply["tool_calls"][i]["function"]["arguments"]);
+    }
+    if (flag == "none") {
+      EXPECT_TRUE(calls.empty()) << h.body;
+      EXPECT_EQ(message["content"], reply["text"]) << h.body << "\n" << run.out;
+    } else {
+      EXPECT_FALSE(calls.empty()) << h.body;
+      if (flag == "set_alarm") EXPECT_EQ(calls[0]["function"]["name"], "set_alarm") << h.body;
+    }
+  }
+  // Refused before the model loads, by flag.
+  for (const auto& [flags, text] : std::vector<std::pair<std::string, std::string>>{
+           {" --tool-choice get_time", "--tool-choice: no tool is named \"get_time\""},
+           {" --tool-choice required --grammar 'root ::= \"x\"'", "give one constraint"}}) {
+    const test::CommandResult bad = test::run_staticlm("run -m " + model() + " --messages " + messages + " --tools " + tools_file + flags);
+    EXPECT_EQ(bad.exit_code, 2) << flags;
+    EXPECT_NE(bad.err.find(text), std::string::npos) << bad.err;
+  }
+  const test::CommandResult no_tools = test::run_staticlm("run -m " + model() + " --messages " + messages + " --tool-choice none");
+  EXPECT_EQ(no_tools.exit_code, 2);
+  EXPECT_NE(no_tools.err.find("--tool-choice goes with --tools"), std::string::npos) << no_tools.err;
 }
 
 // The text server (max_seq 128 cannot hold the tiny profile's image span) refuses images by name.
