@@ -48,7 +48,7 @@ void run(const InputsArgs& a) {
   if (a.max_seq) sets.push_back("max_seq=" + std::to_string(*a.max_seq));
   std::vector<std::string> image_paths;
   const std::string prompt =
-      resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model}, load_runtime_config(a.config, sets),
+      resolve_prompt(PromptSource{a.prompt, a.messages, a.chat, a.images, a.model, {}, {}, {}, {}}, load_runtime_config(a.config, sets),
                      image_paths);
   // Before the slow checkpoint load: the images' files and the output's place.
   for (const std::string& image : image_paths) check_image_file(image);

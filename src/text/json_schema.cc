@@ -909,7 +909,7 @@ class Compiler {
   unsigned json_types(const json& s, const std::string& at) {
     const json* a = through_references(&s, at);
     if (a == nullptr) return kJsonAnyType;
-    if (a->is_boolean()) return a->get<bool>() ? kJsonAnyType : 0;
+    if (a->is_boolean()) return a->get<bool>() ? static_cast<unsigned>(kJsonAnyType) : 0u;
     if (!a->is_object()) return kJsonAnyType;
     unsigned t = a->contains("type") ? types((*a)["type"], at + "/type") : kJsonAnyType;
     if (t & kJsonNumber) t |= kJsonInteger;

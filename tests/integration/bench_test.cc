@@ -105,7 +105,9 @@ TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
   // the kernels ran it, and the default uses it only where it outpaces f32 FMA.
   EXPECT_EQ(bf16_peak > 0, j["bf16_dot_speed_over_fma"].get<double>() > 0);
   const bool bf16_kernels = j["bf16_dot_kernels"];
-  if (bf16_kernels) EXPECT_GT(bf16_peak, 0.0);
+  if (bf16_kernels) {
+    EXPECT_GT(bf16_peak, 0.0);
+  }
   if (bf16_peak > 0 && j["dispatch_target"] == cpu::default_kernel_target()) {
     EXPECT_EQ(bf16_kernels, j["bf16_dot_speed_over_fma"].get<double>() >= cpu::kBf16DotMinSpeed);
   }

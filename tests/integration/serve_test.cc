@@ -394,7 +394,7 @@ TEST_F(Serve, LogitBiasAndIgnoreEosEqualRunFlags) {
   EXPECT_EQ(lj["choices"][0]["message"]["content"], run_with("-l 106+100 --ignore-eos"));
   EXPECT_EQ(run_with("-l 106+100"), "");
 
-  for (const std::string& flag : {"-l 5", "-l x+1", "--logit-bias 5+inf", "-l 999999999-1"}) {
+  for (const std::string& flag : std::vector<std::string>{"-l 5", "-l x+1", "--logit-bias 5+inf", "-l 999999999-1"}) {
     const test::CommandResult bad = test::run_staticlm("run -m " + model() + " -p hi -n 1 " + flag);
     EXPECT_EQ(bad.exit_code, 2) << flag << ": " << bad.err;
     EXPECT_NE(bad.err.find("logit"), std::string::npos) << bad.err;
@@ -936,7 +936,9 @@ TEST_F(ServeF32, LlamaCppNProbsAreTheLogSoftmaxOfTheModelsLogits) {
     EXPECT_DOUBLE_EQ(top[0].at("logprob").get<double>(), e["logprob"].get<double>());
     for (std::size_t i = 0; i < top.size(); ++i) {
       EXPECT_NEAR(top[i]["logprob"].get<double>(), log_softmax(logits_row(k), top[i]["id"].get<std::int64_t>()), 1e-3);
-      if (i > 0) EXPECT_GE(top[i - 1]["logprob"].get<double>(), top[i]["logprob"].get<double>());
+      if (i > 0) {
+        EXPECT_GE(top[i - 1]["logprob"].get<double>(), top[i]["logprob"].get<double>());
+      }
     }
     for (const json& b : e.at("bytes")) bytes.push_back(static_cast<char>(b.get<int>()));
   }
@@ -1040,7 +1042,9 @@ TEST_F(ServeF32, TextCompletionsContinueARawPromptAsRunDoes) {
     ASSERT_TRUE(top.contains(token)) << k;  // greedy: the chosen token is the likeliest
     EXPECT_DOUBLE_EQ(top[token].get<double>(), lp["token_logprobs"][k].get<double>());
     for (const auto& [alt, value] : top.items()) EXPECT_LE(value.get<double>(), top[token].get<double>()) << alt;
-    if (k > 0) EXPECT_GE(lp["text_offset"][k].get<int>(), lp["text_offset"][k - 1].get<int>());
+    if (k > 0) {
+      EXPECT_GE(lp["text_offset"][k].get<int>(), lp["text_offset"][k - 1].get<int>());
+    }
   }
 
   for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
@@ -1549,7 +1553,9 @@ TEST_F(ServeTools, ToolChoiceForcesOrBansCalls) {
     ASSERT_EQ(c["message"]["tool_calls"].size(), 1u) << h.body;
     const json call = c["message"]["tool_calls"][0]["function"];
     const json args = json::parse(call["arguments"].get<std::string>());
-    if (choice.is_object()) EXPECT_EQ(call["name"], "stop_alarm") << h.body;
+    if (choice.is_object()) {
+      EXPECT_EQ(call["name"], "stop_alarm") << h.body;
+    }
     if (call["name"] == "set_alarm") {
       EXPECT_TRUE(args["loud"].is_boolean()) << h.body;
       EXPECT_TRUE(args["tone"] == "beep" || args["tone"] == "ring") << h.body;
@@ -1631,7 +1637,9 @@ TEST_F(ServeTools, RunToolChoiceGivesServesCalls) {
       EXPECT_EQ(message["content"], reply["text"]) << h.body << "\n" << run.out;
     } else {
       EXPECT_FALSE(calls.empty()) << h.body;
-      if (flag == "set_alarm") EXPECT_EQ(calls[0]["function"]["name"], "set_alarm") << h.body;
+      if (flag == "set_alarm") {
+        EXPECT_EQ(calls[0]["function"]["name"], "set_alarm") << h.body;
+      }
     }
   }
   // Refused before the model loads, by flag.
@@ -1659,7 +1667,7 @@ TEST_F(Serve, ImagePartsRefusedWhenTheProfileDoesNotFit) {
 TEST(ServeCli, BadFlagsExit2WithOneLine) {
   test::TempDir d;
   test::make_tiny_model(d.file("m"), 1);
-  for (const std::string& flags : {"--slots 0", "--queue -1", "--port 70000", "--threads -3", "--max-body 0"}) {
+  for (const std::string& flags : std::vector<std::string>{"--slots 0", "--queue -1", "--port 70000", "--threads -3", "--max-body 0"}) {
     const test::CommandResult r = test::run_staticlm("serve -m " + d.file("m") + " " + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;

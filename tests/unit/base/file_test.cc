@@ -127,7 +127,9 @@ TEST(CheckOutput, RefusesWhatTheWriteRefusesAndLeavesNothing) {
     fs::create_directories(path, ec);
     const bool made = !ec && fs::is_directory(path, ec);
     EXPECT_EQ(checked.empty(), made) << checked;
-    if (!checked.empty()) EXPECT_EQ(checked.rfind("--out " + path + ": ", 0), 0u) << checked;
+    if (!checked.empty()) {
+      EXPECT_EQ(checked.rfind("--out " + path + ": ", 0), 0u) << checked;
+    }
     if (made && !exists) fs::remove_all(path, ec);
   }
   fs::permissions(dir.file("ro"), fs::perms::owner_all);

@@ -32,7 +32,9 @@ TEST(FmaPeak, Bf16DotMeasuredWhereTheCpuHasIt) {
     EXPECT_EQ(gflop_s, 0.0);
   }
   // The kernels may run it only where the CPU has it.
-  if (bf16_dot_kernels()) EXPECT_TRUE(cpu_has_avx512_bf16());
+  if (bf16_dot_kernels()) {
+    EXPECT_TRUE(cpu_has_avx512_bf16());
+  }
 }
 
 // The quick one-core probe that picks the default kernel target (bf16_dot_probe.h) against the

@@ -275,7 +275,9 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
               }
             }
             // (q8's GEMV keeps ~15 bits of x, too close to f32 to tell apart here: next test.)
-            if (vnni && !fine_gemv) EXPECT_TRUE(differs) << "the VNNI kernel did not run on " << target << " for " << dtype_name(t);
+            if (vnni && !fine_gemv) {
+              EXPECT_TRUE(differs) << "the VNNI kernel did not run on " << target << " for " << dtype_name(t);
+            }
           }
         }
       }

@@ -35,7 +35,9 @@ TEST(Softcap, PoolCapsEveryLogitAsOneThreadDoes) {
   apply_final_softcap(shared, 30.0, &pool);
   for (std::size_t i = 0; i < x.size(); ++i) {
     ASSERT_EQ(shared[i], alone[i]) << "logit " << i;
-    if (std::abs(x[i]) > 1.0f) ASSERT_LT(std::abs(shared[i]), std::abs(x[i])) << "logit " << i << " not capped";
+    if (std::abs(x[i]) > 1.0f) {
+      ASSERT_LT(std::abs(shared[i]), std::abs(x[i])) << "logit " << i << " not capped";
+    }
   }
 }
 

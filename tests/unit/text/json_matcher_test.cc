@@ -1024,13 +1024,19 @@ TEST(JsonMatcher, KeyPatternsChooseTheSchemaOfOtherKeys) {
       ASSERT_FALSE(dead_end) << v;
       const nlohmann::json j = nlohmann::json::parse(v);
       for (const auto& [k, x] : j.items()) {
-        if (sc == &ext) EXPECT_TRUE((k == "name" && x.is_string()) || (k.rfind("x-", 0) == 0 && x.is_number_integer())) << v;
-        if (sc == &mixed) EXPECT_TRUE(k.rfind("S_", 0) == 0 ? x.is_string() : x.is_boolean()) << v;
+        if (sc == &ext) {
+          EXPECT_TRUE((k == "name" && x.is_string()) || (k.rfind("x-", 0) == 0 && x.is_number_integer())) << v;
+        }
+        if (sc == &mixed) {
+          EXPECT_TRUE(k.rfind("S_", 0) == 0 ? x.is_string() : x.is_boolean()) << v;
+        }
         if (sc == &named) {
           EXPECT_TRUE(k.size() >= 2 && std::isupper(static_cast<unsigned char>(k[0])) &&
                       std::all_of(k.begin() + 1, k.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
               << v;
-          if (k != "Ab") EXPECT_TRUE(x.is_number_integer()) << v;
+          if (k != "Ab") {
+            EXPECT_TRUE(x.is_number_integer()) << v;
+          }
         }
       }
     }
@@ -1373,7 +1379,9 @@ TEST(JsonMatcher, ManyPropertiesKeepTheirRules) {
     ASSERT_FALSE(dead_end) << text;
     const nlohmann::json v = nlohmann::json::parse(text);
     EXPECT_TRUE(v.contains("p1150") && v.contains("p1003")) << text;
-    if (v.contains("p1199")) EXPECT_TRUE(v.contains("p1100")) << text;
+    if (v.contains("p1199")) {
+      EXPECT_TRUE(v.contains("p1100")) << text;
+    }
   }
   s["maxProperties"] = 2;
   const JsonSchema tight = schema(s.dump());

@@ -59,7 +59,9 @@ TEST(JsonSchemaReference, MatcherTakesOnlyWhatJsonschemaValidates) {
     valid += c.valid;
     const bool took = takes_whole(*s, c.value);
     taken += took && c.valid;
-    if (took) EXPECT_TRUE(c.valid) << "took an invalid value: " << c.value << " for " << c.schema.dump();
+    if (took) {
+      EXPECT_TRUE(c.valid) << "took an invalid value: " << c.value << " for " << c.schema.dump();
+    }
   }
   // Most schemas compile, and the matcher takes most valid values (those it refuses are other
   // spellings of what it writes).

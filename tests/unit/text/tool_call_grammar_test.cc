@@ -195,11 +195,15 @@ TEST(ToolCallGrammar, RandomWalksEndInValidCalls) {
       if (call.name == "set_alarm") {
         ASSERT_TRUE(a.contains("hour")) << text;
         EXPECT_TRUE(a["hour"].is_number_integer()) << text;
-        if (a.contains("loud")) EXPECT_TRUE(a["loud"].is_boolean()) << text;
+        if (a.contains("loud")) {
+          EXPECT_TRUE(a["loud"].is_boolean()) << text;
+        }
         if (a.contains("repeat")) {
           for (const ojson& d : a["repeat"]) EXPECT_TRUE(d == "mon" || d == "tue") << text;
         }
-        if (a.contains("tone")) EXPECT_EQ(a["tone"], "beep") << text;
+        if (a.contains("tone")) {
+          EXPECT_EQ(a["tone"], "beep") << text;
+        }
         for (const auto& [key, v] : a.items()) EXPECT_TRUE(key == "hour" || key == "loud" || key == "repeat" || key == "tone") << text;
       } else {
         ASSERT_EQ(call.name, "stop") << text;
