@@ -37,7 +37,7 @@ struct Row {
   const char* name;    // test name suffix
   const char* args;    // the command line after `staticlm`
   const char* expect;  // a substring the error line must hold (the file, field or value)
-  const char* out;     // the output under {O} a failing run must leave unchanged ("" for none);
+  const char* out = "";  // the output under {O} a failing run must leave unchanged ("" for none);
                        // a trailing '/' makes it a directory holding one file
 };
 
@@ -644,7 +644,7 @@ TEST_P(Catalogue, RefusedWithExit2OneLineAndNothingWritten) {
     check_refused(row, out_dir);
     EXPECT_TRUE(fs::is_empty(out_dir)) << "a failing command left a file behind";
   }
-  const std::string out = row.out ? row.out : "";
+  const std::string out = row.out;
   if (out.empty()) return;
   SCOPED_TRACE("over an existing output");
   if (out.back() == '/') {

@@ -76,12 +76,12 @@ TEST(JsonMatcher, AnyValueIsJsonAndNothingElse) {
   for (const char* ok : {"0", "-1.5e+3", "\"a\\u00e9\\n\"", "true", "null", "[]", "[1, [2, {}]]",
                          "{\"a\": {\"b\": [true, false, null]}, \"c\": \"\xc3\xa9\"}", " {\n  \"k\" : 1 }"}) {
     EXPECT_TRUE(matches(any, ok)) << ok;
-    EXPECT_NO_THROW((void)nlohmann::json::parse(ok)) << ok;  // the reference parser agrees
+    EXPECT_TRUE(nlohmann::json::accept(ok)) << ok;  // the reference parser agrees
   }
   for (const char* bad : {"01", "-", "1.", "1e", "+1", "tru", "nul", "[1,]", "{\"a\" 1}", "{,}", "\"\\x\"", "\"\\u12g4\"",
                           "{\"a\":1,}", "[1 2]", "\"\xc3\"", "\"\x01\"", "'a'", "{a:1}", "[1]]"}) {
     EXPECT_FALSE(matches(any, bad)) << bad;
-    EXPECT_THROW((void)nlohmann::json::parse(bad), nlohmann::json::exception) << bad;
+    EXPECT_FALSE(nlohmann::json::accept(bad)) << bad;
   }
   // Nothing after the value, not even whitespace (the end token comes next).
   EXPECT_FALSE(matches(any, "\"a\" "));
@@ -98,12 +98,12 @@ TEST(JsonMatcher, StringsAreStrictUtf8AndPairedSurrogates) {
   for (const char* ok : {"\"\\ud83d\\ude00\"", "\"\\uD83D\\uDE00x\"", "\"\\u00e9\\ud7ff\\ue000\"", "\"\xed\x9f\xbf\"",
                          "\"\xf4\x8f\xbf\xbf\"", "\"\xf0\x90\x80\x80\"", "\"\xe0\xa0\x80\"", "\"\xef\xbf\xbd\"", "\"\xc2\x80\""}) {
     EXPECT_TRUE(matches(any, ok)) << ok;
-    EXPECT_NO_THROW((void)nlohmann::json::parse(ok)) << ok;
+    EXPECT_TRUE(nlohmann::json::accept(ok)) << ok;
   }
   for (const char* bad : {"\"\\ud800\"", "\"\\ud800x\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\\ud800\\ud800\"",
                           "\"\xe0\x80\x80\"", "\"\xf0\x8c\xb7\x9a\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xc0\xaf\""}) {
     EXPECT_FALSE(matches(any, bad)) << bad;
-    EXPECT_THROW((void)nlohmann::json::parse(bad), nlohmann::json::exception) << bad;
+    EXPECT_FALSE(nlohmann::json::accept(bad)) << bad;
   }
   EXPECT_TRUE(prefix(any, "\"\\ud83d\\") && !prefix(any, "\"\\ud83dx"));
   const JsonSchema one = schema(R"({"type": "string", "maxLength": 1})");
