@@ -26,6 +26,7 @@
 #include "staticlm/model.h"
 #include "staticlm/session.h"
 #include "staticlm/tokenizer.h"
+#include "staticlm/tools.h"
 
 namespace py = pybind11;
 namespace api = staticlm::api;
@@ -483,6 +484,35 @@ PYBIND11_MODULE(staticlm, m) {
       .def_property_readonly("has_vision", [](const api::Model& m) { return m.info().has_vision; })
       .def_property_readonly("eos_token_ids", [](const api::Model& m) { return m.info().eos_token_ids; });
 
+  m.def(
+      "tool_call_grammar",
+      [](const py::object& tools, const std::string& tool_choice, bool parallel_tool_calls) {
+        return api::tool_call_grammar(schema_text(tools), tool_choice, parallel_tool_calls);
+      },
+      py::arg("tools"), py::arg("tool_choice") = "required", py::arg("parallel_tool_calls") = true,
+      "A GBNF grammar (for generate(grammar=...)) whose texts are Gemma 4 calls of the tools (OpenAI's tool "
+      "schemas: a list, or its JSON text): tool_choice \"required\" any of them, a function's name only that one; "
+      "exactly one call when parallel_tool_calls is False");
+  m.def(
+      "parse_tool_calls",
+      [](const std::string& text) {
+        const api::ParsedReply r = api::parse_tool_calls(text);
+        const py::object loads = py::module_::import("json").attr("loads");
+        py::list calls;
+        for (const api::ParsedToolCall& c : r.tool_calls) {
+          py::dict call;
+          call["name"] = c.name;
+          call["arguments"] = loads(c.arguments_json);
+          calls.append(call);
+        }
+        py::dict out;
+        out["text"] = r.text;
+        out["tool_calls"] = calls;
+        return out;
+      },
+      py::arg("text"),
+      "The Gemma 4 tool calls in a generated text: {\"text\": the rest, \"tool_calls\": [{\"name\", "
+      "\"arguments\": dict}]}; a call that does not parse stays in the text");
   m.def(
       "build_static_inputs",
       [](const std::string& dir, const std::string& prompt, const py::object& image, const py::object& sets,

@@ -71,6 +71,18 @@ STATICLM_API staticlm_status staticlm_detokenize(const staticlm_model* model, co
 STATICLM_API staticlm_status staticlm_chat_prompt(const staticlm_model* model, const char* prompt, char* text,
                                                   size_t capacity, size_t* size_needed);
 
+/* Gemma 4 tool calls (<|tool_call>call:NAME{...}<tool_call|>), for a caller's own agent loop.
+ * The GBNF grammar that forces calls of the tools in `tools_json` (OpenAI's tool schemas, a JSON
+ * array) for staticlm_generate_params.grammar: tool_choice "required" (or NULL) any of them, a
+ * function's name only that one; parallel nonzero: one or more calls, else exactly one. Buffer as
+ * staticlm_detokenize. INVALID_ARGUMENT names the tools or the choice at fault. */
+STATICLM_API staticlm_status staticlm_tool_call_grammar(const char* tools_json, const char* tool_choice, int parallel,
+                                                        char* grammar, size_t capacity, size_t* size_needed);
+/* The calls in a generated text (staticlm_session_text's) as one JSON object: {"text": the rest,
+ * "tool_calls": [{"type": "function", "function": {"name", "arguments": {...}}}]}, as `staticlm
+ * run --json` prints it. Buffer as staticlm_detokenize. */
+STATICLM_API staticlm_status staticlm_parse_tool_calls(const char* text, char* json, size_t capacity, size_t* size_needed);
+
 /* Options of staticlm_chat_format; NULL fields (and a NULL params pointer) take the defaults. */
 typedef struct staticlm_chat_format_params {
   const char* template_file;  /* a Jinja file to use instead of the checkpoint's template, or NULL */

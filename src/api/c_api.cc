@@ -20,6 +20,8 @@
 #include "staticlm/inputs.h"
 #include "staticlm/inspect.h"
 #include "staticlm/model.h"
+#include "staticlm/tools.h"
+#include "text/tool_calls.h"
 
 struct staticlm_model {
   staticlm::api::Model model;
@@ -261,6 +263,22 @@ staticlm_status staticlm_chat_format(const staticlm_model* model, const char* me
       o.add_generation_prompt = params->add_generation_prompt != 0;
     }
     copy_out(tokenizer_of(m).apply_chat_template(messages_json, o).text, text, capacity, size_needed);
+  });
+}
+
+staticlm_status staticlm_tool_call_grammar(const char* tools_json, const char* tool_choice, int parallel, char* grammar,
+                                           size_t capacity, size_t* size_needed) {
+  return boundary("staticlm_tool_call_grammar", [&] {
+    require(tools_json, "tools_json");
+    copy_out(staticlm::api::tool_call_grammar(tools_json, tool_choice != nullptr ? tool_choice : "required", parallel != 0),
+             grammar, capacity, size_needed);
+  });
+}
+
+staticlm_status staticlm_parse_tool_calls(const char* text, char* json, size_t capacity, size_t* size_needed) {
+  return boundary("staticlm_parse_tool_calls", [&] {
+    require(text, "text");
+    copy_out(staticlm::reply_json(staticlm::parse_gemma4_reply(text)), json, capacity, size_needed);  // run --json's form
   });
 }
 

@@ -488,7 +488,10 @@ std::string format_table(const Report& r) {
   char line[1024];
   auto bounds_of = [](const StepResult& s) {
     std::string bounds;
-    for (const Bound& b : s.bounds) bounds += (bounds.empty() ? "" : " ") + b.describe();
+    for (const Bound& b : s.bounds) {
+      if (!bounds.empty()) bounds += ' ';
+      bounds += b.describe();
+    }
     return bounds;
   };
   int width = 9;

@@ -94,7 +94,7 @@ FormatLengths format_lengths(JsonFormat format) {
 
 bool format_step(JsonFormat format, std::uint64_t& packed, unsigned char c) {
   State s;
-  std::memcpy(&s, &packed, sizeof s);
+  std::memcpy(static_cast<void*>(&s), &packed, sizeof s);
   if (packed == 0) {
     s.phase = format == JsonFormat::kUuid ? kUuidPart : format == JsonFormat::kTime ? kTimePart : kDatePart;
     s.pos = 0;
@@ -146,7 +146,7 @@ bool format_step(JsonFormat format, std::uint64_t& packed, unsigned char c) {
 bool format_complete(JsonFormat format, std::uint64_t packed) {
   if (format == JsonFormat::kNone) return true;
   State s;
-  std::memcpy(&s, &packed, sizeof s);
+  std::memcpy(static_cast<void*>(&s), &packed, sizeof s);
   return packed != 0 && s.phase == kDone;
 }
 

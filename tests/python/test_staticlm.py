@@ -2,6 +2,7 @@
 (text and image), the same arrays as `staticlm inputs`, tokens streamed as they are produced,
 and errors that name the bad value."""
 import json
+import os
 import re
 import subprocess
 import threading
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import staticlm
-from conftest import BIN, cli_tokens, read_safetensors, run_cli
+from conftest import BIN, FIXTURES, cli_tokens, read_safetensors, run_cli
 
 
 def test_generate_prompt_ids_matches_run(model_dir, tmp_path):
@@ -267,3 +268,44 @@ def test_chat_refuses_an_image_after_the_first_turn(model_dir, tmp_path):
     chat.say("Hi", max_new_tokens=1, temperature=0)
     with pytest.raises(Exception, match="first turn|vision"):
         chat.say("Look", image="x.png", max_new_tokens=1)
+
+
+def test_tool_calls_match_run(model_dir, tmp_path):
+    """tool_call_grammar + generate + parse_tool_calls: the calls `run --tool-choice NAME --json` makes."""
+    tools = [{"type": "function", "function": {"name": "set_alarm", "parameters": {
+                 "type": "object", "properties": {"loud": {"type": "boolean"}, "tone": {"enum": ["beep", "ring"]}},
+                 "required": ["loud", "tone"]}}},
+             {"type": "function", "function": {"name": "stop_alarm", "parameters": {
+                 "type": "object", "properties": {"now": {"type": "boolean"}}, "required": ["now"]}}}]
+    messages = [{"role": "user", "content": "Wake me at seven"}]
+    template = os.path.join(FIXTURES, "jinja", "templates", "gemma4_tools.jinja")
+    (tmp_path / "m.json").write_text(json.dumps(messages))
+    (tmp_path / "t.json").write_text(json.dumps(tools))
+    common = f"run -m {model_dir} --messages {tmp_path / 'm.json'} --tools {tmp_path / 't.json'} --chat-template {template}"
+    expected = json.loads(run_cli(common + " --tool-choice set_alarm -n 40 --temp 0 --max-seq 512 --json").stdout)
+    assert [c["function"]["name"] for c in expected["tool_calls"]] and \
+        all(c["function"]["name"] == "set_alarm" for c in expected["tool_calls"]), expected
+
+    m = staticlm.Model(model_dir)
+    prompt = m.tokenizer.apply_chat_template(messages, tools=tools, chat_template=template)
+    s = m.session(max_seq=512)
+    g = s.generate(prompt, max_new_tokens=40, temperature=0, grammar=staticlm.tool_call_grammar(tools, "set_alarm"))
+    list(g)
+    reply = staticlm.parse_tool_calls(g.result["text"])
+    assert reply["text"] == expected["text"]
+    assert [(c["name"], c["arguments"]) for c in reply["tool_calls"]] == \
+        [(c["function"]["name"], c["function"]["arguments"]) for c in expected["tool_calls"]]
+    # One call only, from either tool; JSON text works as the tools too.
+    g = s.generate(prompt, max_new_tokens=40, temperature=0,
+                   grammar=staticlm.tool_call_grammar(json.dumps(tools), parallel_tool_calls=False))
+    list(g)
+    one = staticlm.parse_tool_calls(g.result["text"])
+    assert one["text"] == "" and len(one["tool_calls"]) == 1 and one["tool_calls"][0]["name"] in ("set_alarm", "stop_alarm")
+    assert staticlm.parse_tool_calls("hi <|tool_call>call:f{a:1}<tool_call|>") == \
+        {"text": "hi ", "tool_calls": [{"name": "f", "arguments": {"a": 1}}]}
+    with pytest.raises(ValueError, match='tool_choice: no tool is named "get_time"'):
+        staticlm.tool_call_grammar(tools, "get_time")
+    with pytest.raises(ValueError, match='tool_choice "auto": a grammar forces calls'):
+        staticlm.tool_call_grammar(tools, "auto")
+    with pytest.raises(ValueError, match="tools: expected a JSON array"):
+        staticlm.tool_call_grammar("{", "required")

@@ -320,6 +320,63 @@ TEST_F(CApi, BadGenerateParamsAreRefusedByName) {
   staticlm_model_free(m);
 }
 
+// An agent loop in C: the chat prompt with tools, the grammar forcing a call, generate, and the
+// calls parsed out: the JSON line `run --tool-choice required --json` prints.
+TEST_F(CApi, ToolCallGrammarAndParseGiveRunsCalls) {
+  const std::string tools = R"([{"type": "function", "function": {"name": "set_alarm", "parameters": {"type": "object",
+    "properties": {"loud": {"type": "boolean"}, "tone": {"enum": ["beep", "ring"]}}, "required": ["loud", "tone"]}}}])";
+  const std::string messages = R"([{"role": "user", "content": "Wake me at seven"}])";
+  const std::string template_file = test::fixture("jinja/templates/gemma4_tools.jinja");
+  std::ofstream(dir_->file("tc_messages.json")) << messages;
+  std::ofstream(dir_->file("tc_tools.json")) << tools;
+  const auto cli = test::run_staticlm("run -m " + model() + " --messages " + dir_->file("tc_messages.json") + " --tools " +
+                                      dir_->file("tc_tools.json") + " --chat-template " + template_file +
+                                      " --tool-choice required -n 40 --temp 0 --max-seq 512 --json");
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  ASSERT_FALSE(nlohmann::json::parse(cli.out)["tool_calls"].empty()) << cli.out;
+
+  staticlm_model* m = nullptr;
+  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
+  staticlm_chat_format_params cp = staticlm_chat_format_default_params();
+  cp.template_file = template_file.c_str();
+  cp.tools_json = tools.c_str();
+  std::string prompt(1 << 16, '\0');
+  size_t size = 0;
+  ASSERT_EQ(staticlm_chat_format(m, messages.c_str(), &cp, prompt.data(), prompt.size(), &size), STATICLM_OK) << last_error();
+  prompt.resize(size - 1);
+  std::string grammar(1 << 16, '\0');
+  ASSERT_EQ(staticlm_tool_call_grammar(tools.c_str(), nullptr, 1, grammar.data(), grammar.size(), &size), STATICLM_OK) << last_error();
+  grammar.resize(size - 1);
+  staticlm_session_params sp = staticlm_session_default_params();
+  sp.max_seq = 512;
+  staticlm_session* s = nullptr;
+  ASSERT_EQ(staticlm_session_create(m, &sp, &s), STATICLM_OK) << last_error();
+  staticlm_prompt p = {prompt.c_str(), nullptr, 0, nullptr};
+  staticlm_generate_params g = staticlm_generate_default_params();
+  g.max_new_tokens = 40;
+  g.temperature = 0;
+  g.grammar = grammar.c_str();
+  size_t n = 0;
+  ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, nullptr, 0, &n), STATICLM_OK) << last_error();
+  std::string text(1 << 16, '\0');
+  ASSERT_EQ(staticlm_session_text(s, text.data(), text.size(), &size), STATICLM_OK) << last_error();
+  text.resize(size - 1);
+  std::string reply(1 << 16, '\0');
+  ASSERT_EQ(staticlm_parse_tool_calls(text.c_str(), reply.data(), reply.size(), &size), STATICLM_OK) << last_error();
+  reply.resize(size - 1);
+  EXPECT_EQ(reply + "\n", cli.out);
+
+  // Refused by name.
+  EXPECT_EQ(staticlm_tool_call_grammar(tools.c_str(), "get_time", 1, grammar.data(), grammar.size(), &size),
+            STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("no tool is named \"get_time\""), std::string::npos) << last_error();
+  EXPECT_EQ(staticlm_tool_call_grammar("[1", nullptr, 1, grammar.data(), grammar.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("tools: expected a JSON array"), std::string::npos) << last_error();
+  EXPECT_EQ(staticlm_parse_tool_calls(nullptr, reply.data(), reply.size(), &size), STATICLM_ERROR_INVALID_ARGUMENT);
+  staticlm_session_free(s);
+  staticlm_model_free(m);
+}
+
 // staticlm_build_static_inputs: the tensors `staticlm inputs` writes, byte for byte.
 TEST_F(CApi, StaticInputsEqualInputsCommand) {
   const std::string image = test::fixture("images/gradient.png");
