@@ -41,7 +41,10 @@ left_out=(
   Generate.LlamaCppFlagSpellingsMatchTheLongNames Quantize.DirectoryIsCompleteAndDeterministic
   Replay.ImageRecordingReplaysBitExactOnTheCpuBackend Serve.NpmOpenAiClientStreamedAndNot
   ServeF32.TextCompletionsContinueARawPromptAsRunDoes Quantize.ResidentWeightsGiveTheMappedBits
-  CApi.GenerateParamsAreRunsFlags ServeTools.RunToolChoiceGivesServesCalls
+  CApi.GenerateParamsAreRunsFlags ServeTools.RunToolChoiceGivesServesCalls CApi.ToolCallGrammarAndParseGiveRunsCalls
+  # forced tool calls through serve (13 s sanitized; the serve_request fuzzer parses tool_choice
+  # sanitized and ToolCallGrammar.* runs the grammar sanitized)
+  ServeTools.ToolChoiceForcesOrBansCalls
   # valid inputs through paths covered above
   Plugin.OtherCommandsTakeTheBackend 'ProfileFlag.*' Inspect.ImagePromptPassesInBothProfilesFitMode
   Inspect.ThresholdsFromSetAndConfig Inspect.ModelReferenceNamesTheScaledLayer
