@@ -5,11 +5,17 @@
 // backend-check passes the CPU plug-in and names the graph a faulty plug-in gets wrong.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/file.h"
+#include "runtime/logits_dump.h"
 #include "test_util.h"
 
 namespace staticlm {
@@ -20,7 +26,10 @@ using json = nlohmann::json;
 const std::string kCpuPlugin = std::string(STATICLM_PLUGIN_DIR) + "/libstaticlm_cpu_plugin.so";
 const std::string kPartialPlugin = std::string(STATICLM_PLUGIN_DIR) + "/libstaticlm_partial_plugin.so";
 std::string test_plugin(const std::string& name) {
-  return std::string(STATICLM_TEST_PLUGIN_DIR) + "/libtest_plugin_" + name + ".so";
+  std::string path = STATICLM_TEST_PLUGIN_DIR;  // appended, not a + chain: GCC 12 warned falsely of bounds
+  path += "/libtest_plugin_";
+  path += name;
+  return path + ".so";
 }
 
 class Plugin : public ::testing::Test {
@@ -57,6 +66,35 @@ class Plugin : public ::testing::Test {
 test::TempDir* Plugin::dir_ = nullptr;
 
 // The last line of stderr: the one "error: ..." line of a refused command.
+// Where two logits dumps differ (for a failure message): each tensor's count of differing values,
+// the first one and the largest difference. "" when they are equal.
+std::string dump_difference(const std::string& a_path, const std::string& b_path) {
+  const LogitsDump a = read_logits_dump(a_path), b = read_logits_dump(b_path);
+  std::ostringstream out;
+  if (a.tokens != b.tokens) out << "tokens differ; ";
+  const auto compare = [&](const char* name, const std::vector<float>& x, const std::vector<float>& y) {
+    if (x.size() != y.size()) {
+      out << name << ": " << x.size() << " against " << y.size() << " values; ";
+      return;
+    }
+    std::size_t count = 0, first = 0;
+    float largest = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (std::memcmp(&x[i], &y[i], sizeof(float)) == 0) continue;
+      if (count++ == 0) first = i;
+      largest = std::max(largest, std::abs(x[i] - y[i]));
+    }
+    if (count > 0) {
+      out << name << ": " << count << " of " << x.size() << " differ, first at " << first << " (" << x[first]
+          << " against " << y[first] << "), largest " << largest << "; ";
+    }
+  };
+  compare("prefill_logits", a.prefill_logits, b.prefill_logits);
+  compare("decode_logits", a.decode_logits, b.decode_logits);
+  compare("vision_embeds", a.vision_embeds, b.vision_embeds);
+  return out.str();
+}
+
 std::string last_line(const std::string& err) {
   std::string s = err;
   while (!s.empty() && s.back() == '\n') s.pop_back();
@@ -68,7 +106,8 @@ TEST_F(Plugin, CpuPluginGenerationIsBitIdentical) {
   const auto [plug, plug_dump] = dumped(text_run() + " --backend plugin:" + kCpuPlugin + ":threads=2", "text_plugin");
   EXPECT_EQ(plug.out, cpu.out);
   EXPECT_FALSE(cpu_dump.empty());
-  EXPECT_TRUE(plug_dump == cpu_dump) << "the logits dumps differ";
+  EXPECT_TRUE(plug_dump == cpu_dump) << "the logits dumps differ: "
+                                     << dump_difference(file("text_cpu.safetensors"), file("text_plugin.safetensors"));
   EXPECT_NE(plug.err.find("backend: plugin:libstaticlm_cpu_plugin.so ran token_embedding"), std::string::npos) << plug.err;
 }
 
@@ -76,7 +115,8 @@ TEST_F(Plugin, CpuPluginImageRunIsBitIdentical) {
   const auto [cpu, cpu_dump] = dumped(image_run(), "image_cpu");
   const auto [plug, plug_dump] = dumped(image_run() + " --backend plugin:" + kCpuPlugin + ":threads=2", "image_plugin");
   EXPECT_EQ(plug.out, cpu.out);
-  EXPECT_TRUE(plug_dump == cpu_dump) << "the logits dumps (with the image rows) differ";
+  EXPECT_TRUE(plug_dump == cpu_dump) << "the logits dumps (with the image rows) differ: "
+                                     << dump_difference(file("image_cpu.safetensors"), file("image_plugin.safetensors"));
   EXPECT_NE(plug.err.find("vision_prefill"), std::string::npos) << plug.err;
 }
 
@@ -96,7 +136,8 @@ TEST_F(Plugin, PartialPluginFallsBackToCpuWithTheSameBits) {
   const auto [part, part_dump] =
       dumped(text_run() + " --backend plugin:" + kPartialPlugin + ":threads=2 --fallback cpu", "partial_plugin");
   EXPECT_EQ(part.out, cpu.out);
-  EXPECT_TRUE(part_dump == cpu_dump) << "the logits dumps differ";
+  EXPECT_TRUE(part_dump == cpu_dump) << "the logits dumps differ: "
+                                     << dump_difference(file("partial_cpu.safetensors"), file("partial_plugin.safetensors"));
   EXPECT_NE(part.err.find("backend: plugin:libstaticlm_partial_plugin.so ran token_embedding, lm_head ("), std::string::npos)
       << part.err;
   EXPECT_NE(part.err.find("cpu fallback ran ple_embedding, ple_projection, decoder_layer_prefill_{0-5}, "
