@@ -96,9 +96,10 @@ std::string rate(double r) {
 // images receives the prompt's image files: --image, or for --messages its image parts (a part
 // naming no file takes the next --image).
 std::string chat_text(const RunArgs& a, std::vector<std::string>& images) {
+  static const RuntimeConfig kDefaults;  // a named object: GCC 12 warns falsely on a temporary's strings here
   return resolve_prompt(
-      PromptSource{a.prompt, a.messages, a.chat, a.images, a.model, a.chat_template, a.tools, a.vars, a.system},
-      RuntimeConfig{}, images);
+      PromptSource{a.prompt, a.messages, a.chat, a.images, a.model, a.chat_template, a.tools, a.vars, a.system}, kDefaults,
+      images);
 }
 
 // The prompt as token ids: --prompt-ids as given; -p as given, or wrapped in the chat format
@@ -189,13 +190,15 @@ void run_command(RunArgs& a) {
   for (const std::string& image : images) check_image_file(image);
   if (a.prompt_ids) parse_token_ids(*a.prompt_ids, INT64_MAX, "--prompt-ids");  // the ids' range once the model is open
   api::GenerateParams params = generate_params(a.sampling);
-  // serve's tool_choice: "required" or a function's name force calls by a grammar of the tools.
-  if (a.tool_choice && *a.tool_choice != "auto" && *a.tool_choice != "none") {
-    if (!params.grammar.empty() || !params.json_schema.empty()) {
+  // serve's tool_choice: forced calls by a grammar of the tools, or the call-opening token banned.
+  ToolChoiceConstraint tool_choice;
+  if (a.tool_choice) {
+    tool_choice = tool_choice_constraint(parse_tools_json(read_file(*a.tools), *a.tools), tool_choice_from_text(*a.tool_choice),
+                                         true, "--tool-choice");
+    if (!tool_choice.grammar.empty() && (!params.grammar.empty() || !params.json_schema.empty())) {
       invalid_argument("--tool-choice " + *a.tool_choice + " and --grammar / --json-schema: give one constraint");
     }
-    const std::string only = *a.tool_choice == "required" ? "" : *a.tool_choice;
-    params.grammar = gemma4_tool_call_grammar(parse_tools_json(read_file(*a.tools), *a.tools), only, true, "--tool-choice");
+    if (!tool_choice.grammar.empty()) params.grammar = tool_choice.grammar;
   }
   api::check_generate_params(params);
   if (a.dump_logits) {
@@ -230,8 +233,8 @@ void run_command(RunArgs& a) {
   if (a.json && !model.info().has_tokenizer) {
     invalid_argument("run: --json needs the checkpoint's tokenizer.json, which " + a.model + " does not have");
   }
-  if (a.tool_choice == "none") {  // the token that opens a call is banned
-    const std::int64_t open = model.tokenizer() ? model.tokenizer()->token_to_id("<|tool_call>") : -1;
+  if (tool_choice.ban_call_open) {
+    const std::int64_t open = model.tokenizer() ? model.tokenizer()->token_to_id(std::string(kToolCallOpen)) : -1;
     if (open >= 0) params.logit_bias.emplace_back(open, -INFINITY);
   }
   const std::unique_ptr<api::Session> session = model.session(so);

@@ -13,10 +13,11 @@ std::string tool_call_grammar(const std::string& tools_json, const std::string& 
   return guarded([&] {
     const nlohmann::ordered_json tools = nlohmann::ordered_json::parse(tools_json, nullptr, /*allow_exceptions=*/false);
     if (tools.is_discarded() || !tools.is_array()) invalid_argument("tools: expected a JSON array of tool schemas");
-    if (tool_choice.empty() || tool_choice == "auto" || tool_choice == "none") {
+    const ToolChoiceConstraint c = tool_choice_constraint(tools, tool_choice_from_text(tool_choice), parallel, "tool_choice");
+    if (c.grammar.empty()) {
       invalid_argument("tool_choice \"" + tool_choice + "\": a grammar forces calls; give \"required\" or a function's name");
     }
-    return gemma4_tool_call_grammar(tools, tool_choice == "required" ? "" : tool_choice, parallel, "tool_choice");
+    return c.grammar;
   });
 }
 

@@ -17,6 +17,7 @@
 #include "text/json_constraint.h"
 #include "text/tool_call_grammar.h"
 #include "text/tool_call_stream.h"
+#include "text/tool_calls.h"
 #include "vision/image_decode.h"
 
 namespace staticlm {
@@ -448,44 +449,42 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
   }
 }
 
-// OpenAI's tool_choice: "auto" (the default) leaves calling to the model; "none" bans the token
-// that opens a call (the tools are still rendered, as llama.cpp does); "required" or
-// {"type": "function", "function": {"name": N}} constrain the reply to calls of the tools (of N
-// only), by a grammar of Gemma 4's call syntax (text/tool_call_grammar.h). parallel_tool_calls
-// false: exactly one call.
+// OpenAI's tool_choice (text/tool_call_grammar.h), as a string or
+// {"type": "function", "function": {"name": N}}; parallel_tool_calls false: exactly one call.
 void apply_tool_choice(const ojson& doc, const RequestContext& context, GenerateOptions& g) {
   const bool parallel = !given(doc, "parallel_tool_calls") || boolean_field(doc, "parallel_tool_calls", "parallel_tool_calls");
   if (!given(doc, "tool_choice")) return;
   const ojson& c = doc["tool_choice"];
-  std::string only;
+  ToolChoice choice;
   if (c.is_object()) {
     if (!c.contains("type") || c["type"] != "function") bad("tool_choice.type", "expected \"function\"");
     if (!c.contains("function") || !c["function"].is_object() || !c["function"].contains("name") ||
         !c["function"]["name"].is_string() || c["function"]["name"].get<std::string>().empty()) {
       bad("tool_choice.function.name", "expected the name of one of the tools");
     }
-    only = c["function"]["name"].get<std::string>();
-  } else if (!c.is_string() || (c != "auto" && c != "none" && c != "required")) {
+    choice = {ToolChoice::Mode::kFunction, c["function"]["name"].get<std::string>()};
+  } else if (c.is_string() && (c == "auto" || c == "none" || c == "required")) {
+    choice = tool_choice_from_text(c.get<std::string>());
+  } else {
     bad("tool_choice", "expected \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}");
   }
+  const bool forced = choice.mode == ToolChoice::Mode::kRequired || choice.mode == ToolChoice::Mode::kFunction;
+  if (forced && g.constraint) bad("tool_choice", "a forced tool call cannot be combined with grammar, json_schema or response_format");
   const Tokenizer& tok = *context.tokenizer;
-  if (c == "auto") return;
-  if (c == "none") {
-    const int open = tok.token_to_id("<|tool_call>");
-    if (open >= 0) g.sampling.logit_bias.emplace_back(open, -INFINITY);
-    return;
-  }
-  if (g.constraint) bad("tool_choice", "a forced tool call cannot be combined with grammar, json_schema or response_format");
-  std::shared_ptr<const Grammar> grammar;
   try {
-    const std::string text = gemma4_tool_call_grammar(given(doc, "tools") ? doc["tools"] : ojson::array(), only, parallel,
-                                                      "tool_choice");
-    grammar = std::make_shared<const Grammar>(
-        parse_grammar(text, "tool_choice", &tok, static_cast<std::int64_t>(tok.token_index().bytes.size())));
+    const ToolChoiceConstraint constraint =
+        tool_choice_constraint(given(doc, "tools") ? doc["tools"] : ojson::array(), choice, parallel, "tool_choice");
+    if (constraint.ban_call_open) {
+      const int open = tok.token_to_id(kToolCallOpen);
+      if (open >= 0) g.sampling.logit_bias.emplace_back(open, -INFINITY);
+    }
+    if (constraint.grammar.empty()) return;
+    auto grammar = std::make_shared<const Grammar>(
+        parse_grammar(constraint.grammar, "tool_choice", &tok, static_cast<std::int64_t>(tok.token_index().bytes.size())));
+    g.constraint = grammar_constraint_factory(std::move(grammar), tok, g.eos_token_ids);
   } catch (const Error& e) {
     throw RequestError{e.what(), "tool_choice"};
   }
-  g.constraint = grammar_constraint_factory(std::move(grammar), tok, g.eos_token_ids);
 }
 
 }  // namespace

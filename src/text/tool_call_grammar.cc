@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "text/tool_calls.h"
 
 namespace staticlm {
 namespace {
@@ -167,7 +168,8 @@ std::string gemma4_tool_call_grammar(const ojson& tools, const std::string& only
       names.push_back(name);
       if (!only.empty() && name != only) continue;
       const std::string args = f->contains("parameters") ? w.object((*f)["parameters"], 0) : "object";
-      const std::string call = w.add("call", "<|tool_call> " + literal("call:" + name) + " " + args + " <tool_call|>");
+      const std::string call = w.add("call", std::string(kToolCallOpen) + " " + literal("call:" + name) + " " + args + " " +
+                                                 std::string(kToolCallClose));
       calls += (calls.empty() ? "" : " | ") + call;
     }
   }
@@ -178,6 +180,28 @@ std::string gemma4_tool_call_grammar(const ojson& tools, const std::string& only
     invalid_argument(what + ": no tool is named \"" + only + "\" (the tools: " + known + ")");
   }
   return "root ::= (" + calls + ")" + (parallel ? "+" : "") + "\n" + w.rules() + kValueRules;
+}
+
+ToolChoice tool_choice_from_text(const std::string& text) {
+  if (text == "auto") return {};
+  if (text == "none") return {ToolChoice::Mode::kNone, ""};
+  if (text == "required") return {ToolChoice::Mode::kRequired, ""};
+  return {ToolChoice::Mode::kFunction, text};
+}
+
+ToolChoiceConstraint tool_choice_constraint(const ojson& tools, const ToolChoice& choice, bool parallel, const std::string& what) {
+  switch (choice.mode) {
+    case ToolChoice::Mode::kAuto:
+      return {};
+    case ToolChoice::Mode::kNone:
+      return {"", true};
+    case ToolChoice::Mode::kRequired:
+      return {gemma4_tool_call_grammar(tools, "", parallel, what), false};
+    case ToolChoice::Mode::kFunction:
+      if (choice.function.empty()) invalid_argument(what + ": expected the name of one of the tools");
+      return {gemma4_tool_call_grammar(tools, choice.function, parallel, what), false};
+  }
+  return {};
 }
 
 }  // namespace staticlm

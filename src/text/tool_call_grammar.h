@@ -23,4 +23,26 @@ namespace staticlm {
 std::string gemma4_tool_call_grammar(const nlohmann::ordered_json& tools, const std::string& only, bool parallel,
                                      const std::string& what);
 
+// OpenAI's tool_choice, one meaning for serve, run and the library: "auto" leaves calling to the
+// model; "none" bans the token that opens a call (the tools are still rendered, as llama.cpp
+// does); "required" forces calls of any tool; a function's name forces calls of that one.
+struct ToolChoice {
+  enum class Mode { kAuto, kNone, kRequired, kFunction };
+  Mode mode = Mode::kAuto;
+  std::string function;  // kFunction's name
+};
+
+// run's --tool-choice and the library's string form: auto, none, required, else a function's name.
+ToolChoice tool_choice_from_text(const std::string& text);
+
+// What a choice asks of generation: the grammar of the forced calls ("" when none are forced),
+// and whether kToolCallOpen (tool_calls.h) is banned. kInvalidArgument naming `what` as
+// gemma4_tool_call_grammar.
+struct ToolChoiceConstraint {
+  std::string grammar;
+  bool ban_call_open = false;
+};
+ToolChoiceConstraint tool_choice_constraint(const nlohmann::ordered_json& tools, const ToolChoice& choice, bool parallel,
+                                            const std::string& what);
+
 }  // namespace staticlm

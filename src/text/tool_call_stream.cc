@@ -4,8 +4,8 @@ namespace staticlm {
 
 ToolCallStream::ToolCallStream(const Tokenizer& tokenizer, bool take_calls)
     : tokenizer_(tokenizer),
-      open_(take_calls ? tokenizer.token_to_id("<|tool_call>") : -1),
-      close_(take_calls ? tokenizer.token_to_id("<tool_call|>") : -1),
+      open_(take_calls ? tokenizer.token_to_id(kToolCallOpen) : -1),
+      close_(take_calls ? tokenizer.token_to_id(kToolCallClose) : -1),
       text_(tokenizer, /*skip_special_tokens=*/true) {}
 
 std::string ToolCallStream::push(int id) {

@@ -7,7 +7,7 @@ namespace staticlm {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-constexpr std::string_view kOpen = "<|tool_call>", kClose = "<tool_call|>", kQuote = "<|\"|>";
+constexpr std::string_view kOpen = kToolCallOpen, kClose = kToolCallClose, kQuote = "<|\"|>";
 
 // A recursive-descent reader of Gemma 4's argument syntax over s[pos..end).
 class ArgReader {

@@ -13,6 +13,9 @@
 
 namespace staticlm {
 
+// The special tokens that open and close a call.
+constexpr std::string_view kToolCallOpen = "<|tool_call>", kToolCallClose = "<tool_call|>";
+
 struct ToolCall {
   std::string name;
   nlohmann::ordered_json arguments = nlohmann::ordered_json::object();

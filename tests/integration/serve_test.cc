@@ -1645,7 +1645,8 @@ TEST_F(ServeTools, RunToolChoiceGivesServesCalls) {
   // Refused before the model loads, by flag.
   for (const auto& [flags, text] : std::vector<std::pair<std::string, std::string>>{
            {" --tool-choice get_time", "--tool-choice: no tool is named \"get_time\""},
-           {" --tool-choice required --grammar 'root ::= \"x\"'", "give one constraint"}}) {
+           {" --tool-choice required --grammar 'root ::= \"x\"'", "give one constraint"},
+           {" --tool-choice ''", "--tool-choice: expected the name of one of the tools"}}) {
     const test::CommandResult bad = test::run_staticlm("run -m " + model() + " --messages " + messages + " --tools " + tools_file + flags);
     EXPECT_EQ(bad.exit_code, 2) << flags;
     EXPECT_NE(bad.err.find(text), std::string::npos) << bad.err;

@@ -127,11 +127,49 @@ TEST(ToolCallGrammar, NoToolOrAnUnknownNameIsRefusedByName) {
   EXPECT_TRUE(takes(g, "<|tool_call>call:say\"hi\\{a\"b:true}<tool_call|>"));
 }
 
+// tool_choice's one meaning (serve, run and the library use it): auto asks nothing; none bans
+// the call-opening token; required forces calls of any tool; a name calls of that tool, as many
+// as `parallel` allows. A function named like a mode is reached through serve's object form.
+TEST(ToolChoice, EachChoiceGivesItsConstraint) {
+  const ToolChoiceConstraint automatic = tool_choice_constraint(kTools, tool_choice_from_text("auto"), true, "t");
+  EXPECT_EQ(automatic.grammar, "");
+  EXPECT_FALSE(automatic.ban_call_open);
+  const ToolChoiceConstraint none = tool_choice_constraint(kTools, tool_choice_from_text("none"), true, "t");
+  EXPECT_EQ(none.grammar, "");
+  EXPECT_TRUE(none.ban_call_open);
+  const std::string ping = "<|tool_call>call:ping{}<tool_call|>";
+  const std::string weather = "<|tool_call>call:get_weather{city:" + kQ + "Rome" + kQ + "}<tool_call|>";
+  const Tokenizer& tok = test::gemma4_tokenizer();
+  const auto grammar = [&](const std::string& choice, bool parallel) {
+    const ToolChoiceConstraint c = tool_choice_constraint(kTools, tool_choice_from_text(choice), parallel, "t");
+    EXPECT_FALSE(c.ban_call_open) << choice;
+    return std::make_shared<const Grammar>(parse_grammar(c.grammar, "g", &tok, tok.id_limit()));
+  };
+  EXPECT_TRUE(takes(grammar("required", true), weather + ping));
+  EXPECT_FALSE(takes(grammar("required", false), weather + ping));
+  EXPECT_TRUE(takes(grammar("required", false), weather));
+  EXPECT_TRUE(takes(grammar("ping", true), ping + ping));
+  EXPECT_FALSE(takes(grammar("ping", true), weather));
+  const ojson mode_named = ojson::parse(R"([{"name": "none"}, {"name": "x"}])");
+  const ToolChoiceConstraint named =
+      tool_choice_constraint(mode_named, {ToolChoice::Mode::kFunction, "none"}, false, "t");
+  EXPECT_FALSE(named.ban_call_open);
+  EXPECT_TRUE(takes(std::make_shared<const Grammar>(parse_grammar(named.grammar, "g", &tok, tok.id_limit())),
+                    "<|tool_call>call:none{}<tool_call|>"));
+  // An empty name is no function (before, run took it as "required").
+  try {
+    tool_choice_constraint(kTools, tool_choice_from_text(""), true, "--tool-choice");
+    ADD_FAILURE() << "an empty tool_choice was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--tool-choice: expected the name of one of the tools"), std::string::npos) << e.what();
+  }
+}
+
 // The grammar grows with the schema, not faster: 2000 optional properties (each pair of them
 // in order is allowed) and a type list repeating "object" 2000 times over them.
 TEST(ToolCallGrammar, LargeSchemasGiveLinearGrammars) {
   ojson props = ojson::object();
-  for (int i = 0; i < 2000; ++i) props["p" + std::to_string(i)] = {{"type", "boolean"}};
+  for (int i = 0; i < 2000; ++i) props[std::string("p").append(std::to_string(i))] = {{"type", "boolean"}};
   ojson types = ojson::array();
   for (int i = 0; i < 2000; ++i) types.push_back("object");
   const ojson tools = {{{"name", "big"}, {"parameters", {{"type", types}, {"properties", props}}}}};
