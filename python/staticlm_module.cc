@@ -144,7 +144,8 @@ api::SessionOptions session_options(std::int64_t max_seq, int threads, const std
 
 // The OpenAI-style keywords of generate() and Chat.say(): presence_penalty, frequency_penalty,
 // logit_bias ({token id: bias}, -inf bans it), ignore_eos, json_schema (JSON text, or a dict),
-// grammar (GBNF text); and llama.cpp's repeat_last_n (the repetition penalty's window).
+// grammar (GBNF text); and llama.cpp's repeat_last_n (the repetition penalty's window), top_n_sigma,
+// typical_p, xtc_probability and xtc_threshold.
 struct Penalties {
   std::optional<double> presence_penalty, frequency_penalty;
   std::map<std::int64_t, float> logit_bias;
@@ -152,6 +153,7 @@ struct Penalties {
   std::string json_schema;
   std::string grammar;
   std::optional<std::int64_t> repeat_last_n;
+  std::optional<double> top_n_sigma, typical_p, xtc_probability, xtc_threshold;
 };
 
 // json_schema as given: a str is the schema's JSON text, a dict (or list, bool) is dumped with json.dumps.
@@ -174,6 +176,10 @@ api::GenerateParams generate_params(std::optional<std::int64_t> max_new_tokens, 
   p.json_schema = more.json_schema;
   p.grammar = more.grammar;
   p.repeat_last_n = more.repeat_last_n;
+  p.top_n_sigma = more.top_n_sigma;
+  p.typical_p = more.typical_p;
+  p.xtc_probability = more.xtc_probability;
+  p.xtc_threshold = more.xtc_threshold;
   p.max_new_tokens = max_new_tokens;
   p.temperature = temperature;
   p.top_k = top_k;
@@ -376,9 +382,12 @@ PYBIND11_MODULE(staticlm, m) {
              std::optional<double> repetition_penalty, std::uint64_t seed, const std::vector<std::string>& stop,
              std::optional<double> presence_penalty, std::optional<double> frequency_penalty,
              const std::map<std::int64_t, float>& logit_bias, bool ignore_eos,
-             const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n) {
+             const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n,
+             std::optional<double> top_n_sigma, std::optional<double> typical_p, std::optional<double> xtc_probability,
+             std::optional<double> xtc_threshold) {
             const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
-                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n});
+                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n,
+                                                                 top_n_sigma, typical_p, xtc_probability, xtc_threshold});
             return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), p);
           },
           py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
@@ -387,7 +396,8 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("seed") = 0, py::arg("stop") = std::vector<std::string>{}, py::arg("presence_penalty") = py::none(),
           py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
           py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(), py::arg("grammar") = "",
-          py::arg("repeat_last_n") = py::none(),
+          py::arg("repeat_last_n") = py::none(), py::arg("top_n_sigma") = py::none(), py::arg("typical_p") = py::none(),
+          py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(),
           "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text "
           "holding <|image|>). Unset sampling options take the checkpoint's defaults.")
       .def(
@@ -414,9 +424,12 @@ PYBIND11_MODULE(staticlm, m) {
              std::optional<double> min_p, std::optional<double> repetition_penalty, std::uint64_t seed,
              const std::vector<std::string>& stop, std::optional<double> presence_penalty,
              std::optional<double> frequency_penalty, const std::map<std::int64_t, float>& logit_bias, bool ignore_eos,
-             const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n) {
+             const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n,
+             std::optional<double> top_n_sigma, std::optional<double> typical_p, std::optional<double> xtc_probability,
+             std::optional<double> xtc_threshold) {
             const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
-                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n});
+                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n,
+                                                                 top_n_sigma, typical_p, xtc_probability, xtc_threshold});
             const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
             api::TurnResult t;
             {
@@ -431,7 +444,8 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("stop") = std::vector<std::string>{}, py::arg("presence_penalty") = py::none(),
           py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
           py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(), py::arg("grammar") = "",
-          py::arg("repeat_last_n") = py::none(),
+          py::arg("repeat_last_n") = py::none(), py::arg("top_n_sigma") = py::none(), py::arg("typical_p") = py::none(),
+          py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(),
           "Adds a user turn (an image only with the first, on a vision chat) and returns the reply: "
           "{tokens, stop_reason, message, text, stats, prefilled_tokens, reused_tokens, dropped_turns, context_tokens}")
       .def("reset", &api::Chat::reset, "forget every turn (the system prompt stays)")

@@ -19,6 +19,12 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--top-k", f.top_k, "keep the k most likely tokens (0: off)");
   cmd.add_option("--top-p", f.top_p, "nucleus sampling mass (1: off)");
   cmd.add_option("--min-p", f.min_p, "drop tokens below min_p times the best one (0: off)");
+  cmd.add_option("--top-n-sigma,--top-nsigma", f.top_n_sigma,
+                 "keep tokens whose logit is within N standard deviations of the best (<= 0: off)");
+  cmd.add_option("--typical,--typical-p", f.typical_p, "locally typical sampling mass (1: off)");
+  cmd.add_option("--xtc-probability", f.xtc_probability,
+                 "XTC: the chance at each step of dropping the likeliest tokens above --xtc-threshold but the least (0: off)");
+  cmd.add_option("--xtc-threshold", f.xtc_threshold, "XTC: how likely a top choice is (default 0.1; above 0.5: off)");
   cmd.add_option("--repetition-penalty,--repeat-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
   cmd.add_option("--repeat-last-n", f.repeat_last_n,
                  "the repetition penalty looks at the last N tokens of prompt and reply (-1, the default: all of them, "
@@ -91,6 +97,10 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   p.repeat_last_n = f.repeat_last_n;
   p.presence_penalty = f.presence_penalty;
   p.frequency_penalty = f.frequency_penalty;
+  p.top_n_sigma = f.top_n_sigma;
+  p.typical_p = f.typical_p;
+  p.xtc_probability = f.xtc_probability;
+  p.xtc_threshold = f.xtc_threshold;
   if (f.seed < -1) invalid_argument("--seed " + std::to_string(f.seed) + ": must be at least 0 (-1: a random seed)");
   if (f.seed == -1) {
     p.seed = std::random_device{}();

@@ -55,6 +55,9 @@ struct GenerateParams {
   std::optional<double> top_p, min_p, repetition_penalty;
   std::optional<std::int64_t> repeat_last_n;  // the repetition penalty's window (-1: all tokens; 0: none)
   std::optional<double> presence_penalty, frequency_penalty;  // OpenAI's, on the reply's tokens; [-2, 2]
+  // Top-n-sigma (<= 0: off), locally typical sampling's mass (1: off), XTC's probability (0: off)
+  // and threshold (default 0.1): docs/generation.md.
+  std::optional<double> top_n_sigma, typical_p, xtc_probability, xtc_threshold;
   std::vector<std::pair<std::int64_t, float>> logit_bias;    // (token, added to its logit; -inf bans it)
   bool ignore_eos = false;                                    // ban the EOS tokens: generate max_new_tokens
   // A JSON Schema (its JSON text) the reply must be a value of ("{}": any JSON value; see

@@ -138,6 +138,10 @@ typedef struct staticlm_generate_params {
   int ignore_eos;                  /* nonzero: the end tokens are never sampled */
   const char* json_schema;         /* the reply is a value of this JSON Schema (its JSON text), or NULL */
   const char* grammar;             /* the reply is a text of this GBNF grammar (rule root), or NULL */
+  double top_n_sigma;              /* keep tokens within this many standard deviations of the best; -1 (default): off */
+  double typical_p;                /* locally typical sampling mass; 1 (default): off */
+  double xtc_probability;          /* XTC's chance per step; 0 (default): off */
+  double xtc_threshold;            /* XTC's threshold; 0.1 (default) */
 } staticlm_generate_params;
 
 STATICLM_API staticlm_generate_params staticlm_generate_default_params(void);

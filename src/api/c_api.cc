@@ -335,6 +335,10 @@ staticlm_generate_params staticlm_generate_default_params(void) {
   p.ignore_eos = 0;
   p.json_schema = nullptr;
   p.grammar = nullptr;
+  p.top_n_sigma = -1;
+  p.typical_p = 1;
+  p.xtc_probability = 0;
+  p.xtc_threshold = 0.1;
   return p;
 }
 
@@ -364,7 +368,11 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
                                         {"min_p", params->min_p},
                                         {"repetition_penalty", params->repetition_penalty},
                                         {"presence_penalty", params->presence_penalty},
-                                        {"frequency_penalty", params->frequency_penalty}}) {
+                                        {"frequency_penalty", params->frequency_penalty},
+                                        {"top_n_sigma", params->top_n_sigma},
+                                        {"typical_p", params->typical_p},
+                                        {"xtc_probability", params->xtc_probability},
+                                        {"xtc_threshold", params->xtc_threshold}}) {
         if (std::isnan(value)) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string("params->") + name + " is NaN"};
       }
       if (params->max_new_tokens > 0) g.max_new_tokens = params->max_new_tokens;
@@ -377,6 +385,10 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
       g.repeat_last_n = params->repeat_last_n;
       g.presence_penalty = params->presence_penalty;
       g.frequency_penalty = params->frequency_penalty;
+      g.top_n_sigma = params->top_n_sigma;
+      g.typical_p = params->typical_p;
+      g.xtc_probability = params->xtc_probability;
+      g.xtc_threshold = params->xtc_threshold;
       if (params->stop == nullptr && params->n_stop > 0) {
         throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "params->stop is null but params->n_stop is not 0"};
       }

@@ -21,6 +21,10 @@ void apply_given_sampling(const GenerateParams& p, SamplingOptions& s) {
   if (p.repeat_last_n) s.repeat_last_n = *p.repeat_last_n;
   if (p.presence_penalty) s.presence_penalty = *p.presence_penalty;
   if (p.frequency_penalty) s.frequency_penalty = *p.frequency_penalty;
+  if (p.top_n_sigma) s.top_n_sigma = *p.top_n_sigma;
+  if (p.typical_p) s.typical_p = *p.typical_p;
+  if (p.xtc_probability) s.xtc_probability = *p.xtc_probability;
+  if (p.xtc_threshold) s.xtc_threshold = *p.xtc_threshold;
 }
 
 }  // namespace

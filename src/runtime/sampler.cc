@@ -29,6 +29,10 @@ void validate_sampling_options(const SamplingOptions& o) {
   if (!(o.frequency_penalty >= -2 && o.frequency_penalty <= 2)) {
     bad("frequency_penalty", o.frequency_penalty, "a number in [-2, 2] (0: off)");
   }
+  if (!std::isfinite(o.top_n_sigma)) bad("top_n_sigma", o.top_n_sigma, "a finite number (<= 0: off)");
+  if (!(o.typical_p > 0 && o.typical_p <= 1)) bad("typical_p", o.typical_p, "a number in (0, 1] (1: off)");
+  if (!(o.xtc_probability >= 0 && o.xtc_probability <= 1)) bad("xtc_probability", o.xtc_probability, "a number in [0, 1] (0: off)");
+  if (!(o.xtc_threshold >= 0 && o.xtc_threshold <= 1)) bad("xtc_threshold", o.xtc_threshold, "a number in [0, 1]");
   for (const auto& [token, bias] : o.logit_bias) {
     if (token < 0) bad("logit_bias token", static_cast<double>(token), "a token id >= 0");
     if (std::isnan(bias) || bias == INFINITY) bad("logit_bias of token " + std::to_string(token), bias, "a finite number or -inf (banned)");
@@ -108,13 +112,29 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   // score (ties included, as upstream): that score is found first, in one pass with a heap of
   // k scores (most scores lose to its least at once), and only the tokens at or above it are
   // gathered.
+  // Top-n-sigma: a floor under the scores, from their mean and (population) standard deviation
+  // over the tokens that can be picked; temperature-free, so applied to the unscaled scores.
+  float sigma_floor = -INFINITY;
+  if (options_.top_n_sigma > 0) {
+    double sum = 0, sum_sq = 0;
+    std::int64_t n = 0;
+    for (const float x : scores) {
+      if (x == -INFINITY) continue;
+      sum += x;
+      sum_sq += static_cast<double>(x) * x;
+      ++n;
+    }
+    const double mean = sum / static_cast<double>(n);
+    const double sd = std::sqrt(std::max(0.0, sum_sq / static_cast<double>(n) - mean * mean));
+    sigma_floor = static_cast<float>(top - options_.top_n_sigma * sd);
+  }
   double cut = -INFINITY;
   if (options_.top_k > 0 && options_.top_k < v) {
     const auto k = static_cast<std::size_t>(options_.top_k);
     best_.clear();
     for (std::int64_t i = 0; i < v; ++i) {
       const float x = scores[static_cast<std::size_t>(i)];
-      if (x == -INFINITY) continue;
+      if (x == -INFINITY || x < sigma_floor) continue;
       const double y = static_cast<double>(x) * inv_t;
       if (best_.size() < k) {
         best_.push_back(y);
@@ -129,7 +149,7 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   }
   for (std::int64_t i = 0; i < v; ++i) {
     const float x = scores[static_cast<std::size_t>(i)];
-    if (x == -INFINITY) continue;
+    if (x == -INFINITY || x < sigma_floor) continue;
     const double y = static_cast<double>(x) * inv_t;
     if (y >= cut) candidates_.emplace_back(i, y);
   }
@@ -169,11 +189,53 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   double total = 0;
   for (const auto& c : candidates_) total += c.second;
   for (auto& c : candidates_) c.second /= total;
+  // Typical: order by |surprisal - entropy| of the survivors' distribution, and keep tokens while
+  // the mass before them is below typical_p, as top-p does.
+  if (options_.typical_p < 1.0 && candidates_.size() > 1) {
+    double entropy = 0;
+    for (const auto& c : candidates_) entropy -= c.second > 0 ? c.second * std::log(c.second) : 0.0;
+    auto distance = [entropy](double p) { return std::abs(-std::log(p) - entropy); };
+    std::sort(candidates_.begin(), candidates_.end(), [&](const auto& a, const auto& b) {
+      const double da = distance(a.second), db = distance(b.second);
+      return da < db || (da == db && a.first < b.first);
+    });
+    double before = 0;
+    std::size_t keep = 0;
+    while (keep < candidates_.size() && (keep == 0 || before < options_.typical_p)) before += candidates_[keep++].second;
+    candidates_.resize(keep);
+    total = 0;
+    for (const auto& c : candidates_) total += c.second;
+    for (auto& c : candidates_) c.second /= total;
+  }
+}
+
+void Sampler::exclude_top_choices() {
+  if (options_.xtc_probability <= 0 || candidates_.size() < 2) return;
+  const double u = static_cast<double>(rng_() >> 11) * 0x1p-53;
+  if (u >= options_.xtc_probability) return;
+  // The tokens at or above the threshold, least likely last; all but that one go.
+  std::vector<std::pair<std::int64_t, double>> top;
+  for (const auto& c : candidates_) {
+    if (c.second >= options_.xtc_threshold) top.push_back(c);
+  }
+  if (top.size() < 2) return;
+  const auto least = std::min_element(top.begin(), top.end(), [](const auto& a, const auto& b) {
+    return a.second < b.second || (a.second == b.second && a.first > b.first);
+  });
+  const std::int64_t kept = least->first;
+  const double threshold = options_.xtc_threshold;
+  candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(),
+                                   [&](const auto& c) { return c.second >= threshold && c.first != kept; }),
+                    candidates_.end());
+  double total = 0;
+  for (const auto& c : candidates_) total += c.second;
+  for (auto& c : candidates_) c.second /= total;
 }
 
 std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std::int64_t> history) {
   if (logits.empty()) invalid_argument("sampler: empty logits");
   filter(logits, history);
+  exclude_top_choices();
   std::int64_t token = candidates_.back().first;  // if rounding leaves u just above the total
   if (candidates_.size() == 1) {
     token = candidates_.front().first;

@@ -30,14 +30,26 @@ struct SamplingOptions {
   // (token, bias) added to the token's logit before anything else; -inf bans it. A token listed
   // twice gets both.
   std::vector<std::pair<std::int64_t, float>> logit_bias;
+  // Top-n-sigma (Tang et al., 2024; llama.cpp's --top-nsigma): keep the tokens whose score is
+  // within n standard deviations (over the unmasked scores) of the best; <= 0: off. Before the
+  // temperature, so the same tokens stay at any temperature.
+  double top_n_sigma = -1.0;
+  // Locally typical sampling (Meister et al., 2022; Hugging Face's typical_p): keep the tokens
+  // whose surprisal is closest to the entropy, up to this mass (1: off).
+  double typical_p = 1.0;
+  // XTC, "exclude top choices" (llama.cpp's): at a step drawn with this probability, when two or
+  // more tokens are at least xtc_threshold likely, all but the least likely of them are dropped
+  // (0: off; a threshold above 0.5 never finds two).
+  double xtc_probability = 0.0;
+  double xtc_threshold = 0.1;
   std::uint64_t seed = 0;
   bool greedy() const { return temperature == 0.0; }
 };
 
 // Throws kInvalidArgument naming the option and its value: temperature < 0, top_k < 0, top_p
 // outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, presence or frequency penalty
-// outside [-2, 2] (OpenAI's range), repeat_last_n < -1, a logit_bias token < 0 or bias NaN / +inf, or a non-finite
-// value. (A logit_bias token past the vocabulary is refused by sample(), which knows its size.)
+// outside [-2, 2] (OpenAI's range), repeat_last_n < -1, a logit_bias token < 0 or bias NaN / +inf, typical_p
+// outside (0, 1], xtc_probability or xtc_threshold outside [0, 1], or a non-finite value. (A logit_bias token past the vocabulary is refused by sample(), which knows its size.)
 void validate_sampling_options(const SamplingOptions& options);
 
 class Sampler {
@@ -49,7 +61,7 @@ class Sampler {
   std::int64_t sample(std::span<const float> logits, std::span<const std::int64_t> history);
 
   // The distribution sample() draws from: probabilities [V] (zero for filtered tokens; one-hot
-  // on the argmax when greedy).
+  // on the argmax when greedy), before XTC's random exclusion.
   std::vector<double> distribution(std::span<const float> logits, std::span<const std::int64_t> history);
 
   const SamplingOptions& options() const { return options_; }
@@ -57,6 +69,8 @@ class Sampler {
  private:
   // Fills candidates_ (token, probability) with the survivors, summing to 1.
   void filter(std::span<const float> logits, std::span<const std::int64_t> history);
+  // XTC on candidates_ (filter's), at a step drawn with xtc_probability.
+  void exclude_top_choices();
 
   SamplingOptions options_;
   std::mt19937_64 rng_;

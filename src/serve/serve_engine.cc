@@ -330,6 +330,17 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     if (s.min_p < 0 || s.min_p > 1) bad("min_p", "must be in [0, 1]");
   }
   if (given(doc, "top_k")) s.top_k = integer_field(doc, "top_k", 0);
+  // llama.cpp's samplers (runtime/sampler.h), in its ranges.
+  if (given(doc, "top_n_sigma")) s.top_n_sigma = number_field(doc, "top_n_sigma");  // <= 0: off
+  if (given(doc, "typical_p")) {
+    s.typical_p = number_field(doc, "typical_p");
+    if (!(s.typical_p > 0 && s.typical_p <= 1)) bad("typical_p", "must be in (0, 1] (1: off)");
+  }
+  for (auto [key, target] : {std::pair{"xtc_probability", &s.xtc_probability}, std::pair{"xtc_threshold", &s.xtc_threshold}}) {
+    if (!given(doc, key)) continue;
+    *target = number_field(doc, key);
+    if (!(*target >= 0 && *target <= 1)) bad(key, "must be in [0, 1]");
+  }
   if (given(doc, "seed")) s.seed = static_cast<std::uint64_t>(integer_field(doc, "seed", 0));
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (given(doc, key)) g.max_new_tokens = integer_field(doc, key, 1);
@@ -634,6 +645,8 @@ std::string props_reply(const RequestContext& context, int slots) {
                         {"min_p", s.min_p},                {"repeat_penalty", s.repetition_penalty},
                         {"repeat_last_n", s.repeat_last_n},
                         {"presence_penalty", s.presence_penalty}, {"frequency_penalty", s.frequency_penalty},
+                        {"top_n_sigma", s.top_n_sigma},    {"typical_p", s.typical_p},
+                        {"xtc_probability", s.xtc_probability}, {"xtc_threshold", s.xtc_threshold},
                         {"seed", s.seed},                  {"stop", g.stop_strings}};
   const ojson props = {{"default_generation_settings", {{"n_ctx", context.max_seq}, {"params", params}}},
                        {"total_slots", slots},

@@ -818,6 +818,36 @@ class ServeF32 : public Serve {
   static void SetUpTestSuite() { start({"--slots", "1", "--max-seq", "128", "--threads", "1", "--f32-activations"}); }
 };
 
+// llama.cpp's samplers (top_n_sigma, typical_p, xtc_probability / xtc_threshold) reach the
+// sampler as run's flags do: a seeded reply at temperature 3 changes with each, to run's. On
+// ServeF32's server, as run --f32-activations: with bf16 activations a prefix reused from the
+// slot gives logits a rounding apart from a whole prefill's, enough to move a sample this flat.
+TEST_F(ServeF32, LlamaCppSamplersEqualRunFlags) {
+  const std::string f = dir_->file("samplers_messages.json");
+  write(f, kHello.dump());
+  const auto run_text = [&](const std::string& flags) {
+    const test::CommandResult r = test::run_staticlm("run -m " + model() + " --messages " + f +
+                                                     " -n 8 --temp 3 -s 5 --max-seq 128 --f32-activations --json" + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out).at("text").get<std::string>();
+  };
+  const std::string plain = run_text("");
+  for (const auto& [fields, flags] : std::vector<std::pair<json, std::string>>{
+           {{{"top_n_sigma", 1}}, " --top-n-sigma 1"},
+           {{{"typical_p", 0.2}}, " --typical 0.2"},
+           {{{"xtc_probability", 1}, {"xtc_threshold", 0.001}}, " --xtc-probability 1 --xtc-threshold 0.001"}}) {
+    json r = request(kHello);
+    r["temperature"] = 3;
+    r["seed"] = 5;
+    for (const auto& [k, v] : fields.items()) r[k] = v;
+    const HttpResult h = chat(r);
+    ASSERT_EQ(h.status, 200) << h.body;
+    const std::string got = json::parse(h.body)["choices"][0]["message"]["content"].get<std::string>();
+    EXPECT_NE(got, plain) << flags << ": the setting changed nothing, so the check is empty";
+    EXPECT_EQ(got, run_text(flags)) << flags;
+  }
+}
+
 TEST_F(ServeF32, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
   const std::string f = dir_->file("logprob_messages.json"), dump = dir_->file("logprob_dump.safetensors");
   write(f, kOther.dump());
@@ -1111,6 +1141,10 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"repeat_penalty", {{"messages", kHello}, {"repeat_penalty", "high"}}},
       {"presence_penalty", {{"messages", kHello}, {"presence_penalty", 2.5}}},
       {"repeat_last_n", {{"messages", kHello}, {"repeat_last_n", -2}}},
+      {"typical_p", {{"messages", kHello}, {"typical_p", 0}}},
+      {"top_n_sigma", {{"messages", kHello}, {"top_n_sigma", "wide"}}},
+      {"xtc_probability", {{"messages", kHello}, {"xtc_probability", 1.5}}},
+      {"xtc_threshold", {{"messages", kHello}, {"xtc_threshold", -0.1}}},
       {"frequency_penalty", {{"messages", kHello}, {"frequency_penalty", "some"}}},
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
       {"grammar", {{"messages", kHello}, {"grammar", "root ::= [a-z"}}},

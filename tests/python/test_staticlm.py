@@ -47,6 +47,23 @@ def test_penalties_and_logit_bias_match_run(model_dir, tmp_path):
         list(s.generate(prompt_ids=ids, max_new_tokens=1, repeat_last_n=-2))
 
 
+def test_llama_cpp_samplers_match_run(model_dir, tmp_path):
+    ids = [2, 105, 2364, 107, 9259]
+    base = "--prompt-ids " + ",".join(map(str, ids)) + " -n 8 --temp 3 -s 5 --max-seq 256"
+    plain = cli_tokens(model_dir, base, tmp_path)
+    s = staticlm.Model(model_dir).session(max_seq=256)
+    for kwargs, flags in [({"top_n_sigma": 1}, "--top-n-sigma 1"), ({"typical_p": 0.2}, "--typical 0.2"),
+                          ({"xtc_probability": 1, "xtc_threshold": 0.001}, "--xtc-probability 1 --xtc-threshold 0.001")]:
+        expected = cli_tokens(model_dir, base + " " + flags, tmp_path)
+        assert expected != plain, flags + " changed nothing, so the check is empty"
+        assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=3, seed=5, **kwargs)) == expected, flags
+    with pytest.raises(ValueError, match=re.escape("typical_p = 0: expected a number in (0, 1]")):
+        list(s.generate(prompt_ids=ids, max_new_tokens=1, typical_p=0))
+    chat = staticlm.Model(model_dir).chat(max_seq=256)
+    with pytest.raises(ValueError, match=re.escape("xtc_threshold = 2: expected a number in [0, 1]")):
+        chat.say("hi", xtc_threshold=2)
+
+
 def test_json_schema_matches_run(model_dir, tmp_path):
     schema = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string", "maxLength": 4}},
               "required": ["n", "s"], "additionalProperties": False}

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <limits>
@@ -240,6 +241,27 @@ TEST_F(CApi, GenerateParamsAreRunsFlags) {
   g = plain;
   g.json_schema = R"({"type": "array", "items": {"type": "integer"}})";
   expect_run(g, "--json-schema '" + std::string(g.json_schema) + "'");
+  // llama.cpp's samplers act on a sampled reply: each changes the seeded one, as run's flag does.
+  staticlm_generate_params sampled = plain;
+  sampled.temperature = 3;
+  sampled.seed = 5;
+  const std::vector<int64_t> base = generate(sampled);
+  for (const auto& [set, flags] : std::vector<std::pair<std::function<void(staticlm_generate_params&)>, std::string>>{
+           {[](staticlm_generate_params& x) { x.top_n_sigma = 1; }, "--top-n-sigma 1"},
+           {[](staticlm_generate_params& x) { x.typical_p = 0.2; }, "--typical 0.2"},
+           {[](staticlm_generate_params& x) {
+              x.xtc_probability = 1;
+              x.xtc_threshold = 0.001;
+            },
+            "--xtc-probability 1 --xtc-threshold 0.001"}}) {
+    g = sampled;
+    set(g);
+    const std::vector<int64_t> got = generate(g);
+    EXPECT_NE(got, base) << flags << ": the setting changed nothing, so the check is empty";
+    EXPECT_EQ(got, run_tokens(model(), "-p '" + prompt + "' -n 8 --temp 3 -s 5 --max-seq 64 " + flags,
+                              dir_->file(std::string("g").append(std::to_string(case_number++)).append(".st"))))
+        << flags;
+  }
 
   // A stop string from the greedy text's middle: the reply ends at the token that completes it, as run's.
   ASSERT_GT(greedy_text.size(), 4u) << greedy_text;
@@ -313,6 +335,15 @@ TEST_F(CApi, BadGenerateParamsAreRefusedByName) {
   g.json_schema = nullptr;
   g.grammar = "root ::= undefined_rule";
   expect_refused(g, "undefined_rule");
+  g = plain;
+  g.xtc_threshold = std::numeric_limits<double>::quiet_NaN();
+  expect_refused(g, "params->xtc_threshold is NaN");
+  g = plain;
+  g.typical_p = 0;
+  expect_refused(g, "typical_p = 0: expected a number in (0, 1]");
+  g = plain;
+  g.xtc_probability = 1.5;
+  expect_refused(g, "xtc_probability = 1.5: expected a number in [0, 1]");
   // The session still generates after the refusals.
   EXPECT_EQ(staticlm_generate(s, &p, &plain, nullptr, nullptr, out.data(), out.size(), &n), STATICLM_OK) << last_error();
   EXPECT_EQ(n, 2u);

@@ -349,6 +349,75 @@ TEST(Sampler, SameSeedSameTokensAndFrequenciesFollowTheDistribution) {
   EXPECT_GT(differ, 0);
 }
 
+// Top-n-sigma: scores {0, 1, 2, 3, 10} have mean 3.2 and (population) standard deviation
+// sqrt(12.56) = 3.544; a masked token counts in neither. n = 1 keeps 10 only (floor 6.46), n = 2
+// keeps 3 and 10 (floor 2.91), at any temperature.
+TEST(Sampler, TopNSigmaKeepsScoresNearTheBest) {
+  const std::vector<float> l = {0, 1, 2, 3, 10, -INFINITY};
+  for (const double t : {1.0, 2.0}) {
+    SamplingOptions o = opts(t);
+    o.top_n_sigma = 1;
+    expect_dist(Sampler(o).distribution(l, {}), {0, 0, 0, 0, 1, 0});
+    o.top_n_sigma = 2;
+    const double e3 = std::exp(3 / t), e10 = std::exp(10 / t);
+    expect_dist(Sampler(o).distribution(l, {}), {0, 0, 0, e3 / (e3 + e10), e10 / (e3 + e10), 0});
+    o.top_n_sigma = 0;  // off
+    double sum = 0;
+    for (int i = 0; i < 5; ++i) sum += std::exp(l[static_cast<std::size_t>(i)] / t);
+    std::vector<double> want;
+    for (int i = 0; i < 5; ++i) want.push_back(std::exp(l[static_cast<std::size_t>(i)] / t) / sum);
+    want.push_back(0);
+    expect_dist(Sampler(o).distribution(l, {}), want);
+  }
+}
+
+// Typical: p = {0.5, 0.3, 0.2} has entropy 1.0297 nats; the surprisals' distances from it are
+// 0.336, 0.174, 0.580, so the order is token 1, 0, 2, and the mass before a token decides as in
+// top-p (Hugging Face's TypicalLogitsWarper keeps the same tokens).
+TEST(Sampler, TypicalKeepsTokensNearTheEntropy) {
+  SamplingOptions o = opts();
+  o.typical_p = 0.5;
+  expect_dist(Sampler(o).distribution(logits_of({0.5, 0.3, 0.2}), {}), {0.5 / 0.8, 0.3 / 0.8, 0});
+  o.typical_p = 0.25;  // token 1 alone reaches it, though token 0 is likelier
+  expect_dist(Sampler(o).distribution(logits_of({0.5, 0.3, 0.2}), {}), {0, 1, 0});
+  o.typical_p = 0.81;
+  expect_dist(Sampler(o).distribution(logits_of({0.5, 0.3, 0.2}), {}), {0.5, 0.3, 0.2});
+  // After top-k: the entropy is the survivors' ({0.5, 0.3} renormalised: 0.6616 nats; distances
+  // 0.156, 0.318), so token 0 comes first now.
+  o.top_k = 2;
+  o.typical_p = 0.5;
+  expect_dist(Sampler(o).distribution(logits_of({0.5, 0.3, 0.2}), {}), {1, 0, 0});
+}
+
+// XTC: with p = {0.5, 0.3, 0.15, 0.05} and threshold 0.1, tokens 0, 1 and 2 are top choices and
+// only the least of them (2) stays: {0.75, 0.25} over tokens 2 and 3. With probability 0.5 half
+// the steps do that. A threshold only one token reaches changes nothing; distribution() leaves
+// XTC's random step out.
+TEST(Sampler, XtcDropsTheTopChoicesButTheLeast) {
+  const auto l = logits_of({0.5, 0.3, 0.15, 0.05});
+  const auto frequencies = [&](double probability, double threshold) {
+    SamplingOptions o = opts();
+    o.seed = 11;
+    o.xtc_probability = probability;
+    o.xtc_threshold = threshold;
+    Sampler s(o);
+    expect_dist(s.distribution(l, {}), {0.5, 0.3, 0.15, 0.05});
+    std::vector<double> f(4, 0);
+    const int n = 20000;
+    for (int i = 0; i < n; ++i) f[static_cast<std::size_t>(s.sample(l, {}))] += 1.0 / n;
+    return f;
+  };
+  // Binomial standard deviations are below 0.0036 here: 0.016 is more than 4 of them.
+  const auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 0.016) << "token " << i;
+  };
+  near(frequencies(1, 0.1), {0, 0, 0.75, 0.25});
+  near(frequencies(0.5, 0.1), {0.25, 0.15, 0.45, 0.15});
+  near(frequencies(1, 0.25), {0, 0.3 / 0.5, 0.15 / 0.5, 0.05 / 0.5});  // tokens 0 and 1: 1 stays
+  near(frequencies(1, 0.4), {0.5, 0.3, 0.15, 0.05});                  // token 0 alone
+  near(frequencies(0, 0.1), {0.5, 0.3, 0.15, 0.05});                  // off
+}
+
 TEST(Sampler, BadOptionsAreRefused) {
   SamplingOptions o = opts();
   o.top_p = 0.0;
@@ -366,16 +435,29 @@ TEST(Sampler, BadOptionsAreRefused) {
   o = opts();
   o.repetition_penalty = 0;
   EXPECT_THROW(Sampler{o}, Error);
+  // Each real-valued option against values outside its range.
+  const double nan = NAN, inf = INFINITY;
+  for (const auto& [field, bad_values] : std::vector<std::pair<double SamplingOptions::*, std::vector<double>>>{
+           {&SamplingOptions::min_p, {1.5, -0.1, nan}},
+           {&SamplingOptions::presence_penalty, {2.5, -2.01, nan}},
+           {&SamplingOptions::frequency_penalty, {2.5, -2.01, nan}},
+           {&SamplingOptions::typical_p, {0.0, 1.5, nan}},
+           {&SamplingOptions::xtc_probability, {-0.1, 1.1, nan}},
+           {&SamplingOptions::xtc_threshold, {-0.1, 1.1, nan}},
+           {&SamplingOptions::top_n_sigma, {nan, inf}}}) {
+    for (const double bad : bad_values) {
+      o = opts();
+      o.*field = bad;
+      EXPECT_THROW(Sampler{o}, Error) << bad;
+    }
+  }
   o = opts();
-  o.min_p = 1.5;
-  EXPECT_THROW(Sampler{o}, Error);
-  for (const double bad : {2.5, -2.01, static_cast<double>(NAN)}) {
-    o = opts();
-    o.presence_penalty = bad;
-    EXPECT_THROW(Sampler{o}, Error) << bad;
-    o = opts();
-    o.frequency_penalty = bad;
-    EXPECT_THROW(Sampler{o}, Error) << bad;
+  o.typical_p = 0;
+  try {
+    Sampler s(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "sampling option typical_p = 0: expected a number in (0, 1] (1: off)");
   }
   for (const auto& bad : std::vector<std::pair<std::int64_t, float>>{{-1, 1.0f}, {2, NAN}, {2, INFINITY}}) {
     o = opts();
