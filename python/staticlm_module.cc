@@ -145,7 +145,7 @@ api::SessionOptions session_options(std::int64_t max_seq, int threads, const std
 // The OpenAI-style keywords of generate() and Chat.say(): presence_penalty, frequency_penalty,
 // logit_bias ({token id: bias}, -inf bans it), ignore_eos, json_schema (JSON text, or a dict),
 // grammar (GBNF text); and llama.cpp's repeat_last_n (the repetition penalty's window), top_n_sigma,
-// typical_p, xtc_probability and xtc_threshold.
+// typical_p, xtc_probability, xtc_threshold, mirostat, mirostat_tau and mirostat_eta.
 struct Penalties {
   std::optional<double> presence_penalty, frequency_penalty;
   std::map<std::int64_t, float> logit_bias;
@@ -154,6 +154,8 @@ struct Penalties {
   std::string grammar;
   std::optional<std::int64_t> repeat_last_n;
   std::optional<double> top_n_sigma, typical_p, xtc_probability, xtc_threshold;
+  std::optional<std::int64_t> mirostat;
+  std::optional<double> mirostat_tau, mirostat_eta;
 };
 
 // json_schema as given: a str is the schema's JSON text, a dict (or list, bool) is dumped with json.dumps.
@@ -180,6 +182,9 @@ api::GenerateParams generate_params(std::optional<std::int64_t> max_new_tokens, 
   p.typical_p = more.typical_p;
   p.xtc_probability = more.xtc_probability;
   p.xtc_threshold = more.xtc_threshold;
+  p.mirostat = more.mirostat;
+  p.mirostat_tau = more.mirostat_tau;
+  p.mirostat_eta = more.mirostat_eta;
   p.max_new_tokens = max_new_tokens;
   p.temperature = temperature;
   p.top_k = top_k;
@@ -384,10 +389,12 @@ PYBIND11_MODULE(staticlm, m) {
              const std::map<std::int64_t, float>& logit_bias, bool ignore_eos,
              const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n,
              std::optional<double> top_n_sigma, std::optional<double> typical_p, std::optional<double> xtc_probability,
-             std::optional<double> xtc_threshold) {
+             std::optional<double> xtc_threshold, std::optional<std::int64_t> mirostat, std::optional<double> mirostat_tau,
+             std::optional<double> mirostat_eta) {
             const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
                                                           stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n,
-                                                                 top_n_sigma, typical_p, xtc_probability, xtc_threshold});
+                                                                 top_n_sigma, typical_p, xtc_probability, xtc_threshold,
+                                                                 mirostat, mirostat_tau, mirostat_eta});
             return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), p);
           },
           py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
@@ -397,7 +404,8 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
           py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(), py::arg("grammar") = "",
           py::arg("repeat_last_n") = py::none(), py::arg("top_n_sigma") = py::none(), py::arg("typical_p") = py::none(),
-          py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(),
+          py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(), py::arg("mirostat") = py::none(),
+          py::arg("mirostat_tau") = py::none(), py::arg("mirostat_eta") = py::none(),
           "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text "
           "holding <|image|>). Unset sampling options take the checkpoint's defaults.")
       .def(
@@ -426,10 +434,12 @@ PYBIND11_MODULE(staticlm, m) {
              std::optional<double> frequency_penalty, const std::map<std::int64_t, float>& logit_bias, bool ignore_eos,
              const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n,
              std::optional<double> top_n_sigma, std::optional<double> typical_p, std::optional<double> xtc_probability,
-             std::optional<double> xtc_threshold) {
+             std::optional<double> xtc_threshold, std::optional<std::int64_t> mirostat, std::optional<double> mirostat_tau,
+             std::optional<double> mirostat_eta) {
             const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
                                                           stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n,
-                                                                 top_n_sigma, typical_p, xtc_probability, xtc_threshold});
+                                                                 top_n_sigma, typical_p, xtc_probability, xtc_threshold,
+                                                                 mirostat, mirostat_tau, mirostat_eta});
             const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
             api::TurnResult t;
             {
@@ -445,7 +455,8 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
           py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(), py::arg("grammar") = "",
           py::arg("repeat_last_n") = py::none(), py::arg("top_n_sigma") = py::none(), py::arg("typical_p") = py::none(),
-          py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(),
+          py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(), py::arg("mirostat") = py::none(),
+          py::arg("mirostat_tau") = py::none(), py::arg("mirostat_eta") = py::none(),
           "Adds a user turn (an image only with the first, on a vision chat) and returns the reply: "
           "{tokens, stop_reason, message, text, stats, prefilled_tokens, reused_tokens, dropped_turns, context_tokens}")
       .def("reset", &api::Chat::reset, "forget every turn (the system prompt stays)")

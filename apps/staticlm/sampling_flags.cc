@@ -25,6 +25,11 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--xtc-probability", f.xtc_probability,
                  "XTC: the chance at each step of dropping the likeliest tokens above --xtc-threshold but the least (0: off)");
   cmd.add_option("--xtc-threshold", f.xtc_threshold, "XTC: how likely a top choice is (default 0.1; above 0.5: off)");
+  cmd.add_option("--mirostat", f.mirostat,
+                 "Mirostat 1 or 2: keep the reply's surprise near --mirostat-ent (replaces top-k, top-p, min-p, "
+                 "top-n-sigma, typical and XTC; 0: off)");
+  cmd.add_option("--mirostat-ent,--mirostat-tau", f.mirostat_tau, "Mirostat's target surprise tau, bits per token (default 5)");
+  cmd.add_option("--mirostat-lr,--mirostat-eta", f.mirostat_eta, "Mirostat's learning rate eta (default 0.1)");
   cmd.add_option("--repetition-penalty,--repeat-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
   cmd.add_option("--repeat-last-n", f.repeat_last_n,
                  "the repetition penalty looks at the last N tokens of prompt and reply (-1, the default: all of them, "
@@ -101,6 +106,9 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   p.typical_p = f.typical_p;
   p.xtc_probability = f.xtc_probability;
   p.xtc_threshold = f.xtc_threshold;
+  p.mirostat = f.mirostat;
+  p.mirostat_tau = f.mirostat_tau;
+  p.mirostat_eta = f.mirostat_eta;
   if (f.seed < -1) invalid_argument("--seed " + std::to_string(f.seed) + ": must be at least 0 (-1: a random seed)");
   if (f.seed == -1) {
     p.seed = std::random_device{}();

@@ -58,6 +58,10 @@ struct GenerateParams {
   // Top-n-sigma (<= 0: off), locally typical sampling's mass (1: off), XTC's probability (0: off)
   // and threshold (default 0.1): docs/generation.md.
   std::optional<double> top_n_sigma, typical_p, xtc_probability, xtc_threshold;
+  // Mirostat 1 or 2 (0: off; it replaces the truncation samplers), its target surprise tau in
+  // bits (default 5) and learning rate eta (default 0.1).
+  std::optional<std::int64_t> mirostat;
+  std::optional<double> mirostat_tau, mirostat_eta;
   std::vector<std::pair<std::int64_t, float>> logit_bias;    // (token, added to its logit; -inf bans it)
   bool ignore_eos = false;                                    // ban the EOS tokens: generate max_new_tokens
   // A JSON Schema (its JSON text) the reply must be a value of ("{}": any JSON value; see

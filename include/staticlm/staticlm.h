@@ -142,6 +142,9 @@ typedef struct staticlm_generate_params {
   double typical_p;                /* locally typical sampling mass; 1 (default): off */
   double xtc_probability;          /* XTC's chance per step; 0 (default): off */
   double xtc_threshold;            /* XTC's threshold; 0.1 (default) */
+  int32_t mirostat;                /* Mirostat 1 or 2 (replaces the truncation samplers); 0 (default): off */
+  double mirostat_tau;             /* its target surprise in bits; 5 (default) */
+  double mirostat_eta;             /* its learning rate; 0.1 (default) */
 } staticlm_generate_params;
 
 STATICLM_API staticlm_generate_params staticlm_generate_default_params(void);

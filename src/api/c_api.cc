@@ -339,6 +339,9 @@ staticlm_generate_params staticlm_generate_default_params(void) {
   p.typical_p = 1;
   p.xtc_probability = 0;
   p.xtc_threshold = 0.1;
+  p.mirostat = 0;
+  p.mirostat_tau = 5;
+  p.mirostat_eta = 0.1;
   return p;
 }
 
@@ -372,7 +375,9 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
                                         {"top_n_sigma", params->top_n_sigma},
                                         {"typical_p", params->typical_p},
                                         {"xtc_probability", params->xtc_probability},
-                                        {"xtc_threshold", params->xtc_threshold}}) {
+                                        {"xtc_threshold", params->xtc_threshold},
+                                        {"mirostat_tau", params->mirostat_tau},
+                                        {"mirostat_eta", params->mirostat_eta}}) {
         if (std::isnan(value)) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string("params->") + name + " is NaN"};
       }
       if (params->max_new_tokens > 0) g.max_new_tokens = params->max_new_tokens;
@@ -389,6 +394,9 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
       g.typical_p = params->typical_p;
       g.xtc_probability = params->xtc_probability;
       g.xtc_threshold = params->xtc_threshold;
+      g.mirostat = params->mirostat;
+      g.mirostat_tau = params->mirostat_tau;
+      g.mirostat_eta = params->mirostat_eta;
       if (params->stop == nullptr && params->n_stop > 0) {
         throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "params->stop is null but params->n_stop is not 0"};
       }

@@ -25,6 +25,12 @@ void apply_given_sampling(const GenerateParams& p, SamplingOptions& s) {
   if (p.typical_p) s.typical_p = *p.typical_p;
   if (p.xtc_probability) s.xtc_probability = *p.xtc_probability;
   if (p.xtc_threshold) s.xtc_threshold = *p.xtc_threshold;
+  if (p.mirostat) {
+    if (*p.mirostat < 0 || *p.mirostat > 2) invalid_argument("mirostat " + std::to_string(*p.mirostat) + ": expected 0 (off), 1 or 2");
+    s.mirostat = static_cast<int>(*p.mirostat);
+  }
+  if (p.mirostat_tau) s.mirostat_tau = *p.mirostat_tau;
+  if (p.mirostat_eta) s.mirostat_eta = *p.mirostat_eta;
 }
 
 }  // namespace

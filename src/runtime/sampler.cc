@@ -33,6 +33,9 @@ void validate_sampling_options(const SamplingOptions& o) {
   if (!(o.typical_p > 0 && o.typical_p <= 1)) bad("typical_p", o.typical_p, "a number in (0, 1] (1: off)");
   if (!(o.xtc_probability >= 0 && o.xtc_probability <= 1)) bad("xtc_probability", o.xtc_probability, "a number in [0, 1] (0: off)");
   if (!(o.xtc_threshold >= 0 && o.xtc_threshold <= 1)) bad("xtc_threshold", o.xtc_threshold, "a number in [0, 1]");
+  if (o.mirostat < 0 || o.mirostat > 2) bad("mirostat", o.mirostat, "0 (off), 1 or 2");
+  if (!std::isfinite(o.mirostat_tau) || o.mirostat_tau < 0) bad("mirostat_tau", o.mirostat_tau, "a number >= 0");
+  if (!std::isfinite(o.mirostat_eta) || o.mirostat_eta < 0) bad("mirostat_eta", o.mirostat_eta, "a number >= 0");
   for (const auto& [token, bias] : o.logit_bias) {
     if (token < 0) bad("logit_bias token", static_cast<double>(token), "a token id >= 0");
     if (std::isnan(bias) || bias == INFINITY) bad("logit_bias of token " + std::to_string(token), bias, "a finite number or -inf (banned)");
@@ -41,6 +44,7 @@ void validate_sampling_options(const SamplingOptions& o) {
 
 Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {
   validate_sampling_options(options);
+  mu_ = 2 * options.mirostat_tau;
 }
 
 void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t> history) {
@@ -114,8 +118,9 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   // gathered.
   // Top-n-sigma: a floor under the scores, from their mean and (population) standard deviation
   // over the tokens that can be picked; temperature-free, so applied to the unscaled scores.
+  const bool mirostat = options_.mirostat != 0;  // truncates on its own, after the softmax
   float sigma_floor = -INFINITY;
-  if (options_.top_n_sigma > 0) {
+  if (options_.top_n_sigma > 0 && !mirostat) {
     double sum = 0, sum_sq = 0;
     std::int64_t n = 0;
     for (const float x : scores) {
@@ -129,7 +134,7 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     sigma_floor = static_cast<float>(top - options_.top_n_sigma * sd);
   }
   double cut = -INFINITY;
-  if (options_.top_k > 0 && options_.top_k < v) {
+  if (options_.top_k > 0 && options_.top_k < v && !mirostat) {
     const auto k = static_cast<std::size_t>(options_.top_k);
     best_.clear();
     for (std::int64_t i = 0; i < v; ++i) {
@@ -160,6 +165,10 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   double sum = 0;
   for (auto& c : candidates_) sum += (c.second = std::exp(c.second - mx));
   for (auto& c : candidates_) c.second /= sum;
+  if (mirostat) {
+    mirostat_truncate(v);
+    return;
+  }
   // top-p: keep a token while the probability mass strictly before it is below top_p. Only the
   // most likely tokens need an order: the 256 most likely are put first and sorted, and the rest
   // is sorted only when the cut falls past them (without top-k, a peaked distribution would
@@ -209,6 +218,50 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   }
 }
 
+void Sampler::mirostat_truncate(std::int64_t vocab) {
+  // Only mirostat 1's head needs an order (the vocabulary is 262,144 tokens); the draw takes the
+  // survivors in any fixed order.
+  const auto by_p = [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); };
+  std::size_t keep = candidates_.size();
+  if (options_.mirostat == 2) {
+    // The tokens more surprising than mu bits go (the likeliest always stays).
+    const auto kept = std::partition(candidates_.begin(), candidates_.end(),
+                                     [this](const auto& c) { return -std::log2(c.second) <= mu_; });
+    keep = static_cast<std::size_t>(kept - candidates_.begin());
+    if (keep == 0) {
+      std::iter_swap(candidates_.begin(), std::min_element(candidates_.begin(), candidates_.end(), by_p));
+      keep = 1;
+    }
+  } else if (candidates_.size() > 1) {
+    // Mirostat 1: estimate the Zipf exponent s of the 100 likeliest tokens (least squares of
+    // ln(p_i / p_i+1) against ln((i + 2) / (i + 1))), then keep the k tokens whose expected
+    // surprise is mu: k = (eps 2^mu / (1 - V^-eps))^(1/s), eps = s - 1.
+    const std::size_t head = std::min<std::size_t>(candidates_.size(), 100);
+    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(head), candidates_.end(), by_p);
+    double sum_tb = 0, sum_tt = 0;
+    for (std::size_t i = 0; i + 1 < head; ++i) {
+      if (candidates_[i + 1].second <= 0) break;
+      const double t = std::log(static_cast<double>(i + 2) / static_cast<double>(i + 1));
+      sum_tb += t * std::log(candidates_[i].second / candidates_[i + 1].second);
+      sum_tt += t * t;
+    }
+    const double s = sum_tb / sum_tt, eps = s - 1;
+    const double k = std::pow(eps * std::exp2(mu_) / (1 - std::pow(static_cast<double>(vocab), -eps)), 1 / s);
+    // A flat head (s near 1, or 0/0) gives no finite k: every token stays.
+    if (std::isfinite(k) && k < static_cast<double>(candidates_.size())) {
+      keep = std::max<std::size_t>(1, static_cast<std::size_t>(k));
+      if (keep > head) {
+        std::nth_element(candidates_.begin() + static_cast<std::ptrdiff_t>(head), candidates_.begin() + static_cast<std::ptrdiff_t>(keep),
+                         candidates_.end(), by_p);
+      }
+    }
+  }
+  candidates_.resize(keep);
+  double total = 0;
+  for (const auto& c : candidates_) total += c.second;
+  for (auto& c : candidates_) c.second /= total;
+}
+
 void Sampler::exclude_top_choices() {
   if (options_.xtc_probability <= 0 || candidates_.size() < 2) return;
   const double u = static_cast<double>(rng_() >> 11) * 0x1p-53;
@@ -235,10 +288,13 @@ void Sampler::exclude_top_choices() {
 std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std::int64_t> history) {
   if (logits.empty()) invalid_argument("sampler: empty logits");
   filter(logits, history);
-  exclude_top_choices();
+  const bool mirostat = options_.mirostat != 0 && !options_.greedy();
+  if (!mirostat) exclude_top_choices();
   std::int64_t token = candidates_.back().first;  // if rounding leaves u just above the total
+  double p = candidates_.back().second;
   if (candidates_.size() == 1) {
     token = candidates_.front().first;
+    p = candidates_.front().second;
   } else {
     // 53 random bits -> u in [0, 1); walk the cumulative distribution.
     const double u = static_cast<double>(rng_() >> 11) * 0x1p-53;
@@ -247,10 +303,13 @@ std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std:
       acc += c.second;
       if (u < acc) {
         token = c.first;
+        p = c.second;
         break;
       }
     }
   }
+  // Mirostat learns: mu moves against the pick's surprise's excess over tau.
+  if (mirostat) mu_ -= options_.mirostat_eta * (-std::log2(p) - options_.mirostat_tau);
   if (options_.presence_penalty != 0 || options_.frequency_penalty != 0) {
     const auto it = std::find_if(picked_.begin(), picked_.end(), [token](const auto& p) { return p.first == token; });
     if (it != picked_.end()) {

@@ -42,6 +42,12 @@ struct SamplingOptions {
   // (0: off; a threshold above 0.5 never finds two).
   double xtc_probability = 0.0;
   double xtc_threshold = 0.1;
+  // Mirostat (Basu et al., 2021; llama.cpp's --mirostat): 1 or 2 truncates the distribution so
+  // that the reply's surprise (bits per token) tracks mirostat_tau, learning at mirostat_eta;
+  // it replaces top-k, top-p, min-p, top-n-sigma, typical and XTC, as in llama.cpp. 0: off.
+  int mirostat = 0;
+  double mirostat_tau = 5.0;
+  double mirostat_eta = 0.1;
   std::uint64_t seed = 0;
   bool greedy() const { return temperature == 0.0; }
 };
@@ -49,7 +55,8 @@ struct SamplingOptions {
 // Throws kInvalidArgument naming the option and its value: temperature < 0, top_k < 0, top_p
 // outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, presence or frequency penalty
 // outside [-2, 2] (OpenAI's range), repeat_last_n < -1, a logit_bias token < 0 or bias NaN / +inf, typical_p
-// outside (0, 1], xtc_probability or xtc_threshold outside [0, 1], or a non-finite value. (A logit_bias token past the vocabulary is refused by sample(), which knows its size.)
+// outside (0, 1], xtc_probability or xtc_threshold outside [0, 1], mirostat not 0, 1 or 2,
+// mirostat_tau or mirostat_eta negative, or a non-finite value. (A logit_bias token past the vocabulary is refused by sample(), which knows its size.)
 void validate_sampling_options(const SamplingOptions& options);
 
 class Sampler {
@@ -71,6 +78,8 @@ class Sampler {
   void filter(std::span<const float> logits, std::span<const std::int64_t> history);
   // XTC on candidates_ (filter's), at a step drawn with xtc_probability.
   void exclude_top_choices();
+  // Mirostat's truncation of candidates_ (all the tokens, by probability) at the current mu_.
+  void mirostat_truncate(std::int64_t vocab);
 
   SamplingOptions options_;
   std::mt19937_64 rng_;
@@ -78,6 +87,7 @@ class Sampler {
   std::vector<std::pair<std::int64_t, double>> candidates_;
   std::vector<double> best_;  // top-k: a min-heap of the k best scores so far
   std::vector<std::pair<std::int64_t, int>> picked_;  // token, times picked (in first-pick order)
+  double mu_ = 0;  // mirostat: the surprise bound, 2 tau at first, learnt from each pick
 };
 
 }  // namespace staticlm

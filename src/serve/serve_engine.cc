@@ -341,6 +341,16 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     *target = number_field(doc, key);
     if (!(*target >= 0 && *target <= 1)) bad(key, "must be in [0, 1]");
   }
+  if (given(doc, "mirostat")) {
+    const std::int64_t m = integer_field(doc, "mirostat", 0);
+    if (m > 2) bad("mirostat", "must be 0 (off), 1 or 2");
+    s.mirostat = static_cast<int>(m);
+  }
+  for (auto [key, target] : {std::pair{"mirostat_tau", &s.mirostat_tau}, std::pair{"mirostat_eta", &s.mirostat_eta}}) {
+    if (!given(doc, key)) continue;
+    *target = number_field(doc, key);
+    if (!(*target >= 0)) bad(key, "must be at least 0");
+  }
   if (given(doc, "seed")) s.seed = static_cast<std::uint64_t>(integer_field(doc, "seed", 0));
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (given(doc, key)) g.max_new_tokens = integer_field(doc, key, 1);
@@ -647,6 +657,8 @@ std::string props_reply(const RequestContext& context, int slots) {
                         {"presence_penalty", s.presence_penalty}, {"frequency_penalty", s.frequency_penalty},
                         {"top_n_sigma", s.top_n_sigma},    {"typical_p", s.typical_p},
                         {"xtc_probability", s.xtc_probability}, {"xtc_threshold", s.xtc_threshold},
+                        {"mirostat", s.mirostat},          {"mirostat_tau", s.mirostat_tau},
+                        {"mirostat_eta", s.mirostat_eta},
                         {"seed", s.seed},                  {"stop", g.stop_strings}};
   const ojson props = {{"default_generation_settings", {{"n_ctx", context.max_seq}, {"params", params}}},
                        {"total_slots", slots},

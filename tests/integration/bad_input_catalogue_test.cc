@@ -186,6 +186,7 @@ const Row kRows[] = {
     {"run_typical_zero", "run -m {T} -p hi -n 1 --typical 0", "typical_p = 0: expected a number in (0, 1]"},
     {"run_xtc_probability_above_one", "run -m {T} -p hi -n 1 --xtc-probability 1.5", "xtc_probability = 1.5"},
     {"chat_top_n_sigma_not_finite", "chat -m {T} --top-n-sigma inf", "top_n_sigma = inf: expected a finite number"},
+    {"run_mirostat_three", "run -m {T} -p hi -n 1 --mirostat 3", "mirostat 3: expected 0 (off), 1 or 2"},
     {"run_threads_negative", "run -m {M} -p hi -n 1 --threads -1", "--threads -1"},
     {"run_threads_oversized", "run -m {M} -p hi -n 1 --threads 100000", "--threads 100000"},
     {"run_prompt_ids_not_numbers", "run -m {M} --prompt-ids 1,x -n 1", "\"x\""},

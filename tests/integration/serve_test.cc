@@ -818,7 +818,7 @@ class ServeF32 : public Serve {
   static void SetUpTestSuite() { start({"--slots", "1", "--max-seq", "128", "--threads", "1", "--f32-activations"}); }
 };
 
-// llama.cpp's samplers (top_n_sigma, typical_p, xtc_probability / xtc_threshold) reach the
+// llama.cpp's samplers (top_n_sigma, typical_p, xtc_probability / xtc_threshold, mirostat) reach the
 // sampler as run's flags do: a seeded reply at temperature 3 changes with each, to run's. On
 // ServeF32's server, as run --f32-activations: with bf16 activations a prefix reused from the
 // slot gives logits a rounding apart from a whole prefill's, enough to move a sample this flat.
@@ -835,7 +835,9 @@ TEST_F(ServeF32, LlamaCppSamplersEqualRunFlags) {
   for (const auto& [fields, flags] : std::vector<std::pair<json, std::string>>{
            {{{"top_n_sigma", 1}}, " --top-n-sigma 1"},
            {{{"typical_p", 0.2}}, " --typical 0.2"},
-           {{{"xtc_probability", 1}, {"xtc_threshold", 0.001}}, " --xtc-probability 1 --xtc-threshold 0.001"}}) {
+           {{{"xtc_probability", 1}, {"xtc_threshold", 0.001}}, " --xtc-probability 1 --xtc-threshold 0.001"},
+           {{{"mirostat", 2}, {"mirostat_tau", 3}}, " --mirostat 2 --mirostat-ent 3"},
+           {{{"mirostat", 1}, {"mirostat_eta", 0.5}}, " --mirostat 1 --mirostat-lr 0.5"}}) {
     json r = request(kHello);
     r["temperature"] = 3;
     r["seed"] = 5;
@@ -1145,6 +1147,8 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"top_n_sigma", {{"messages", kHello}, {"top_n_sigma", "wide"}}},
       {"xtc_probability", {{"messages", kHello}, {"xtc_probability", 1.5}}},
       {"xtc_threshold", {{"messages", kHello}, {"xtc_threshold", -0.1}}},
+      {"mirostat", {{"messages", kHello}, {"mirostat", 3}}},
+      {"mirostat_tau", {{"messages", kHello}, {"mirostat_tau", -1}}},
       {"frequency_penalty", {{"messages", kHello}, {"frequency_penalty", "some"}}},
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
       {"grammar", {{"messages", kHello}, {"grammar", "root ::= [a-z"}}},

@@ -53,7 +53,8 @@ def test_llama_cpp_samplers_match_run(model_dir, tmp_path):
     plain = cli_tokens(model_dir, base, tmp_path)
     s = staticlm.Model(model_dir).session(max_seq=256)
     for kwargs, flags in [({"top_n_sigma": 1}, "--top-n-sigma 1"), ({"typical_p": 0.2}, "--typical 0.2"),
-                          ({"xtc_probability": 1, "xtc_threshold": 0.001}, "--xtc-probability 1 --xtc-threshold 0.001")]:
+                          ({"xtc_probability": 1, "xtc_threshold": 0.001}, "--xtc-probability 1 --xtc-threshold 0.001"),
+                          ({"mirostat": 2, "mirostat_tau": 3}, "--mirostat 2 --mirostat-ent 3")]:
         expected = cli_tokens(model_dir, base + " " + flags, tmp_path)
         assert expected != plain, flags + " changed nothing, so the check is empty"
         assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=3, seed=5, **kwargs)) == expected, flags

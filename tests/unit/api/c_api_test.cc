@@ -253,7 +253,17 @@ TEST_F(CApi, GenerateParamsAreRunsFlags) {
               x.xtc_probability = 1;
               x.xtc_threshold = 0.001;
             },
-            "--xtc-probability 1 --xtc-threshold 0.001"}}) {
+            "--xtc-probability 1 --xtc-threshold 0.001"},
+           {[](staticlm_generate_params& x) {
+              x.mirostat = 2;
+              x.mirostat_tau = 3;
+            },
+            "--mirostat 2 --mirostat-ent 3"},
+           {[](staticlm_generate_params& x) {
+              x.mirostat = 1;
+              x.mirostat_eta = 0.5;
+            },
+            "--mirostat 1 --mirostat-lr 0.5"}}) {
     g = sampled;
     set(g);
     const std::vector<int64_t> got = generate(g);
@@ -341,6 +351,9 @@ TEST_F(CApi, BadGenerateParamsAreRefusedByName) {
   g = plain;
   g.typical_p = 0;
   expect_refused(g, "typical_p = 0: expected a number in (0, 1]");
+  g = plain;
+  g.mirostat = 3;
+  expect_refused(g, "mirostat 3: expected 0 (off), 1 or 2");
   g = plain;
   g.xtc_probability = 1.5;
   expect_refused(g, "xtc_probability = 1.5: expected a number in [0, 1]");

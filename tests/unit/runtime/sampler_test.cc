@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <tuple>
 #include <vector>
 
 #include "base/error.h"
@@ -418,6 +419,64 @@ TEST(Sampler, XtcDropsTheTopChoicesButTheLeast) {
   near(frequencies(0, 0.1), {0.5, 0.3, 0.15, 0.05});                  // off
 }
 
+// Mirostat 2: p = {1/2, 1/4, 1/8, 1/8} are 1, 2, 3, 3 bits of surprise. tau 1.1 starts at mu
+// 2.2: tokens 0 and 1 stay, {2/3, 1/3}; top-k and top-p are ignored. A pick moves mu by eta
+// times its surprise's excess over tau: token 0 (log2(3/2) = 0.585 bits) with eta 3 raises mu to
+// 3.745, and every token stays; token 1 (log2 3 = 1.585 bits) with eta 2 lowers it to 1.23,
+// below token 1's 2 bits: token 0 stays alone.
+TEST(Sampler, Mirostat2TracksTheTargetSurprise) {
+  const auto l = logits_of({0.5, 0.25, 0.125, 0.125});
+  SamplingOptions o = opts();
+  o.mirostat = 2;
+  o.mirostat_tau = 1.1;
+  o.top_k = 1;
+  o.top_p = 0.1;
+  expect_dist(Sampler(o).distribution(l, {}), {2.0 / 3, 1.0 / 3, 0, 0});
+  // Picks forced by a bias that leaves the surprises of the first two tokens as they were.
+  for (const auto& [eta, first_pick, after] : std::vector<std::tuple<double, std::int64_t, std::vector<double>>>{
+           {3.0, 0, {0.5, 0.25, 0.125, 0.125}}, {2.0, 1, {1, 0, 0, 0}}}) {
+    o.mirostat_eta = eta;
+    // Seeds until the draw picks first_pick (a third of the draws pick token 1).
+    std::uint64_t seed = 0;
+    for (; seed < 1000; ++seed) {
+      SamplingOptions t = o;
+      t.seed = seed;
+      if (Sampler(t).sample(l, {}) == first_pick) break;
+    }
+    ASSERT_LT(seed, 1000u) << "no seed picks token " << first_pick;
+    o.seed = seed;
+    Sampler picked(o);
+    EXPECT_EQ(picked.sample(l, {}), first_pick);
+    expect_dist(picked.distribution(l, {}), after);
+  }
+}
+
+// Mirostat 1 on a Zipf distribution p_i ~ 1 / i^2 over 1000 tokens: the estimated exponent is
+// exactly 2, so with tau 3 (mu 6) k = (2^6 / (1 - 1/1000))^(1/2) = 8.004: the 8 likeliest stay.
+TEST(Sampler, Mirostat1KeepsTheZipfEstimatesTopK) {
+  std::vector<double> p;
+  double z = 0;
+  for (int i = 1; i <= 1000; ++i) z += 1.0 / (static_cast<double>(i) * i);
+  for (int i = 1; i <= 1000; ++i) p.push_back(1.0 / (static_cast<double>(i) * i) / z);
+  std::vector<float> l;
+  for (double x : p) l.push_back(static_cast<float>(std::log(x)));
+  SamplingOptions o = opts();
+  o.mirostat = 1;
+  o.mirostat_tau = 3;
+  std::vector<double> want(1000, 0);
+  double head = 0;
+  for (int i = 0; i < 8; ++i) head += p[static_cast<std::size_t>(i)];
+  for (int i = 0; i < 8; ++i) want[static_cast<std::size_t>(i)] = p[static_cast<std::size_t>(i)] / head;
+  const std::vector<double> got = Sampler(o).distribution(l, {});
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 2e-6) << "token " << i;
+  // tau 2.5 (mu 5): k = sqrt(32.03) = 5.66: 5 stay.
+  o.mirostat_tau = 2.5;
+  const std::vector<double> five = Sampler(o).distribution(l, {});
+  EXPECT_GT(five[4], 0);
+  EXPECT_EQ(five[5], 0);
+}
+
 TEST(Sampler, BadOptionsAreRefused) {
   SamplingOptions o = opts();
   o.top_p = 0.0;
@@ -444,7 +503,9 @@ TEST(Sampler, BadOptionsAreRefused) {
            {&SamplingOptions::typical_p, {0.0, 1.5, nan}},
            {&SamplingOptions::xtc_probability, {-0.1, 1.1, nan}},
            {&SamplingOptions::xtc_threshold, {-0.1, 1.1, nan}},
-           {&SamplingOptions::top_n_sigma, {nan, inf}}}) {
+           {&SamplingOptions::top_n_sigma, {nan, inf}},
+           {&SamplingOptions::mirostat_tau, {-1, nan, inf}},
+           {&SamplingOptions::mirostat_eta, {-0.1, nan}}}) {
     for (const double bad : bad_values) {
       o = opts();
       o.*field = bad;
@@ -458,6 +519,11 @@ TEST(Sampler, BadOptionsAreRefused) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "sampling option typical_p = 0: expected a number in (0, 1] (1: off)");
+  }
+  for (const int bad : {-1, 3}) {
+    o = opts();
+    o.mirostat = bad;
+    EXPECT_THROW(Sampler{o}, Error) << bad;
   }
   for (const auto& bad : std::vector<std::pair<std::int64_t, float>>{{-1, 1.0f}, {2, NAN}, {2, INFINITY}}) {
     o = opts();
