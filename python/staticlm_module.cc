@@ -145,7 +145,7 @@ api::SessionOptions session_options(std::int64_t max_seq, int threads, const std
 // The OpenAI-style keywords of generate() and Chat.say(): presence_penalty, frequency_penalty,
 // logit_bias ({token id: bias}, -inf bans it), ignore_eos, json_schema (JSON text, or a dict),
 // grammar (GBNF text); and llama.cpp's repeat_last_n (the repetition penalty's window), top_n_sigma,
-// typical_p, xtc_probability, xtc_threshold, mirostat, mirostat_tau and mirostat_eta.
+// typical_p, xtc_probability, xtc_threshold, mirostat, mirostat_tau, mirostat_eta and the dry_* ones.
 struct Penalties {
   std::optional<double> presence_penalty, frequency_penalty;
   std::map<std::int64_t, float> logit_bias;
@@ -156,6 +156,9 @@ struct Penalties {
   std::optional<double> top_n_sigma, typical_p, xtc_probability, xtc_threshold;
   std::optional<std::int64_t> mirostat;
   std::optional<double> mirostat_tau, mirostat_eta;
+  std::optional<double> dry_multiplier, dry_base;
+  std::optional<std::int64_t> dry_allowed_length, dry_penalty_last_n;
+  std::optional<std::vector<std::string>> dry_sequence_breakers;
 };
 
 // json_schema as given: a str is the schema's JSON text, a dict (or list, bool) is dumped with json.dumps.
@@ -185,6 +188,11 @@ api::GenerateParams generate_params(std::optional<std::int64_t> max_new_tokens, 
   p.mirostat = more.mirostat;
   p.mirostat_tau = more.mirostat_tau;
   p.mirostat_eta = more.mirostat_eta;
+  p.dry_multiplier = more.dry_multiplier;
+  p.dry_base = more.dry_base;
+  p.dry_allowed_length = more.dry_allowed_length;
+  p.dry_penalty_last_n = more.dry_penalty_last_n;
+  p.dry_sequence_breakers = more.dry_sequence_breakers;
   p.max_new_tokens = max_new_tokens;
   p.temperature = temperature;
   p.top_k = top_k;
@@ -390,11 +398,14 @@ PYBIND11_MODULE(staticlm, m) {
              const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n,
              std::optional<double> top_n_sigma, std::optional<double> typical_p, std::optional<double> xtc_probability,
              std::optional<double> xtc_threshold, std::optional<std::int64_t> mirostat, std::optional<double> mirostat_tau,
-             std::optional<double> mirostat_eta) {
+             std::optional<double> mirostat_eta, std::optional<double> dry_multiplier, std::optional<double> dry_base,
+             std::optional<std::int64_t> dry_allowed_length, std::optional<std::int64_t> dry_penalty_last_n,
+             const std::optional<std::vector<std::string>>& dry_sequence_breakers) {
             const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
                                                           stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n,
                                                                  top_n_sigma, typical_p, xtc_probability, xtc_threshold,
-                                                                 mirostat, mirostat_tau, mirostat_eta});
+                                                                 mirostat, mirostat_tau, mirostat_eta, dry_multiplier, dry_base,
+                                                                 dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers});
             return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), p);
           },
           py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
@@ -405,7 +416,9 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(), py::arg("grammar") = "",
           py::arg("repeat_last_n") = py::none(), py::arg("top_n_sigma") = py::none(), py::arg("typical_p") = py::none(),
           py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(), py::arg("mirostat") = py::none(),
-          py::arg("mirostat_tau") = py::none(), py::arg("mirostat_eta") = py::none(),
+          py::arg("mirostat_tau") = py::none(), py::arg("mirostat_eta") = py::none(), py::arg("dry_multiplier") = py::none(),
+          py::arg("dry_base") = py::none(), py::arg("dry_allowed_length") = py::none(),
+          py::arg("dry_penalty_last_n") = py::none(), py::arg("dry_sequence_breakers") = py::none(),
           "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text "
           "holding <|image|>). Unset sampling options take the checkpoint's defaults.")
       .def(
@@ -435,11 +448,14 @@ PYBIND11_MODULE(staticlm, m) {
              const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n,
              std::optional<double> top_n_sigma, std::optional<double> typical_p, std::optional<double> xtc_probability,
              std::optional<double> xtc_threshold, std::optional<std::int64_t> mirostat, std::optional<double> mirostat_tau,
-             std::optional<double> mirostat_eta) {
+             std::optional<double> mirostat_eta, std::optional<double> dry_multiplier, std::optional<double> dry_base,
+             std::optional<std::int64_t> dry_allowed_length, std::optional<std::int64_t> dry_penalty_last_n,
+             const std::optional<std::vector<std::string>>& dry_sequence_breakers) {
             const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
                                                           stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n,
                                                                  top_n_sigma, typical_p, xtc_probability, xtc_threshold,
-                                                                 mirostat, mirostat_tau, mirostat_eta});
+                                                                 mirostat, mirostat_tau, mirostat_eta, dry_multiplier, dry_base,
+                                                                 dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers});
             const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
             api::TurnResult t;
             {
@@ -456,7 +472,9 @@ PYBIND11_MODULE(staticlm, m) {
           py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(), py::arg("grammar") = "",
           py::arg("repeat_last_n") = py::none(), py::arg("top_n_sigma") = py::none(), py::arg("typical_p") = py::none(),
           py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(), py::arg("mirostat") = py::none(),
-          py::arg("mirostat_tau") = py::none(), py::arg("mirostat_eta") = py::none(),
+          py::arg("mirostat_tau") = py::none(), py::arg("mirostat_eta") = py::none(), py::arg("dry_multiplier") = py::none(),
+          py::arg("dry_base") = py::none(), py::arg("dry_allowed_length") = py::none(),
+          py::arg("dry_penalty_last_n") = py::none(), py::arg("dry_sequence_breakers") = py::none(),
           "Adds a user turn (an image only with the first, on a vision chat) and returns the reply: "
           "{tokens, stop_reason, message, text, stats, prefilled_tokens, reused_tokens, dropped_turns, context_tokens}")
       .def("reset", &api::Chat::reset, "forget every turn (the system prompt stays)")

@@ -42,6 +42,7 @@ left_out=(
   Replay.ImageRecordingReplaysBitExactOnTheCpuBackend Serve.NpmOpenAiClientStreamedAndNot
   ServeF32.TextCompletionsContinueARawPromptAsRunDoes Quantize.ResidentWeightsGiveTheMappedBits
   CApi.GenerateParamsAreRunsFlags ServeTools.RunToolChoiceGivesServesCalls CApi.ToolCallGrammarAndParseGiveRunsCalls
+  ServeF32.LlamaCppSamplersEqualRunFlags
   # forced tool calls through serve (13 s sanitized; the serve_request fuzzer parses tool_choice
   # sanitized and ToolCallGrammar.* runs the grammar sanitized)
   ServeTools.ToolChoiceForcesOrBansCalls

@@ -1,5 +1,6 @@
 #include "sampling_flags.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <utility>
@@ -30,6 +31,14 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
                  "top-n-sigma, typical and XTC; 0: off)");
   cmd.add_option("--mirostat-ent,--mirostat-tau", f.mirostat_tau, "Mirostat's target surprise tau, bits per token (default 5)");
   cmd.add_option("--mirostat-lr,--mirostat-eta", f.mirostat_eta, "Mirostat's learning rate eta (default 0.1)");
+  cmd.add_option("--dry-multiplier", f.dry_multiplier,
+                 "DRY: penalise a token that continues a repeat of the history by this x base^(length - allowed) (0: off)");
+  cmd.add_option("--dry-base", f.dry_base, "DRY's base (default 1.75)");
+  cmd.add_option("--dry-allowed-length", f.dry_allowed_length, "DRY: repeats this long go unpenalised (default 2)");
+  cmd.add_option("--dry-penalty-last-n", f.dry_penalty_last_n, "DRY looks at the last N tokens (-1, the default: all; 0: none)");
+  cmd.add_option("--dry-sequence-breaker", f.dry_sequence_breakers,
+                 "DRY: a repeat never runs through a token holding this text (repeatable; replaces the defaults "
+                 "\\n : \" *; 'none': no breakers)");
   cmd.add_option("--repetition-penalty,--repeat-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
   cmd.add_option("--repeat-last-n", f.repeat_last_n,
                  "the repetition penalty looks at the last N tokens of prompt and reply (-1, the default: all of them, "
@@ -109,6 +118,19 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   p.mirostat = f.mirostat;
   p.mirostat_tau = f.mirostat_tau;
   p.mirostat_eta = f.mirostat_eta;
+  p.dry_multiplier = f.dry_multiplier;
+  p.dry_base = f.dry_base;
+  p.dry_allowed_length = f.dry_allowed_length;
+  p.dry_penalty_last_n = f.dry_penalty_last_n;
+  if (!f.dry_sequence_breakers.empty()) {
+    // llama.cpp's: the flags replace the defaults; "none" alone leaves no breakers.
+    if (f.dry_sequence_breakers.size() > 1 &&
+        std::find(f.dry_sequence_breakers.begin(), f.dry_sequence_breakers.end(), "none") != f.dry_sequence_breakers.end()) {
+      invalid_argument("--dry-sequence-breaker none: give it alone (it clears the breakers)");
+    }
+    p.dry_sequence_breakers = f.dry_sequence_breakers == std::vector<std::string>{"none"} ? std::vector<std::string>{}
+                                                                                          : f.dry_sequence_breakers;
+  }
   if (f.seed < -1) invalid_argument("--seed " + std::to_string(f.seed) + ": must be at least 0 (-1: a random seed)");
   if (f.seed == -1) {
     p.seed = std::random_device{}();

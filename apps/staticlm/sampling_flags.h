@@ -18,6 +18,9 @@ namespace staticlm::cli {
 struct SamplingFlags {
   std::optional<std::int64_t> max_new_tokens, top_k, repeat_last_n, mirostat;
   std::optional<double> mirostat_tau, mirostat_eta;
+  std::optional<double> dry_multiplier, dry_base;
+  std::optional<std::int64_t> dry_allowed_length, dry_penalty_last_n;
+  std::vector<std::string> dry_sequence_breakers;  // "none": no breakers
   std::optional<double> temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
   std::optional<double> top_n_sigma, typical_p, xtc_probability, xtc_threshold;
   std::int64_t seed = 0;  // -1: a random seed

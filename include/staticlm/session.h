@@ -62,6 +62,13 @@ struct GenerateParams {
   // bits (default 5) and learning rate eta (default 0.1).
   std::optional<std::int64_t> mirostat;
   std::optional<double> mirostat_tau, mirostat_eta;
+  // DRY (0: off): a token continuing a repeat of at least dry_allowed_length (default 2) tokens
+  // of the last dry_penalty_last_n (-1, the default: all) loses dry_multiplier x dry_base
+  // (default 1.75) ^ (repeat - allowed); repeats stop at tokens holding a breaker string
+  // (default "\n", ":", "\"", "*"; an empty list: none).
+  std::optional<double> dry_multiplier, dry_base;
+  std::optional<std::int64_t> dry_allowed_length, dry_penalty_last_n;
+  std::optional<std::vector<std::string>> dry_sequence_breakers;
   std::vector<std::pair<std::int64_t, float>> logit_bias;    // (token, added to its logit; -inf bans it)
   bool ignore_eos = false;                                    // ban the EOS tokens: generate max_new_tokens
   // A JSON Schema (its JSON text) the reply must be a value of ("{}": any JSON value; see

@@ -145,6 +145,12 @@ typedef struct staticlm_generate_params {
   int32_t mirostat;                /* Mirostat 1 or 2 (replaces the truncation samplers); 0 (default): off */
   double mirostat_tau;             /* its target surprise in bits; 5 (default) */
   double mirostat_eta;             /* its learning rate; 0.1 (default) */
+  double dry_multiplier;           /* DRY's penalty on a token continuing a repeat; 0 (default): off */
+  double dry_base;                 /* 1.75 (default) */
+  int64_t dry_allowed_length;      /* repeats this long go unpenalised; 2 (default) */
+  int64_t dry_penalty_last_n;      /* the window; -1 (default): every token */
+  const char* const* dry_sequence_breakers; /* n_dry_sequence_breakers strings; NULL (default): "\n" ":" "\"" "*" */
+  size_t n_dry_sequence_breakers;
 } staticlm_generate_params;
 
 STATICLM_API staticlm_generate_params staticlm_generate_default_params(void);

@@ -342,6 +342,12 @@ staticlm_generate_params staticlm_generate_default_params(void) {
   p.mirostat = 0;
   p.mirostat_tau = 5;
   p.mirostat_eta = 0.1;
+  p.dry_multiplier = 0;
+  p.dry_base = 1.75;
+  p.dry_allowed_length = 2;
+  p.dry_penalty_last_n = -1;
+  p.dry_sequence_breakers = nullptr;
+  p.n_dry_sequence_breakers = 0;
   return p;
 }
 
@@ -377,7 +383,9 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
                                         {"xtc_probability", params->xtc_probability},
                                         {"xtc_threshold", params->xtc_threshold},
                                         {"mirostat_tau", params->mirostat_tau},
-                                        {"mirostat_eta", params->mirostat_eta}}) {
+                                        {"mirostat_eta", params->mirostat_eta},
+                                        {"dry_multiplier", params->dry_multiplier},
+                                        {"dry_base", params->dry_base}}) {
         if (std::isnan(value)) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, std::string("params->") + name + " is NaN"};
       }
       if (params->max_new_tokens > 0) g.max_new_tokens = params->max_new_tokens;
@@ -397,6 +405,19 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
       g.mirostat = params->mirostat;
       g.mirostat_tau = params->mirostat_tau;
       g.mirostat_eta = params->mirostat_eta;
+      g.dry_multiplier = params->dry_multiplier;
+      g.dry_base = params->dry_base;
+      g.dry_allowed_length = params->dry_allowed_length;
+      g.dry_penalty_last_n = params->dry_penalty_last_n;
+      if (params->dry_sequence_breakers != nullptr) {
+        g.dry_sequence_breakers.emplace();
+        for (size_t i = 0; i < params->n_dry_sequence_breakers; ++i) {
+          if (params->dry_sequence_breakers[i] == nullptr) {
+            throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "params->dry_sequence_breakers[" + std::to_string(i) + "] is null"};
+          }
+          g.dry_sequence_breakers->emplace_back(params->dry_sequence_breakers[i]);
+        }
+      }
       if (params->stop == nullptr && params->n_stop > 0) {
         throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "params->stop is null but params->n_stop is not 0"};
       }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "runtime/dry_breakers.h"
 #include "runtime/generation_defaults.h"
 #include "text/grammar_constraint.h"
 #include "text/json_constraint.h"
@@ -31,6 +32,11 @@ void apply_given_sampling(const GenerateParams& p, SamplingOptions& s) {
   }
   if (p.mirostat_tau) s.mirostat_tau = *p.mirostat_tau;
   if (p.mirostat_eta) s.mirostat_eta = *p.mirostat_eta;
+  if (p.dry_multiplier) s.dry_multiplier = *p.dry_multiplier;
+  if (p.dry_base) s.dry_base = *p.dry_base;
+  if (p.dry_allowed_length) s.dry_allowed_length = *p.dry_allowed_length;
+  if (p.dry_penalty_last_n) s.dry_penalty_last_n = *p.dry_penalty_last_n;
+  if (p.dry_sequence_breakers) s.dry_sequence_breakers = *p.dry_sequence_breakers;
 }
 
 }  // namespace
@@ -40,6 +46,9 @@ void check_generate_params(const GenerateParams& p) {
   apply_given_sampling(p, s);
   s.logit_bias = p.logit_bias;
   validate_sampling_options(s);
+  for (const std::string& b : s.dry_sequence_breakers) {
+    if (b.empty()) invalid_argument("dry_sequence_breakers: an empty sequence breaker would break every sequence");
+  }
   if (p.max_new_tokens && *p.max_new_tokens < 1) {
     invalid_argument("max_new_tokens " + std::to_string(*p.max_new_tokens) + ": must be at least 1");
   }
@@ -69,6 +78,7 @@ GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck, 
   if (p.ignore_eos) {
     for (std::int64_t id : g.eos_token_ids) g.sampling.logit_bias.emplace_back(id, -INFINITY);
   }
+  resolve_dry_breakers(g.sampling, tokenizer, "dry_sequence_breakers");
   validate_sampling_options(g.sampling);
   if (!p.json_schema.empty() && !p.grammar.empty()) invalid_argument("json_schema and grammar: give one constraint");
   if (!p.grammar.empty()) {

@@ -36,6 +36,12 @@ void validate_sampling_options(const SamplingOptions& o) {
   if (o.mirostat < 0 || o.mirostat > 2) bad("mirostat", o.mirostat, "0 (off), 1 or 2");
   if (!std::isfinite(o.mirostat_tau) || o.mirostat_tau < 0) bad("mirostat_tau", o.mirostat_tau, "a number >= 0");
   if (!std::isfinite(o.mirostat_eta) || o.mirostat_eta < 0) bad("mirostat_eta", o.mirostat_eta, "a number >= 0");
+  if (!std::isfinite(o.dry_multiplier) || o.dry_multiplier < 0) bad("dry_multiplier", o.dry_multiplier, "a number >= 0 (0: off)");
+  if (!std::isfinite(o.dry_base) || o.dry_base < 1) bad("dry_base", o.dry_base, "a number >= 1");
+  if (o.dry_allowed_length < 1) bad("dry_allowed_length", static_cast<double>(o.dry_allowed_length), "an integer >= 1");
+  if (o.dry_penalty_last_n < -1) {
+    bad("dry_penalty_last_n", static_cast<double>(o.dry_penalty_last_n), "an integer >= -1 (-1: every token, 0: none)");
+  }
   for (const auto& [token, bias] : o.logit_bias) {
     if (token < 0) bad("logit_bias token", static_cast<double>(token), "a token id >= 0");
     if (std::isnan(bias) || bias == INFINITY) bad("logit_bias of token " + std::to_string(token), bias, "a finite number or -inf (banned)");
@@ -45,6 +51,60 @@ void validate_sampling_options(const SamplingOptions& o) {
 Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {
   validate_sampling_options(options);
   mu_ = 2 * options.mirostat_tau;
+  for (const std::int64_t id : options.dry_breaker_ids) {
+    if (id < 0) continue;
+    if (static_cast<std::size_t>(id) >= dry_breaker_.size()) dry_breaker_.resize(static_cast<std::size_t>(id) + 1, 0);
+    dry_breaker_[static_cast<std::size_t>(id)] = 1;
+  }
+}
+
+void Sampler::penalize_repeats(std::span<const std::int64_t> history) {
+  const auto last = static_cast<std::size_t>(options_.dry_penalty_last_n);
+  const auto window = options_.dry_penalty_last_n >= 0 && history.size() > last ? history.last(last) : history;
+  const std::size_t n = window.size();
+  if (n < 2) return;
+  const auto breaker = [this](std::int64_t t) {
+    return t >= 0 && static_cast<std::size_t>(t) < dry_breaker_.size() && dry_breaker_[static_cast<std::size_t>(t)] != 0;
+  };
+  // The tail a match may cover: back from the last token to the first breaker.
+  std::size_t tail = 0;
+  while (tail < n && !breaker(window[n - 1 - tail])) ++tail;
+  if (tail == 0) return;  // the last token is a breaker
+  // Z-array of the reversed window: z_[k] is how far the text ending at n-1-k agrees, backwards,
+  // with the text ending at the last token, i.e. the length of the match whose next token is
+  // window[n-k] (O(n) in all, where comparing each match token by token is O(n^2) on a run).
+  reversed_.assign(window.rbegin(), window.rend());
+  z_.assign(n, 0);
+  for (std::size_t k = 1, l = 0, r = 0; k < n; ++k) {
+    std::size_t z = 0;
+    if (k < r) z = std::min(r - k, static_cast<std::size_t>(z_[k - l]));
+    while (k + z < n && reversed_[z] == reversed_[k + z]) ++z;
+    if (k + z > r) {
+      l = k;
+      r = k + z;
+    }
+    z_[k] = static_cast<std::int64_t>(z);
+  }
+  repeats_.clear();
+  for (std::size_t k = 1; k < n; ++k) {
+    const std::size_t match = std::min(static_cast<std::size_t>(z_[k]), tail);
+    if (match < static_cast<std::size_t>(options_.dry_allowed_length)) continue;
+    const std::int64_t next = reversed_[k - 1];
+    if (!breaker(next)) repeats_.emplace_back(next, static_cast<std::int64_t>(match));
+  }
+  // Each token once, with its longest match.
+  std::sort(repeats_.begin(), repeats_.end(), [](const auto& a, const auto& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); });
+  repeats_.erase(std::unique(repeats_.begin(), repeats_.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+                 repeats_.end());
+  // The exponent is capped where the penalty would leave float's range (a long repeat is then
+  // penalised as hard as a float allows, not to -inf).
+  const double max_exponent = options_.dry_base > 1.000001 ? 88.72 / std::log(options_.dry_base) : 1e9;
+  const auto v = static_cast<std::int64_t>(scores_.size());
+  for (const auto& [token, match] : repeats_) {
+    if (token < 0 || token >= v) continue;
+    const double exponent = std::min(static_cast<double>(match - options_.dry_allowed_length), max_exponent);
+    scores_[static_cast<std::size_t>(token)] -= static_cast<float>(options_.dry_multiplier * std::pow(options_.dry_base, exponent));
+  }
 }
 
 void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t> history) {
@@ -66,7 +126,7 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   std::span<const float> scores = logits;
   float top = v > 0 ? scan.max : 0.0f;
   if (!options_.logit_bias.empty() || options_.repetition_penalty != 1.0 || options_.presence_penalty != 0 ||
-      options_.frequency_penalty != 0) {
+      options_.frequency_penalty != 0 || options_.dry_multiplier > 0) {
     scores_.assign(logits.begin(), logits.end());
     for (const auto& [t, bias] : options_.logit_bias) {
       if (t >= v) {
@@ -99,6 +159,7 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
             static_cast<float>(options_.frequency_penalty * count + options_.presence_penalty);
       }
     }
+    if (options_.dry_multiplier > 0) penalize_repeats(history);
     scores = scores_;
     top = v > 0 ? scan_max(scores).max : 0.0f;
   }

@@ -12,6 +12,7 @@
 #include <random>
 #include <span>
 #include <utility>
+#include <string>
 #include <vector>
 
 namespace staticlm {
@@ -48,6 +49,18 @@ struct SamplingOptions {
   int mirostat = 0;
   double mirostat_tau = 5.0;
   double mirostat_eta = 0.1;
+  // DRY, "don't repeat yourself" (llama.cpp's, after text-generation-webui): a token that would
+  // continue a sequence the history already holds, the match being at least dry_allowed_length
+  // tokens, loses dry_multiplier x dry_base^(match - dry_allowed_length) from its score; matches
+  // look at the last dry_penalty_last_n tokens (-1: all) and never run through a breaker token
+  // (dry_breaker_ids: the tokens whose text holds one of dry_sequence_breakers, filled in by
+  // resolve_dry_breakers, runtime/dry_breakers.h). dry_multiplier 0: off.
+  double dry_multiplier = 0.0;
+  double dry_base = 1.75;
+  std::int64_t dry_allowed_length = 2;
+  std::int64_t dry_penalty_last_n = -1;
+  std::vector<std::string> dry_sequence_breakers = {"\n", ":", "\"", "*"};
+  std::vector<std::int64_t> dry_breaker_ids;  // sorted
   std::uint64_t seed = 0;
   bool greedy() const { return temperature == 0.0; }
 };
@@ -56,7 +69,8 @@ struct SamplingOptions {
 // outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, presence or frequency penalty
 // outside [-2, 2] (OpenAI's range), repeat_last_n < -1, a logit_bias token < 0 or bias NaN / +inf, typical_p
 // outside (0, 1], xtc_probability or xtc_threshold outside [0, 1], mirostat not 0, 1 or 2,
-// mirostat_tau or mirostat_eta negative, or a non-finite value. (A logit_bias token past the vocabulary is refused by sample(), which knows its size.)
+// mirostat_tau or mirostat_eta negative, dry_multiplier negative, dry_base below 1,
+// dry_allowed_length below 1, dry_penalty_last_n below -1, or a non-finite value. (A logit_bias token past the vocabulary is refused by sample(), which knows its size.)
 void validate_sampling_options(const SamplingOptions& options);
 
 class Sampler {
@@ -80,6 +94,8 @@ class Sampler {
   void exclude_top_choices();
   // Mirostat's truncation of candidates_ (all the tokens, by probability) at the current mu_.
   void mirostat_truncate(std::int64_t vocab);
+  // DRY's penalties on scores_ from the history.
+  void penalize_repeats(std::span<const std::int64_t> history);
 
   SamplingOptions options_;
   std::mt19937_64 rng_;
@@ -88,6 +104,10 @@ class Sampler {
   std::vector<double> best_;  // top-k: a min-heap of the k best scores so far
   std::vector<std::pair<std::int64_t, int>> picked_;  // token, times picked (in first-pick order)
   double mu_ = 0;  // mirostat: the surprise bound, 2 tau at first, learnt from each pick
+  std::vector<std::uint8_t> dry_breaker_;  // by token id (up to the largest breaker id)
+  std::vector<std::int64_t> reversed_;     // DRY: the window, last token first
+  std::vector<std::int64_t> z_;            // DRY: Z-array of reversed_
+  std::vector<std::pair<std::int64_t, std::int64_t>> repeats_;  // DRY: (token, longest match)
 };
 
 }  // namespace staticlm

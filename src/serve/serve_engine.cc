@@ -11,6 +11,7 @@
 #include "base/file.h"
 #include "base/sha256.h"
 #include "runtime/prefiller.h"
+#include "runtime/dry_breakers.h"
 #include "text/chat_render.h"
 #include "text/detokenizer.h"
 #include "text/grammar_constraint.h"
@@ -291,6 +292,39 @@ std::shared_ptr<const JsonSchema> response_schema(const ojson& doc) {
   return compile((*holder)["schema"], holder == &rf ? "response_format.schema" : "response_format.json_schema.schema");
 }
 
+// llama.cpp's DRY fields; the breakers become token ids again when the request changes DRY.
+void parse_dry_fields(const ojson& doc, const RequestContext& context, SamplingOptions& s) {
+  bool changed = false;
+  if (given(doc, "dry_multiplier")) {
+    s.dry_multiplier = number_field(doc, "dry_multiplier");
+    if (!(s.dry_multiplier >= 0)) bad("dry_multiplier", "must be at least 0 (0: off)");
+    changed = true;
+  }
+  if (given(doc, "dry_base")) {
+    s.dry_base = number_field(doc, "dry_base");
+    if (!(s.dry_base >= 1)) bad("dry_base", "must be at least 1");
+  }
+  if (given(doc, "dry_allowed_length")) s.dry_allowed_length = integer_field(doc, "dry_allowed_length", 1);
+  if (given(doc, "dry_penalty_last_n")) s.dry_penalty_last_n = integer_field(doc, "dry_penalty_last_n", -1);
+  if (given(doc, "dry_sequence_breakers")) {
+    const ojson& b = doc["dry_sequence_breakers"];
+    if (!b.is_array()) bad("dry_sequence_breakers", "expected an array of strings");
+    s.dry_sequence_breakers.clear();
+    for (const ojson& x : b) {
+      if (!x.is_string() || x.get<std::string>().empty()) bad("dry_sequence_breakers", "expected an array of non-empty strings");
+      s.dry_sequence_breakers.push_back(x.get<std::string>());
+    }
+    changed = true;
+  }
+  if (changed) {
+    try {
+      resolve_dry_breakers(s, context.tokenizer, "dry_sequence_breakers");
+    } catch (const Error& e) {
+      throw RequestError{e.what(), "dry_sequence_breakers"};
+    }
+  }
+}
+
 // The fields chat and text completions share: model, n, streaming, sampling, max_tokens, stop.
 GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& context, ChatJob& job) {
   if (doc.contains("model") && !doc["model"].is_string()) bad("model", "expected a string");
@@ -351,6 +385,7 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     *target = number_field(doc, key);
     if (!(*target >= 0)) bad(key, "must be at least 0");
   }
+  parse_dry_fields(doc, context, s);
   if (given(doc, "seed")) s.seed = static_cast<std::uint64_t>(integer_field(doc, "seed", 0));
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (given(doc, key)) g.max_new_tokens = integer_field(doc, key, 1);
@@ -659,6 +694,9 @@ std::string props_reply(const RequestContext& context, int slots) {
                         {"xtc_probability", s.xtc_probability}, {"xtc_threshold", s.xtc_threshold},
                         {"mirostat", s.mirostat},          {"mirostat_tau", s.mirostat_tau},
                         {"mirostat_eta", s.mirostat_eta},
+                        {"dry_multiplier", s.dry_multiplier}, {"dry_base", s.dry_base},
+                        {"dry_allowed_length", s.dry_allowed_length}, {"dry_penalty_last_n", s.dry_penalty_last_n},
+                        {"dry_sequence_breakers", s.dry_sequence_breakers},
                         {"seed", s.seed},                  {"stop", g.stop_strings}};
   const ojson props = {{"default_generation_settings", {{"n_ctx", context.max_seq}, {"params", params}}},
                        {"total_slots", slots},

@@ -818,7 +818,7 @@ class ServeF32 : public Serve {
   static void SetUpTestSuite() { start({"--slots", "1", "--max-seq", "128", "--threads", "1", "--f32-activations"}); }
 };
 
-// llama.cpp's samplers (top_n_sigma, typical_p, xtc_probability / xtc_threshold, mirostat) reach the
+// llama.cpp's samplers (top_n_sigma, typical_p, xtc_probability / xtc_threshold, mirostat, DRY) reach the
 // sampler as run's flags do: a seeded reply at temperature 3 changes with each, to run's. On
 // ServeF32's server, as run --f32-activations: with bf16 activations a prefix reused from the
 // slot gives logits a rounding apart from a whole prefill's, enough to move a sample this flat.
@@ -848,6 +848,31 @@ TEST_F(ServeF32, LlamaCppSamplersEqualRunFlags) {
     EXPECT_NE(got, plain) << flags << ": the setting changed nothing, so the check is empty";
     EXPECT_EQ(got, run_text(flags)) << flags;
   }
+  // DRY, greedy: a +50 bias on "hello" (23391) makes the reply repeat it; a penalty of 100 on the
+  // token continuing a repeat breaks that, to run's reply; with "e" a breaker nothing changes.
+  const auto greedy_run = [&](const std::string& flags) {
+    const test::CommandResult r = test::run_staticlm("run -m " + model() + " --messages " + f +
+                                                     " -n 8 --temp 0 --max-seq 128 --f32-activations --json -l 23391+50" + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out).at("text").get<std::string>();
+  };
+  const std::string hellos = greedy_run("");
+  EXPECT_EQ(hellos, "hellohellohellohellohellohellohellohello");
+  const auto serve_dry = [&](const json& breakers) {
+    json r = request(kHello);
+    r["temperature"] = 0;
+    r["logit_bias"] = {{"23391", 50}};
+    r["dry_multiplier"] = 100;
+    r["dry_allowed_length"] = 1;
+    if (!breakers.is_null()) r["dry_sequence_breakers"] = breakers;
+    const HttpResult h = chat(r);
+    EXPECT_EQ(h.status, 200) << h.body;
+    return json::parse(h.body)["choices"][0]["message"]["content"].get<std::string>();
+  };
+  const std::string dried = serve_dry(nullptr);
+  EXPECT_NE(dried, hellos);
+  EXPECT_EQ(dried, greedy_run(" --dry-multiplier 100 --dry-allowed-length 1"));
+  EXPECT_EQ(serve_dry(json::array({"qz", "e"})), hellos);
 }
 
 TEST_F(ServeF32, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
@@ -1149,6 +1174,10 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"xtc_threshold", {{"messages", kHello}, {"xtc_threshold", -0.1}}},
       {"mirostat", {{"messages", kHello}, {"mirostat", 3}}},
       {"mirostat_tau", {{"messages", kHello}, {"mirostat_tau", -1}}},
+      {"dry_base", {{"messages", kHello}, {"dry_base", 0.5}}},
+      {"dry_allowed_length", {{"messages", kHello}, {"dry_allowed_length", 0}}},
+      {"dry_sequence_breakers", {{"messages", kHello}, {"dry_sequence_breakers", "\n"}}},
+      {"dry_sequence_breakers", {{"messages", kHello}, {"dry_multiplier", 1}, {"dry_sequence_breakers", {""}}}},
       {"frequency_penalty", {{"messages", kHello}, {"frequency_penalty", "some"}}},
       {"stream_options", {{"messages", kHello}, {"stream_options", 5}}},
       {"grammar", {{"messages", kHello}, {"grammar", "root ::= [a-z"}}},

@@ -58,6 +58,17 @@ def test_llama_cpp_samplers_match_run(model_dir, tmp_path):
         expected = cli_tokens(model_dir, base + " " + flags, tmp_path)
         assert expected != plain, flags + " changed nothing, so the check is empty"
         assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=3, seed=5, **kwargs)) == expected, flags
+    # DRY, greedy: a +50 bias repeats "hello" (23391); a penalty of 100 on continuing a repeat breaks
+    # it, as run's flags do; "e" as a breaker ("hello" holds it) leaves the repeat alone.
+    hellos = [23391] * 8
+    assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=0, logit_bias={23391: 50})) == hellos
+    dried = cli_tokens(model_dir, "--prompt-ids " + ",".join(map(str, ids)) +
+                       " -n 8 --temp 0 --max-seq 256 -l 23391+50 --dry-multiplier 100 --dry-allowed-length 1", tmp_path)
+    assert dried != hellos
+    assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=0, logit_bias={23391: 50}, dry_multiplier=100,
+                           dry_allowed_length=1)) == dried
+    assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=0, logit_bias={23391: 50}, dry_multiplier=100,
+                           dry_allowed_length=1, dry_sequence_breakers=["e"])) == hellos
     with pytest.raises(ValueError, match=re.escape("typical_p = 0: expected a number in (0, 1]")):
         list(s.generate(prompt_ids=ids, max_new_tokens=1, typical_p=0))
     chat = staticlm.Model(model_dir).chat(max_seq=256)

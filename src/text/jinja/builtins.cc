@@ -526,9 +526,13 @@ Value do_xmlattr(const Value& v, Args& a) {
     if (!k.is_string()) fail("expected string or bytes-like object, got '" + k.type_name() + "'");
     const std::string key = k.str();
     if (key.find_first_of(" \t\n\r\f\v/>=") != std::string::npos) fail("Invalid character in attribute name: " + k.repr());
-    out += (out.empty() ? "" : " ") + html_escape(key) + "=\"" + html_escape(x.str()) + "\"";
+    if (!out.empty()) out += ' ';
+    out += html_escape(key);
+    out += "=\"";
+    out += html_escape(x.str());
+    out += '"';
   }
-  if (a.flag(0, "autospace", true) && !out.empty()) out = " " + out;
+  if (a.flag(0, "autospace", true) && !out.empty()) out.insert(out.begin(), ' ');
   return Value(out);
 }
 

@@ -635,7 +635,8 @@ class Parser {
     f->name = expect_name();
     while (is_op(".") && peek().type == T::kName) {
       i_ += 1;
-      f->name += "." + expect_name();
+      f->name += '.';
+      f->name += expect_name();
     }
     f->a = std::move(input);
     if (is_op("(")) parse_call_args(*f);

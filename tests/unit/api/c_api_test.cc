@@ -235,6 +235,28 @@ TEST_F(CApi, GenerateParamsAreRunsFlags) {
   g.logit_bias_values = minus_inf;
   g.n_logit_bias = 1;
   expect_run(g, "--logit-bias " + std::to_string(greedy[0]) + "-inf");
+  // DRY: a +50 bias makes the greedy reply "hello" (token 23391) over and over; a penalty of 100
+  // on the token that continues a repeat breaks that, as run's flags do; with "e" a breaker
+  // ("hello" holds it) no repeat is matched and the reply is the biased one again.
+  const int64_t hello[] = {23391};
+  const float plus50[] = {50};
+  staticlm_generate_params biased = plain;
+  biased.logit_bias_tokens = hello;
+  biased.logit_bias_values = plus50;
+  biased.n_logit_bias = 1;
+  const std::vector<int64_t> hellos = generate(biased);
+  EXPECT_EQ(hellos, std::vector<int64_t>(8, 23391));
+  g = biased;
+  g.dry_multiplier = 100;
+  g.dry_allowed_length = 1;
+  const std::vector<int64_t> dried = generate(g);
+  EXPECT_NE(dried, hellos);
+  EXPECT_EQ(dried, run_tokens(model(), "-p '" + prompt + "' -n 8 --temp 0 --max-seq 64 -l 23391+50 --dry-multiplier 100 --dry-allowed-length 1",
+                              dir_->file("dry.st")));
+  const char* breakers[] = {"qz", "e"};
+  g.dry_sequence_breakers = breakers;
+  g.n_dry_sequence_breakers = 2;
+  EXPECT_EQ(generate(g), hellos);
   g = plain;
   g.grammar = "root ::= [a-c]+ \" \" [xyz]*";
   expect_run(g, "--grammar '" + std::string(g.grammar) + "'");
@@ -351,6 +373,15 @@ TEST_F(CApi, BadGenerateParamsAreRefusedByName) {
   g = plain;
   g.typical_p = 0;
   expect_refused(g, "typical_p = 0: expected a number in (0, 1]");
+  g = plain;
+  g.dry_multiplier = 1;
+  const char* empty_breaker[] = {""};
+  g.dry_sequence_breakers = empty_breaker;
+  g.n_dry_sequence_breakers = 1;
+  expect_refused(g, "dry_sequence_breakers: an empty sequence breaker");
+  g = plain;
+  g.dry_base = 0.5;
+  expect_refused(g, "dry_base = 0.5: expected a number >= 1");
   g = plain;
   g.mirostat = 3;
   expect_refused(g, "mirostat 3: expected 0 (off), 1 or 2");

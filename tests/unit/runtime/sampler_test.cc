@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <random>
 #include <tuple>
 #include <vector>
 
@@ -477,6 +478,101 @@ TEST(Sampler, Mirostat1KeepsTheZipfEstimatesTopK) {
   EXPECT_EQ(five[5], 0);
 }
 
+SamplingOptions dry(double multiplier, double base, std::int64_t allowed, std::vector<std::int64_t> breakers = {}) {
+  SamplingOptions o = opts();
+  o.dry_multiplier = multiplier;
+  o.dry_base = base;
+  o.dry_allowed_length = allowed;
+  o.dry_breaker_ids = std::move(breakers);
+  return o;
+}
+
+// The distribution of equal logits over 10 tokens after scores `penalty` (by token) are taken off.
+std::vector<double> softmax_less(const std::vector<double>& penalty) {
+  std::vector<double> p;
+  double sum = 0;
+  for (double x : penalty) sum += std::exp(-x);
+  for (double x : penalty) p.push_back(std::exp(-x) / sum);
+  return p;
+}
+
+// DRY on closed cases: the history ends "... 1 2"; an earlier "1 2" was followed by 3, so 3
+// would continue a repeat of 2 tokens and loses multiplier x base^(2 - allowed); "5 1 2" before
+// 3 is a repeat of 3 (base^1); a breaker inside the repeat, or as the last token, cuts it; the
+// window counts only the last dry_penalty_last_n tokens.
+TEST(Sampler, DryPenalisesTheTokenThatContinuesARepeat) {
+  const std::vector<float> l(10, 0.0f);
+  std::vector<double> pen(10, 0.0);
+  pen[3] = 1.0;
+  expect_dist(Sampler(dry(1, 2, 2)).distribution(l, std::vector<std::int64_t>{1, 2, 3, 9, 1, 2}), softmax_less(pen));
+  pen[3] = 2.0;
+  const std::vector<std::int64_t> three = {5, 1, 2, 3, 5, 1, 2};
+  expect_dist(Sampler(dry(1, 2, 2)).distribution(l, three), softmax_less(pen));
+  pen[3] = 0.5 * 2.0 * 2.0;  // allowed 1: base^(3 - 1), multiplier 0.5
+  expect_dist(Sampler(dry(0.5, 2, 1)).distribution(l, three), softmax_less(pen));
+  const std::vector<double> none = softmax_less(std::vector<double>(10, 0.0));
+  expect_dist(Sampler(dry(1, 2, 2, {1})).distribution(l, three), none);  // 1 breaks "1 2"
+  expect_dist(Sampler(dry(1, 2, 2, {2})).distribution(l, three), none);  // the last token breaks
+  pen[3] = 1.0;
+  expect_dist(Sampler(dry(1, 2, 2, {5})).distribution(l, three), softmax_less(pen));  // "1 2" stays
+  expect_dist(Sampler(dry(1, 2, 4)).distribution(l, three), none);                   // shorter than allowed
+  SamplingOptions windowed = dry(1, 2, 2);
+  windowed.dry_penalty_last_n = 4;  // 3 5 1 2: no earlier 2
+  expect_dist(Sampler(windowed).distribution(l, three), none);
+  windowed.dry_penalty_last_n = 6;  // 1 2 3 5 1 2: "1 2" then 3
+  expect_dist(Sampler(windowed).distribution(l, three), softmax_less(pen));
+  // A run of 300 equal tokens: 7 continues a repeat of 299; the penalty stays finite, 7 has no
+  // chance left and the others share it.
+  const std::vector<std::int64_t> run(300, 7);
+  const std::vector<double> d = Sampler(dry(0.8, 1.75, 2)).distribution(l, run);
+  EXPECT_EQ(d[7], 0.0);
+  EXPECT_NEAR(d[0], 1.0 / 9, 1e-12);
+}
+
+// The Z-array walk equals the direct definition (each earlier occurrence of the last token,
+// extended backwards token by token while both sides agree and no breaker is crossed; each next
+// token keeps its longest match) on random histories over 4 tokens, random breakers, windows.
+TEST(Sampler, DryEqualsTheDirectDefinition) {
+  std::mt19937 rng(3);
+  for (int round = 0; round < 300; ++round) {
+    const std::size_t n = 1 + rng() % 60;
+    std::vector<std::int64_t> h(n);
+    for (auto& t : h) t = static_cast<std::int64_t>(rng() % 4);
+    std::vector<std::int64_t> breakers;
+    for (std::int64_t t = 0; t < 4; ++t) {
+      if (rng() % 5 == 0) breakers.push_back(t);
+    }
+    SamplingOptions o = dry(0.7, 1.5, 1 + static_cast<std::int64_t>(rng() % 3), breakers);
+    o.dry_penalty_last_n = static_cast<std::int64_t>(rng() % 70) - 1;
+    const auto is_breaker = [&](std::int64_t t) { return std::find(breakers.begin(), breakers.end(), t) != breakers.end(); };
+    std::vector<std::int64_t> w = h;
+    if (o.dry_penalty_last_n >= 0 && w.size() > static_cast<std::size_t>(o.dry_penalty_last_n)) {
+      w.erase(w.begin(), w.end() - o.dry_penalty_last_n);
+    }
+    std::vector<double> pen(4, 0.0);
+    std::vector<std::int64_t> longest(4, 0);
+    if (w.size() >= 2 && !is_breaker(w.back())) {
+      const std::size_t m = w.size();
+      for (std::size_t i = 0; i + 1 < m; ++i) {
+        if (w[i] != w.back() || is_breaker(w[i + 1])) continue;
+        std::size_t len = 1;
+        while (len <= i && w[i - len] == w[m - 1 - len] && !is_breaker(w[m - 1 - len])) ++len;
+        longest[static_cast<std::size_t>(w[i + 1])] = std::max<std::int64_t>(longest[static_cast<std::size_t>(w[i + 1])], len);
+      }
+    }
+    for (std::size_t t = 0; t < 4; ++t) {
+      if (longest[t] >= o.dry_allowed_length) pen[t] = 0.7 * std::pow(1.5, static_cast<double>(longest[t] - o.dry_allowed_length));
+    }
+    std::vector<double> want;
+    double sum = 0;
+    for (double x : pen) sum += std::exp(-static_cast<double>(static_cast<float>(x)));
+    for (double x : pen) want.push_back(std::exp(-static_cast<double>(static_cast<float>(x))) / sum);
+    const std::vector<double> got = Sampler(o).distribution(std::vector<float>(4, 0.0f), h);
+    ASSERT_EQ(got.size(), 4u);
+    for (std::size_t t = 0; t < 4; ++t) EXPECT_NEAR(got[t], want[t], 1e-6) << "round " << round << " token " << t;
+  }
+}
+
 TEST(Sampler, BadOptionsAreRefused) {
   SamplingOptions o = opts();
   o.top_p = 0.0;
@@ -505,7 +601,9 @@ TEST(Sampler, BadOptionsAreRefused) {
            {&SamplingOptions::xtc_threshold, {-0.1, 1.1, nan}},
            {&SamplingOptions::top_n_sigma, {nan, inf}},
            {&SamplingOptions::mirostat_tau, {-1, nan, inf}},
-           {&SamplingOptions::mirostat_eta, {-0.1, nan}}}) {
+           {&SamplingOptions::mirostat_eta, {-0.1, nan}},
+           {&SamplingOptions::dry_multiplier, {-1, nan, inf}},
+           {&SamplingOptions::dry_base, {0.5, nan, inf}}}) {
     for (const double bad : bad_values) {
       o = opts();
       o.*field = bad;
@@ -520,6 +618,14 @@ TEST(Sampler, BadOptionsAreRefused) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "sampling option typical_p = 0: expected a number in (0, 1] (1: off)");
   }
+  for (const std::int64_t bad : {0, -5}) {
+    o = opts();
+    o.dry_allowed_length = bad;
+    EXPECT_THROW(Sampler{o}, Error) << bad;
+  }
+  o = opts();
+  o.dry_penalty_last_n = -2;
+  EXPECT_THROW(Sampler{o}, Error);
   for (const int bad : {-1, 3}) {
     o = opts();
     o.mirostat = bad;
