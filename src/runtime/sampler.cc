@@ -96,14 +96,15 @@ void Sampler::penalize_repeats(std::span<const std::int64_t> history) {
   std::sort(repeats_.begin(), repeats_.end(), [](const auto& a, const auto& b) { return a.first < b.first || (a.first == b.first && a.second > b.second); });
   repeats_.erase(std::unique(repeats_.begin(), repeats_.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
                  repeats_.end());
-  // The exponent is capped where the penalty would leave float's range (a long repeat is then
-  // penalised as hard as a float allows, not to -inf).
+  // The exponent is capped where the penalty would leave float's range, and so is the penalty (a
+  // long repeat, or a huge multiplier, is penalised as hard as a float allows, not to -inf).
   const double max_exponent = options_.dry_base > 1.000001 ? 88.72 / std::log(options_.dry_base) : 1e9;
   const auto v = static_cast<std::int64_t>(scores_.size());
   for (const auto& [token, match] : repeats_) {
     if (token < 0 || token >= v) continue;
     const double exponent = std::min(static_cast<double>(match - options_.dry_allowed_length), max_exponent);
-    scores_[static_cast<std::size_t>(token)] -= static_cast<float>(options_.dry_multiplier * std::pow(options_.dry_base, exponent));
+    const double penalty = std::min(options_.dry_multiplier * std::pow(options_.dry_base, exponent), 3.0e38);
+    scores_[static_cast<std::size_t>(token)] -= static_cast<float>(penalty);
   }
 }
 
@@ -171,12 +172,6 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     candidates_.emplace_back(first_index_of(scores, top), 1.0);  // the first maximum, as torch.argmax
     return;
   }
-  // Masked tokens (-inf: a response format, a ban) have no chance: left out, so that top-k and
-  // top-p sort only the tokens that can be picked (a JSON constraint masks nearly all of them),
-  // and no rounding can fall through to one. top-k keeps every token scoring at least the k-th
-  // score (ties included, as upstream): that score is found first, in one pass with a heap of
-  // k scores (most scores lose to its least at once), and only the tokens at or above it are
-  // gathered.
   // Top-n-sigma: a floor under the scores, from their mean and (population) standard deviation
   // over the tokens that can be picked; temperature-free, so applied to the unscaled scores.
   const bool mirostat = options_.mirostat != 0;  // truncates on its own, after the softmax
@@ -194,6 +189,12 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     const double sd = std::sqrt(std::max(0.0, sum_sq / static_cast<double>(n) - mean * mean));
     sigma_floor = static_cast<float>(top - options_.top_n_sigma * sd);
   }
+  // Masked tokens (-inf: a response format, a ban) have no chance: left out, so that top-k and
+  // top-p sort only the tokens that can be picked (a JSON constraint masks nearly all of them),
+  // and no rounding can fall through to one. top-k keeps every token scoring at least the k-th
+  // score (ties included, as upstream): that score is found first, in one pass with a heap of
+  // k scores (most scores lose to its least at once), and only the tokens at or above it are
+  // gathered.
   double cut = -INFINITY;
   if (options_.top_k > 0 && options_.top_k < v && !mirostat) {
     const auto k = static_cast<std::size_t>(options_.top_k);
