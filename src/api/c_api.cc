@@ -409,6 +409,10 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
       g.dry_base = params->dry_base;
       g.dry_allowed_length = params->dry_allowed_length;
       g.dry_penalty_last_n = params->dry_penalty_last_n;
+      if (params->dry_sequence_breakers == nullptr && params->n_dry_sequence_breakers > 0) {
+        throw CError{STATICLM_ERROR_INVALID_ARGUMENT,
+                     "params->dry_sequence_breakers is null but params->n_dry_sequence_breakers is not 0"};
+      }
       if (params->dry_sequence_breakers != nullptr) {
         g.dry_sequence_breakers.emplace();
         for (size_t i = 0; i < params->n_dry_sequence_breakers; ++i) {

@@ -16,8 +16,12 @@ void resolve_dry_breakers(SamplingOptions& s, const Tokenizer* tokenizer, const 
   }
   const std::vector<std::string>& bytes = tokenizer->token_index().bytes;
   for (std::size_t id = 0; id < bytes.size(); ++id) {
+    // A special token's text is its content (Gemma 4's string quote <|"|> holds '"'), as
+    // llama.cpp reads tokens for DRY with their special text.
+    std::string_view text = bytes[id];
+    if (text.empty()) text = tokenizer->id_to_token(static_cast<int>(id)).value_or(std::string_view());
     for (const std::string& b : s.dry_sequence_breakers) {
-      if (bytes[id].find(b) != std::string::npos) {
+      if (text.find(b) != std::string_view::npos) {
         s.dry_breaker_ids.push_back(static_cast<std::int64_t>(id));
         break;
       }

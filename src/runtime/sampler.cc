@@ -309,7 +309,8 @@ void Sampler::mirostat_truncate(std::int64_t vocab) {
     }
     const double s = sum_tb / sum_tt, eps = s - 1;
     const double k = std::pow(eps * std::exp2(mu_) / (1 - std::pow(static_cast<double>(vocab), -eps)), 1 / s);
-    // A flat head (s near 1, or 0/0) gives no finite k: every token stays.
+    // k is a count: a flat head (s = 0) gives 0 or infinity, 0/0 gives NaN; at least one token
+    // stays (s = 0 makes it greedy, as llama.cpp), and a k past the candidates keeps them all.
     if (std::isfinite(k) && k < static_cast<double>(candidates_.size())) {
       keep = std::max<std::size_t>(1, static_cast<std::size_t>(k));
       if (keep > head) {
@@ -325,22 +326,35 @@ void Sampler::mirostat_truncate(std::int64_t vocab) {
 }
 
 void Sampler::exclude_top_choices() {
-  if (options_.xtc_probability <= 0 || candidates_.size() < 2) return;
+  // A threshold above 0.5 never finds two tokens: no draw then, as llama.cpp (the stream of
+  // draws stays that of XTC off).
+  if (options_.xtc_probability <= 0 || options_.xtc_threshold > 0.5 || candidates_.size() < 2) return;
   const double u = static_cast<double>(rng_() >> 11) * 0x1p-53;
   if (u >= options_.xtc_probability) return;
-  // The tokens at or above the threshold, least likely last; all but that one go.
-  std::vector<std::pair<std::int64_t, double>> top;
+  // The threshold is on the survivors' probabilities at temperature 1, as llama.cpp's chain runs
+  // XTC before its temperature: p^T renormalised (our probabilities are at temperature T), taken
+  // relative to the likeliest so that a high T cannot underflow them all to 0.
+  const double t = options_.temperature;
+  double best = 0;
+  for (const auto& c : candidates_) best = std::max(best, c.second);
+  const double log_best = std::log(best);
+  const auto at_t1 = [&](double p) { return p > 0 ? std::exp(t * (std::log(p) - log_best)) : 0.0; };
+  double norm = 0;
+  for (const auto& c : candidates_) norm += at_t1(c.second);
+  const auto is_top = [&](const auto& c) { return at_t1(c.second) / norm >= options_.xtc_threshold; };
+  // The top choices; all but the least likely of them go.
+  std::int64_t kept = -1, count = 0;
+  double least = INFINITY;
   for (const auto& c : candidates_) {
-    if (c.second >= options_.xtc_threshold) top.push_back(c);
+    if (!is_top(c)) continue;
+    ++count;
+    if (c.second < least || (c.second == least && c.first > kept)) {
+      least = c.second;
+      kept = c.first;
+    }
   }
-  if (top.size() < 2) return;
-  const auto least = std::min_element(top.begin(), top.end(), [](const auto& a, const auto& b) {
-    return a.second < b.second || (a.second == b.second && a.first > b.first);
-  });
-  const std::int64_t kept = least->first;
-  const double threshold = options_.xtc_threshold;
-  candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(),
-                                   [&](const auto& c) { return c.second >= threshold && c.first != kept; }),
+  if (count < 2) return;
+  candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(), [&](const auto& c) { return c.first != kept && is_top(c); }),
                     candidates_.end());
   double total = 0;
   for (const auto& c : candidates_) total += c.second;
@@ -352,8 +366,12 @@ std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std:
   filter(logits, history);
   const bool mirostat = options_.mirostat != 0 && !options_.greedy();
   if (!mirostat) exclude_top_choices();
-  std::int64_t token = candidates_.back().first;  // if rounding leaves u just above the total
-  double p = candidates_.back().second;
+  // If rounding leaves u at or above the total: the last candidate that has a chance (a capped
+  // DRY penalty can leave candidates at probability 0).
+  auto fallback = std::find_if(candidates_.rbegin(), candidates_.rend(), [](const auto& c) { return c.second > 0; });
+  if (fallback == candidates_.rend()) fallback = candidates_.rbegin();
+  std::int64_t token = fallback->first;
+  double p = fallback->second;
   if (candidates_.size() == 1) {
     token = candidates_.front().first;
     p = candidates_.front().second;
@@ -371,7 +389,7 @@ std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std:
     }
   }
   // Mirostat learns: mu moves against the pick's surprise's excess over tau.
-  if (mirostat) mu_ -= options_.mirostat_eta * (-std::log2(p) - options_.mirostat_tau);
+  if (mirostat && p > 0) mu_ -= options_.mirostat_eta * (-std::log2(p) - options_.mirostat_tau);
   if (options_.presence_penalty != 0 || options_.frequency_penalty != 0) {
     const auto it = std::find_if(picked_.begin(), picked_.end(), [token](const auto& p) { return p.first == token; });
     if (it != picked_.end()) {
@@ -384,6 +402,7 @@ std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std:
 }
 
 std::vector<double> Sampler::distribution(std::span<const float> logits, std::span<const std::int64_t> history) {
+  if (logits.empty()) invalid_argument("sampler: empty logits");
   filter(logits, history);
   std::vector<double> p(logits.size(), 0.0);
   for (const auto& c : candidates_) p[static_cast<std::size_t>(c.first)] = c.second;

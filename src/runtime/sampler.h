@@ -39,8 +39,8 @@ struct SamplingOptions {
   // whose surprisal is closest to the entropy, up to this mass (1: off).
   double typical_p = 1.0;
   // XTC, "exclude top choices" (llama.cpp's): at a step drawn with this probability, when two or
-  // more tokens are at least xtc_threshold likely, all but the least likely of them are dropped
-  // (0: off; a threshold above 0.5 never finds two).
+  // more tokens are at least xtc_threshold likely (at temperature 1, as llama.cpp's chain has it),
+  // all but the least likely of them are dropped (0: off; a threshold above 0.5 never finds two).
   double xtc_probability = 0.0;
   double xtc_threshold = 0.1;
   // Mirostat (Basu et al., 2021; llama.cpp's --mirostat): 1 or 2 truncates the distribution so

@@ -418,6 +418,34 @@ TEST(Sampler, XtcDropsTheTopChoicesButTheLeast) {
   near(frequencies(1, 0.25), {0, 0.3 / 0.5, 0.15 / 0.5, 0.05 / 0.5});  // tokens 0 and 1: 1 stays
   near(frequencies(1, 0.4), {0.5, 0.3, 0.15, 0.05});                  // token 0 alone
   near(frequencies(0, 0.1), {0.5, 0.3, 0.15, 0.05});                  // off
+  // The threshold reads temperature-1 probabilities: at temperature 2 (p ~ sqrt of the above:
+  // 0.379, 0.294, 0.208, 0.120) threshold 0.2 still finds tokens 0 and 1 only, so token 0 goes
+  // and 1, 2, 3 keep their temperature-2 shares.
+  SamplingOptions o = opts(2.0);
+  o.seed = 5;
+  o.xtc_probability = 1;
+  o.xtc_threshold = 0.2;
+  Sampler s(o);
+  std::vector<double> f(4, 0);
+  for (int i = 0; i < 20000; ++i) f[static_cast<std::size_t>(s.sample(l, {}))] += 1.0 / 20000;
+  const double r1 = std::sqrt(0.3), r2 = std::sqrt(0.15), r3 = std::sqrt(0.05);
+  near(f, {0, r1 / (r1 + r2 + r3), r2 / (r1 + r2 + r3), r3 / (r1 + r2 + r3)});
+  // At temperature 1000 the survivors' probabilities are nearly equal, and p^1000 underflows;
+  // relative to the likeliest they do not: still tokens 0 and 1 only.
+  o.temperature = 1000;
+  Sampler hot(o);
+  std::vector<double> g(4, 0);
+  for (int i = 0; i < 4000; ++i) g[static_cast<std::size_t>(hot.sample(l, {}))] += 1.0 / 4000;
+  EXPECT_EQ(g[0], 0.0);
+  EXPECT_GT(g[1], 0.2);
+  // A threshold above 0.5 takes no draw: the tokens are those of XTC off, seed for seed.
+  o = opts();
+  o.seed = 9;
+  Sampler off(o);
+  o.xtc_probability = 1;
+  o.xtc_threshold = 0.6;
+  Sampler high(o);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(off.sample(l, {}), high.sample(l, {})) << i;
 }
 
 // Mirostat 2: p = {1/2, 1/4, 1/8, 1/8} are 1, 2, 3, 3 bits of surprise. tau 1.1 starts at mu

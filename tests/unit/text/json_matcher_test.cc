@@ -1361,7 +1361,7 @@ TEST(JsonMatcher, DependentRequiredHoldsToTheClosure) {
 // dependentRequired and maxProperties' room hold at any index.
 TEST(JsonMatcher, ManyPropertiesKeepTheirRules) {
   nlohmann::json props = nlohmann::json::object();
-  for (int i = 0; i < 200; ++i) props["p" + std::to_string(1000 + i)] = {{"type", "integer"}};
+  for (int i = 0; i < 200; ++i) props[std::string("p").append(std::to_string(1000 + i))] = {{"type", "integer"}};
   nlohmann::json s = {{"type", "object"}, {"properties", props}, {"additionalProperties", false},
                       {"required", {"p1150", "p1003"}}, {"dependentRequired", {{"p1199", {"p1100"}}}}};
   const JsonSchema big = schema(s.dump());
@@ -1388,7 +1388,7 @@ TEST(JsonMatcher, ManyPropertiesKeepTheirRules) {
   EXPECT_FALSE(prefix(tight, R"({"p1150": 1, "p1004")"));  // p1003 still missing: no room for another
   EXPECT_TRUE(matches(tight, R"({"p1150": 1, "p1003": 2})"));
   nlohmann::json too = nlohmann::json::object();
-  for (int i = 0; i < 257; ++i) too["q" + std::to_string(i)] = nlohmann::json::object();
+  for (int i = 0; i < 257; ++i) too[std::string("q").append(std::to_string(i))] = nlohmann::json::object();
   EXPECT_EQ(refusal(nlohmann::json{{"properties", too}}.dump()), "json_schema at /properties: more than 256 properties are not supported");
 }
 
