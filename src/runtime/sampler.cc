@@ -333,20 +333,20 @@ void Sampler::exclude_top_choices() {
   if (u >= options_.xtc_probability) return;
   // The threshold is on the survivors' probabilities at temperature 1, as llama.cpp's chain runs
   // XTC before its temperature: p^T renormalised (our probabilities are at temperature T), taken
-  // relative to the likeliest so that a high T cannot underflow them all to 0.
+  // relative to the likeliest so that a high T cannot underflow them all to 0. That is monotonic
+  // in p, so it becomes one cut on our probabilities: p^T / norm >= threshold.
   const double t = options_.temperature;
   double best = 0;
   for (const auto& c : candidates_) best = std::max(best, c.second);
   const double log_best = std::log(best);
-  const auto at_t1 = [&](double p) { return p > 0 ? std::exp(t * (std::log(p) - log_best)) : 0.0; };
   double norm = 0;
-  for (const auto& c : candidates_) norm += at_t1(c.second);
-  const auto is_top = [&](const auto& c) { return at_t1(c.second) / norm >= options_.xtc_threshold; };
+  for (const auto& c : candidates_) norm += c.second > 0 ? std::exp(t * (std::log(c.second) - log_best)) : 0.0;
+  const double cut = std::exp(log_best + std::log(options_.xtc_threshold * norm) / t);
   // The top choices; all but the least likely of them go.
   std::int64_t kept = -1, count = 0;
   double least = INFINITY;
   for (const auto& c : candidates_) {
-    if (!is_top(c)) continue;
+    if (c.second < cut) continue;
     ++count;
     if (c.second < least || (c.second == least && c.first > kept)) {
       least = c.second;
@@ -354,7 +354,7 @@ void Sampler::exclude_top_choices() {
     }
   }
   if (count < 2) return;
-  candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(), [&](const auto& c) { return c.first != kept && is_top(c); }),
+  candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(), [&](const auto& c) { return c.first != kept && c.second >= cut; }),
                     candidates_.end());
   double total = 0;
   for (const auto& c : candidates_) total += c.second;
