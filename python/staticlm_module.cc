@@ -511,15 +511,25 @@ PYBIND11_MODULE(staticlm, m) {
           "chat",
           [](const api::Model& model, const std::string& system, const std::string& overflow, bool vision,
              std::int64_t max_seq, int threads, const std::string& config, const py::object& sets, bool f32_activations,
-             const std::string& backend, const std::string& fallback) {
+             const std::string& backend, const std::string& fallback, bool jinja, const std::string& chat_template,
+             const py::object& vars) {
             const api::SessionOptions o = session_options(max_seq, threads, config, sets, f32_activations, backend, fallback);
+            api::ChatOptions c;
+            c.system = system;
+            c.overflow = overflow;
+            c.vision = vision;
+            c.jinja = jinja;
+            c.chat_template = chat_template;
+            if (!vars.is_none()) c.vars = vars.cast<std::vector<std::string>>();
             py::gil_scoped_release release;
-            return model.chat(o, api::ChatOptions{system, overflow, vision});
+            return model.chat(o, c);
           },
           py::arg("system") = "", py::arg("overflow") = "", py::arg("vision") = false, py::arg("max_seq") = 0,
           py::arg("threads") = 0, py::arg("config") = "", py::arg("sets") = py::none(), py::arg("f32_activations") = false,
-          py::arg("backend") = "cpu", py::arg("fallback") = "none",
-          "A multi-turn chat whose KV cache carries the history (only each turn's new tokens are prefilled)")
+          py::arg("backend") = "cpu", py::arg("fallback") = "none", py::arg("jinja") = false,
+          py::arg("chat_template") = "", py::arg("vars") = py::none(),
+          "A multi-turn chat whose KV cache carries the history (only each turn's new tokens are prefilled); "
+          "jinja / chat_template lay turns out with a Jinja chat template (vars: \"KEY=JSON\" variables)")
       .def_property_readonly("tokenizer", [](const api::Model& m) { return m.tokenizer(); })
       .def_property_readonly("dir", [](const api::Model& m) { return m.info().dir; })
       .def_property_readonly("vocab_size", [](const api::Model& m) { return m.info().vocab_size; })

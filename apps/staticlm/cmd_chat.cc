@@ -1,6 +1,7 @@
 // staticlm chat -m DIR [--config F] [--set k=v]... [--system S] [--image F] [--max-seq S]
 // [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--seed S]
 // [--stop STR]... [--threads N] [--backend cpu|plugin:PATH.so[:k=v,...]] [--fallback none|cpu]
+// [--jinja] [--chat-template F|TEXT] [--var KEY=JSON]...
 //
 // A thin adapter over the library's Chat (include/staticlm/chat.h): flags in, the REPL loop and
 // printing here; the runtime, back end, thread pool and vision graphs are the library's.
@@ -10,7 +11,9 @@
 // prefilled and how many came from the cache. Only the new tokens of a turn are prefilled
 // (append-prefill with the runtime config's prefill_buckets, default 16, 64, 256). When a turn
 // does not fit, context_overflow (runtime config / --set) decides: "error" (default) refuses
-// it, "truncate" drops the oldest whole turns and goes on.
+// it, "truncate" drops the oldest whole turns and goes on. --jinja (the checkpoint's template) or
+// --chat-template lays each turn out with a Jinja chat template instead of the built-in Gemma 4
+// format: the whole conversation is rendered again and its common prefix with the cache reused.
 //
 // Commands: /reset (forget the turns), /save F and /load F (tokens + KV cache; a file from
 // another checkpoint, max_seq or profile is refused), /image F (an image for the next turn,
@@ -47,6 +50,9 @@ struct ChatArgs {
   std::string model;
   std::optional<std::string> config_file, system, image;
   std::vector<std::string> sets;
+  bool jinja = false;
+  std::string chat_template;
+  std::vector<std::string> vars;
   std::optional<std::string> profile;  // --profile: prepended to sets
   std::optional<std::int64_t> max_seq;
   SamplingFlags sampling;
@@ -90,6 +96,12 @@ std::unique_ptr<api::Chat> open_chat(const ChatArgs& a, const api::GenerateParam
   api::ChatOptions co;
   co.system = a.system.value_or("");
   co.vision = a.image.has_value();  // the vision graphs, for the runtime config's vision profile
+  co.jinja = a.jinja;
+  co.chat_template = a.chat_template;
+  co.vars = a.vars;
+  if (!a.vars.empty() && !a.jinja && a.chat_template.empty()) {
+    invalid_argument("chat: --var sets a chat template variable: it needs --jinja or --chat-template");
+  }
   auto chat = model.chat(so, co);
   chat->check(params);
   if (a.image) chat->check_image(*a.image);  // refuse a bad file before the chat starts
@@ -236,6 +248,13 @@ void add_chat_command(CLI::App& app) {
   add_mmap_flags(*cmd, a->resident_weights);
   add_sampling_flags(*cmd, a->sampling);
   add_profile_option(*cmd, a->profile);
+  cmd->add_flag("--jinja", a->jinja,
+                "lay turns out with the checkpoint's Jinja chat template (re-rendered whole each turn, the common "
+                "prefix reused from the cache) instead of the built-in Gemma 4 format");
+  cmd->add_option("--chat-template,--chat-template-file", a->chat_template,
+                  "a Jinja chat template for the turns: a file, or the template itself (text holding {{ or {%), as "
+                  "llama.cpp's --chat-template takes it; implies --jinja");
+  cmd->add_option("--var", a->vars, "set a chat template variable: KEY=JSON (repeatable), e.g. enable_thinking=true");
   cmd->callback([a] {
     a->sets = with_profile(a->sets, a->profile);
     chat_command(*a);

@@ -29,13 +29,13 @@ struct ChatFormatOptions {
 };
 
 // The conversation of --prompt / --image / --system, as OpenAI-style messages.
-Conversation prompt_conversation(const ChatFormatOptions& o) {
+ChatMessages prompt_conversation(const ChatFormatOptions& o) {
   for (const auto& [flag, text] : {std::pair{"--prompt", &o.prompt}, std::pair{"--system", &o.system}}) {
     if (const std::size_t bad = utf8_first_invalid(*text); bad != std::string::npos) {
       invalid_argument(std::string(flag) + ": not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
     }
   }
-  Conversation c;
+  ChatMessages c;
   if (!o.system.empty()) c.messages.push_back({{"role", "system"}, {"content", o.system}});
   nlohmann::ordered_json user = {{"role", "user"}};
   if (o.images.empty()) {

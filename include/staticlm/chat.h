@@ -1,6 +1,6 @@
 // A Chat: a multi-turn conversation over one model whose KV cache carries the history. Each
-// user turn is laid out in the Gemma 4 chat format and only the tokens the cache does not hold
-// yet are prefilled (the new turn, plus the previous reply's last token, which decoding never fed
+// user turn is laid out in the Gemma 4 chat format (or a Jinja chat template: ChatOptions::jinja)
+// and only the tokens the cache does not hold yet are prefilled (the new turn, plus the previous reply's last token, which decoding never fed
 // back), in the runtime config's prefill_buckets (default 16, 64, 256). When a turn does not fit
 // max_seq - 1 with room for a reply, the overflow policy decides: "error" refuses it and leaves
 // the chat as it was, "truncate" drops the oldest whole turns (the system prompt stays).
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "staticlm/error.h"
 #include "staticlm/session.h"
@@ -28,6 +29,16 @@ struct ChatOptions {
   // Set up the vision graphs (the runtime config's vision profile) so that the first turn may
   // carry an image; the whole chat then runs on that profile. Needs a vision tower.
   bool vision = false;
+  // Lay every turn out with a Jinja chat template instead of the built-in Gemma 4 format:
+  // `jinja` the checkpoint's own (chat_template.jinja, or tokenizer_config.json's), a non-empty
+  // `chat_template` a file or the template's text (llama.cpp's --chat-template; implies jinja).
+  // The whole conversation is rendered again each turn, and the cache keeps the longest prefix
+  // it shares with the tokens so far (a template that rewrites earlier turns costs their
+  // prefill, never correctness). `vars`: "KEY=JSON" template variables, e.g.
+  // "enable_thinking=true".
+  bool jinja = false;
+  std::string chat_template;
+  std::vector<std::string> vars;
 };
 
 struct TurnResult {
@@ -61,8 +72,10 @@ class Chat {
   // Forgets every turn (the cache starts over); the system prompt stays.
   void reset();
   // The context tokens, turn boundaries and the cache's filled K/V slots in one file (written
-  // to a temporary name, then renamed). load() refuses a file saved for another checkpoint,
-  // max_seq, profile or system prompt, naming both, and leaves the chat unchanged then.
+  // to a temporary name, then renamed); a templated chat saves its messages too (not an image:
+  // one holding an image is refused). load() refuses a file saved for another checkpoint,
+  // max_seq, profile or system prompt, or by a chat of the other layout (built-in / template),
+  // naming both, and leaves the chat unchanged then.
   void save(const std::string& path) const;
   void load(const std::string& path);
 

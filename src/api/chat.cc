@@ -3,7 +3,11 @@
 // the cache it carries from turn to turn belongs to one runtime.
 #include "staticlm/chat.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "api/engine.h"
 #include "api/generate_params.h"
@@ -16,7 +20,9 @@
 #include "base/file.h"
 #include "base/sha256.h"
 #include "runtime/conversation.h"
+#include "runtime/prefiller.h"
 #include "staticlm/model.h"
+#include "text/chat_render.h"
 #include "vision/image_decode.h"
 
 namespace staticlm::api {
@@ -31,7 +37,30 @@ std::string chat_identity(const std::string& model_dir, std::int64_t max_seq, co
          "), max_seq " + std::to_string(max_seq) + ", profile '" + profile + "'";
 }
 
+std::string n_tokens(std::size_t n) { return std::to_string(n) + (n == 1 ? " token" : " tokens"); }
+
+// Metadata key of a templated chat's messages in a saved file; a built-in chat's file has none.
+constexpr const char* kMessagesKey = "messages";
+
 }  // namespace
+
+using ojson = nlohmann::ordered_json;
+
+// A chat laid out by a Jinja template (ChatOptions::jinja / chat_template): the messages so far,
+// rendered whole every turn, and the first turn's image while that turn is kept (each layout
+// that holds it expands its placeholder again).
+struct TemplatedTurns {
+  ChatRenderRequest request;  // template and variables; the messages are set per turn
+  OverflowPolicy overflow = OverflowPolicy::kError;
+  ojson messages = ojson::array();  // user and assistant messages, the system prompt not among them
+  std::optional<RgbImage> image;
+
+  // A context: its tokens and, with an image, the processor's output for its static input.
+  struct Layout {
+    std::vector<std::int64_t> ids;
+    std::optional<ProcessorBatch> batch;
+  };
+};
 
 // Members are destroyed in reverse order: the conversation before the engine whose runtime it
 // borrows, the engine before the pool and the recorder it uses.
@@ -44,6 +73,7 @@ struct Chat::Impl {
   std::unique_ptr<StaticInputBuilder> builder;  // with vision
   std::unique_ptr<Engine> engine;
   std::unique_ptr<Conversation> conversation;
+  std::unique_ptr<TemplatedTurns> templated;  // null: the built-in Gemma 4 format
   std::string identity;
 
   const staticlm::Tokenizer& tokenizer() const { return *model->tokenizer->tokenizer; }
@@ -52,6 +82,11 @@ struct Chat::Impl {
   // One turn: `run(options, stream)` adds it to the conversation; the rest is the API's result.
   template <class Run>
   TurnResult turn(const GenerateParams& params, const TokenCallback& on_token, Run&& run);
+
+  // A templated chat's turn: `user` (a message) after the messages so far; `image` with the first.
+  TurnStats templated_turn(const ojson& user, std::optional<RgbImage> image, const GenerateOptions& g,
+                           const staticlm::TokenCallback& stream);
+  TemplatedTurns::Layout lay_out(const ojson& messages, const RgbImage* image) const;
 };
 
 Chat::Chat(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -86,6 +121,23 @@ std::unique_ptr<Chat> Model::chat(const SessionOptions& o, const ChatOptions& c)
     s->pool = std::make_unique<ThreadPool>(thread_count(o.threads));
     s->engine = make_engine(*impl_, o, cfg, profile, *s->pool, s->recorder);
     s->conversation = std::make_unique<Conversation>(*s->engine->runtime, s->tokenizer(), co);
+    if (c.jinja || !c.chat_template.empty()) {
+      // Found (or refused) now, not at the first turn; render_chat would fall back to the
+      // built-in format where there is none.
+      if (!find_chat_template(dir, c.chat_template)) {
+        invalid_argument("chat: " + dir + " has no chat template (chat_template.jinja, or tokenizer_config.json's "
+                         "chat_template); give one with --chat-template, or chat in the built-in format (no --jinja)");
+      }
+      auto t = std::make_unique<TemplatedTurns>();
+      t->request.model_dir = dir;
+      t->request.template_file = c.chat_template;
+      t->request.conversation_name = "chat";
+      t->request.vars = c.vars;
+      t->overflow = co.overflow;
+      s->templated = std::move(t);
+      // A bad variable or a template that does not render is refused before the first turn.
+      s->lay_out(ojson::array({{{"role", "user"}, {"content", "check"}}}), nullptr);
+    }
     s->identity = chat_identity(dir, cfg.max_seq, profile_name);
     return std::make_unique<Chat>(std::move(s));
   });
@@ -117,9 +169,81 @@ TurnResult Chat::Impl::turn(const GenerateParams& params, const TokenCallback& o
   return out;
 }
 
+TemplatedTurns::Layout Chat::Impl::lay_out(const ojson& messages, const RgbImage* image) const {
+  ChatRenderRequest r = templated->request;
+  r.conversation.messages = ojson::array();
+  if (const std::string& system = conversation->system(); !system.empty()) {
+    r.conversation.messages.push_back({{"role", "system"}, {"content", system}});
+  }
+  for (const ojson& m : messages) r.conversation.messages.push_back(m);
+  const std::string text = render_chat(r).text;
+  TemplatedTurns::Layout out;
+  if (image != nullptr) {
+    out.batch = builder->process(text, std::span(image, 1));
+    const auto ids = out.batch->input_ids.as<std::int64_t>();
+    out.ids.assign(ids.begin(), ids.end());
+  } else {
+    const std::vector<int> ids = tokenizer().encode(text);
+    out.ids.assign(ids.begin(), ids.end());
+  }
+  return out;
+}
+
+TurnStats Chat::Impl::templated_turn(const ojson& user, std::optional<RgbImage> image, const GenerateOptions& g,
+                                     const staticlm::TokenCallback& stream) {
+  TemplatedTurns& t = *templated;
+  ojson messages = t.messages;
+  messages.push_back(user);
+  // The first turn's image, given now or kept from then.
+  const RgbImage* shown = image ? &*image : (t.image ? &*t.image : nullptr);
+  const std::int64_t cap = engine->runtime->max_seq() - 1, reserve = conversation->reply_reserve(g);
+  TemplatedTurns::Layout laid = lay_out(messages, shown);
+  std::int64_t dropped = 0;
+  while (static_cast<std::int64_t>(laid.ids.size()) + reserve > cap) {
+    const std::string need = "the conversation lays out to " + n_tokens(laid.ids.size()) + " plus " +
+                             n_tokens(static_cast<std::size_t>(reserve)) + " for the reply, but max_seq " +
+                             std::to_string(cap + 1) + " holds " + n_tokens(static_cast<std::size_t>(cap));
+    if (t.overflow == OverflowPolicy::kError) {
+      out_of_range("chat: " + need + " (context_overflow=error; /reset, or set context_overflow=truncate)");
+    }
+    // The oldest turn: its user message and everything up to the next one.
+    std::size_t next = 1;
+    while (next < messages.size() && messages[next].value("role", "") != "user") ++next;
+    if (next >= messages.size()) {
+      out_of_range("chat: " + need + " (no earlier turn to drop: a shorter turn, a smaller -n or a larger max_seq)");
+    }
+    messages.erase(messages.begin(), messages.begin() + static_cast<std::ptrdiff_t>(next));
+    shown = nullptr;  // only the first turn carries one
+    ++dropped;
+    laid = lay_out(messages, nullptr);
+  }
+  std::optional<StaticInputs> in;
+  std::optional<PrefillInput> prefill;
+  if (laid.batch) {
+    in = build_static_inputs(*laid.batch, builder->options());
+    prefill = prefill_input(*in);
+  }
+  TurnStats s = conversation->say_context(std::move(laid.ids), prefill ? &*prefill : nullptr,
+                                          builder ? builder->options().profile.visual_end_idx() : 0, g, stream);
+  s.dropped_turns = dropped;
+  // The reply as the next layout renders it: its text, special tokens (a thought channel, a
+  // tool call) spelled out, without the end token that closed it.
+  std::vector<int> reply(s.result.tokens.begin(), s.result.tokens.end());
+  if (!reply.empty() && g.is_eos(reply.back())) reply.pop_back();
+  messages.push_back({{"role", "assistant"}, {"content", tokenizer().decode(reply)}});
+  t.messages = std::move(messages);
+  if (shown == nullptr) {
+    t.image.reset();
+  } else if (image) {
+    t.image = std::move(image);
+  }
+  return s;
+}
+
 TurnResult Chat::say(const std::string& text, const GenerateParams& params, const TokenCallback& on_token) {
   return guarded([&] {
     return impl_->turn(params, on_token, [&](const GenerateOptions& g, const staticlm::TokenCallback& stream) {
+      if (impl_->templated) return impl_->templated_turn({{"role", "user"}, {"content", text}}, std::nullopt, g, stream);
       return impl_->conversation->say(text, g, stream);
     });
   });
@@ -134,9 +258,16 @@ TurnResult Chat::say_with_image(const std::string& text, const std::string& imag
       invalid_argument("chat: an image can only come with the first turn (the static profile fixes the image span's "
                        "positions); reset first");
     }
+    RgbImage decoded = decode_image_file(image);
+    if (s.templated) {
+      const ojson user = {{"role", "user"},
+                          {"content", ojson::array({{{"type", "image"}, {"image", image}}, {{"type", "text"}, {"text", text}}})}};
+      return s.turn(params, on_token, [&](const GenerateOptions& g, const staticlm::TokenCallback& stream) {
+        return s.templated_turn(user, std::move(decoded), g, stream);
+      });
+    }
     // The static layout of the whole first turn (prefix + turn), image span included.
     const TurnText t = render_turn(s.conversation->system(), text, /*first=*/true, /*image=*/true);
-    const RgbImage decoded = decode_image_file(image);
     const StaticInputs in = s.builder->build(t.prefix + t.turn, std::span(&decoded, 1));
     return s.turn(params, on_token, [&](const GenerateOptions& g, const staticlm::TokenCallback& stream) {
       return s.conversation->say_first_with_image(prefill_input(in), in.raw_input_ids.as<std::int64_t>(), g, stream);
@@ -153,18 +284,64 @@ void Chat::check_image(const std::string& image) const {
 }
 
 void Chat::reset() {
-  guarded([&] { impl_->conversation->reset(); });
+  guarded([&] {
+    impl_->conversation->reset();
+    if (impl_->templated) {
+      impl_->templated->messages = ojson::array();
+      impl_->templated->image.reset();
+    }
+  });
 }
 
 void Chat::save(const std::string& path) const {
-  guarded([&] { impl_->conversation->save(path, impl_->identity); });
+  guarded([&] {
+    Conversation::Metadata extra;
+    if (const TemplatedTurns* t = impl_->templated.get()) {
+      if (t->image) {
+        invalid_argument("chat: " + path + ": a templated chat holding an image cannot be saved (the file keeps no "
+                         "image, and every later turn lays it out again)");
+      }
+      extra[kMessagesKey] = t->messages.dump();
+    }
+    impl_->conversation->save(path, impl_->identity, extra);
+  });
 }
 
 void Chat::load(const std::string& path) {
-  guarded([&] { impl_->conversation->load(path, impl_->identity); });
+  guarded([&] {
+    TemplatedTurns* t = impl_->templated.get();
+    ojson messages;
+    impl_->conversation->load(path, impl_->identity, [&](const Conversation::Metadata& md) {
+      const auto it = md.find(kMessagesKey);
+      if (!t && it != md.end()) {
+        invalid_argument(path + ": saved by a chat with a chat template (--jinja / --chat-template); this chat uses "
+                         "the built-in format");
+      }
+      if (!t) return;
+      if (it == md.end()) {
+        invalid_argument(path + ": saved by a chat in the built-in format; this chat uses a chat template (start it "
+                         "without --jinja / --chat-template)");
+      }
+      messages = ojson::parse(it->second, nullptr, /*allow_exceptions=*/false);
+      const auto is_message = [](const ojson& m) {
+        return m.is_object() && m.contains("role") && m["role"].is_string() && m.contains("content");
+      };
+      if (!messages.is_array() || !std::all_of(messages.begin(), messages.end(), is_message)) invalid_file(path + ": metadata messages is not a JSON array of {role, content} messages");
+    });
+    if (t) {
+      t->messages = std::move(messages);
+      t->image.reset();
+    }
+  });
 }
 
-std::int64_t Chat::turns() const { return impl_->conversation->turns(); }
+std::int64_t Chat::turns() const {
+  if (const TemplatedTurns* t = impl_->templated.get()) {
+    return std::count_if(t->messages.begin(), t->messages.end(),
+                         [](const ojson& m) { return m.value("role", "") == "user"; });
+  }
+  return impl_->conversation->turns();
+}
 std::int64_t Chat::context_tokens() const { return static_cast<std::int64_t>(impl_->conversation->tokens().size()); }
 bool Chat::empty() const { return impl_->conversation->empty(); }
 std::int64_t Chat::past_len() const { return impl_->engine->runtime->past_len(); }

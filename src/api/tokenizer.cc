@@ -65,7 +65,7 @@ std::int64_t Tokenizer::vocab_size() const { return impl_->tokenizer->id_limit()
 
 namespace {
 
-ChatRenderResult render(const Tokenizer::Impl& impl, Conversation conversation, const std::string& name,
+ChatRenderResult render(const Tokenizer::Impl& impl, ChatMessages conversation, const std::string& name,
                         const ChatTemplateOptions& o) {
   ChatRenderRequest r;
   r.model_dir = impl.model_dir;
@@ -89,7 +89,7 @@ ChatText Tokenizer::apply_chat_template(const std::string& messages_json, const 
 
 std::string Tokenizer::chat_prompt(const std::string& prompt, const ChatTemplateOptions& options) const {
   return guarded([&] {
-    Conversation c;
+    ChatMessages c;
     c.messages.push_back({{"role", "user"}, {"content", prompt}});
     return render(*impl_, std::move(c), "prompt", options).text;
   });

@@ -145,11 +145,35 @@ TurnStats Conversation::say_first_with_image(const PrefillInput& input, std::spa
   return finish_turn({ids.begin(), ids.end()}, prefix_end_, 0, input.valid_length, r);
 }
 
+TurnStats Conversation::say_context(std::vector<std::int64_t> context, const PrefillInput* image,
+                                    std::int64_t image_span_end, const GenerateOptions& options,
+                                    const TokenCallback& on_token) {
+  if (context.empty()) invalid_argument("chat: a turn's context is empty");
+  const auto mm = std::mismatch(tokens_.begin(), tokens_.end(), context.begin(), context.end());
+  std::int64_t keep = std::min({static_cast<std::int64_t>(mm.first - tokens_.begin()), rt_.past_len(),
+                                static_cast<std::int64_t>(context.size()) - 1});
+  if (image != nullptr && keep < image_span_end) keep = 0;
+  rt_.rewind(keep);
+  // What the cache holds, should generation fail: a later turn's prefix stops there.
+  tokens_.resize(static_cast<std::size_t>(keep));
+  GenerationResult r;
+  std::int64_t prefilled = 0;
+  if (image != nullptr && keep == 0) {
+    r = rt_.generate(*image, options, on_token);
+    prefilled = image->valid_length;
+  } else {
+    const auto fresh = std::span(context).subspan(static_cast<std::size_t>(keep));
+    r = rt_.generate_append(fresh, context, options, on_token);
+    prefilled = static_cast<std::int64_t>(fresh.size());
+  }
+  return finish_turn(std::move(context), -1, keep, prefilled, r);
+}
+
 TurnStats Conversation::finish_turn(std::vector<std::int64_t> context, std::int64_t turn_start, std::int64_t reused,
                                     std::int64_t prefilled, const GenerationResult& r) {
   tokens_ = std::move(context);
   tokens_.insert(tokens_.end(), r.tokens.begin(), r.tokens.end());
-  turn_starts_.push_back(turn_start);
+  if (turn_start >= 0) turn_starts_.push_back(turn_start);
   TurnStats s;
   s.prefilled_tokens = prefilled;
   s.reused_tokens = reused;
@@ -158,9 +182,10 @@ TurnStats Conversation::finish_turn(std::vector<std::int64_t> context, std::int6
   return s;
 }
 
-void Conversation::save(const std::string& path, const std::string& identity) const {
+void Conversation::save(const std::string& path, const std::string& identity, const Metadata& extra) const {
   SafetensorsWriter w;
   const std::int64_t past = rt_.past_len();
+  for (const auto& [key, value] : extra) w.add_metadata(key, value);
   w.add_metadata("format", kFormat);
   w.add_metadata("identity", identity);
   w.add_metadata("past_len", std::to_string(past));
@@ -189,7 +214,8 @@ void Conversation::save(const std::string& path, const std::string& identity) co
   w.write(path);
 }
 
-void Conversation::load(const std::string& path, const std::string& identity) {
+void Conversation::load(const std::string& path, const std::string& identity,
+                        const std::function<void(const Metadata&)>& accept) {
   const auto f = SafetensorsFile::open(path);
   const auto& md = f->metadata();
   auto meta = [&](const std::string& key) -> std::string {
@@ -264,6 +290,7 @@ void Conversation::load(const std::string& path, const std::string& identity) {
     }
     rows.push_back({layer, {k, v}});
   }
+  if (accept) accept(md);
   // Everything checked: now replace the state.
   rt_.rewind(0);
   for (const auto& [layer, kv] : rows) {

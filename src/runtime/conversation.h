@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,6 +70,19 @@ class Conversation {
   TurnStats say_first_with_image(const PrefillInput& input, std::span<const std::int64_t> ids,
                                  const GenerateOptions& options, const TokenCallback& on_token);
 
+  // A turn whose whole context the caller laid out (a chat template renders every message again
+  // each turn, so a context need not extend the last one): the cache keeps the longest prefix
+  // the context shares with the tokens so far (the last context token is always fed: its logits
+  // choose the reply's first token) and the rest is prefilled. `image`: the static input of
+  // `context` when it holds an image span ending at `image_span_end`; a cache that does not
+  // hold the whole span is refilled by its full prefill (the append graphs carry no image).
+  // The caller fits the context (reply_reserve); a Conversation is driven either by say /
+  // say_first_with_image or by say_context, not both.
+  TurnStats say_context(std::vector<std::int64_t> context, const PrefillInput* image, std::int64_t image_span_end,
+                        const GenerateOptions& options, const TokenCallback& on_token);
+  // What a turn leaves free for its reply: min(max_new_tokens, (max_seq - 1) / 4), at least 1.
+  std::int64_t reply_reserve(const GenerateOptions& options) const;
+
   // Forgets every turn (the cache starts over); the system prompt stays.
   void reset();
 
@@ -79,13 +94,17 @@ class Conversation {
   // Save / restore: context tokens, turn boundaries and the cache's filled K/V slots in one
   // safetensors file (written to a temp name, then renamed). `identity` names the checkpoint
   // and the profile (e.g. "model=DIR;config_sha256=..;max_seq=..;profile=.."); load refuses a
-  // file whose identity differs, naming both, and leaves the conversation unchanged.
-  void save(const std::string& path, const std::string& identity) const;
-  void load(const std::string& path, const std::string& identity);
+  // file whose identity differs, naming both, and leaves the conversation unchanged. `extra`:
+  // more metadata for the caller (e.g. a templated chat's messages); `accept` sees a file's
+  // metadata after every check passed and before anything changes, and may refuse it by throwing.
+  using Metadata = std::map<std::string, std::string>;
+  void save(const std::string& path, const std::string& identity, const Metadata& extra = {}) const;
+  void load(const std::string& path, const std::string& identity,
+            const std::function<void(const Metadata&)>& accept = {});
 
  private:
   std::vector<std::int64_t> encode(const std::string& text) const;
-  std::int64_t reply_reserve(const GenerateOptions& options) const;
+  // turn_start < 0: no turn boundary recorded (say_context's callers keep their own turns).
   TurnStats finish_turn(std::vector<std::int64_t> fresh, std::int64_t turn_start, std::int64_t reused,
                         std::int64_t prefilled, const GenerationResult& r);
 

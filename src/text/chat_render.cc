@@ -140,9 +140,9 @@ std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir,
   invalid_file(name + ": expected a string or a list of {\"name\", \"template\"}, got " + std::string(t.type_name()));
 }
 
-Conversation parse_conversation_json(const std::string& text, const std::string& name) {
+ChatMessages parse_conversation_json(const std::string& text, const std::string& name) {
   ojson doc = parse_json(text, name);
-  Conversation c;
+  ChatMessages c;
   if (doc.is_object() && doc.contains("messages")) {
     if (doc.contains("tools") && !doc["tools"].is_null()) c.tools = parse_tools_json(doc["tools"].dump(), name + ": tools");
     doc = doc["messages"];

@@ -30,18 +30,18 @@ std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir,
 
 // A conversation file: a JSON array of messages, or {"messages": [...], "tools": [...]}. Each
 // message must be an object with a string "role"; everything else goes to the template as given.
-struct Conversation {
+struct ChatMessages {
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   nlohmann::ordered_json tools;  // null when none
 };
-Conversation parse_conversation_json(const std::string& text, const std::string& name);
+ChatMessages parse_conversation_json(const std::string& text, const std::string& name);
 // A tools file: a JSON array of tool schemas (or {"tools": [...]}).
 nlohmann::ordered_json parse_tools_json(const std::string& text, const std::string& name);
 
 struct ChatRenderRequest {
   std::string model_dir;      // "" when none: no template lookup, no special tokens
   std::string template_file;  // --chat-template
-  Conversation conversation;
+  ChatMessages conversation;
   std::string conversation_name;  // the messages file, for errors
   bool add_generation_prompt = true;
   std::vector<std::string> vars;  // "KEY=JSON", applied last

@@ -256,6 +256,10 @@ const Row kRows[] = {
     {"chat_profile_unknown", "chat -m {M} --profile bogus", "--profile bogus"},
     {"chat_set_wrong_type", "chat -m {M} --set max_seq=lots", "max_seq=lots"},
     {"chat_system_not_utf8", "chat -m {M} --system {BAD}", "--system"},
+    {"chat_template_missing", "chat -m {M} --chat-template {D}/nope", "{D}/nope"},
+    {"chat_template_broken", "chat -m {M} --chat-template {D}/bad.jinja", "{D}/bad.jinja:1"},
+    {"chat_template_var_not_json", "chat -m {M} --jinja --var enable_thinking=tru", "enable_thinking"},
+    {"chat_var_without_template", "chat -m {M} --var enable_thinking=true", "--var"},
     // serve (refused before it listens)
     {"serve_missing_model", "serve -m {D}/nope --port 0", "{D}/nope"},
     {"serve_truncated_safetensors", "serve -m {D}/m_trunc --port 0", "m_trunc/model.safetensors"},

@@ -2,17 +2,23 @@
 // turn's new tokens (the statistics say how many, and how many came from the cache); its last
 // reply equals a one-shot `run` over the saved context; context_overflow=truncate keeps going
 // past max_seq while error stops cleanly; a saved conversation is refused by a chat with
-// another max_seq. Also: text-only `inputs` on the multimodal tiny model.
+// another max_seq. A chat laid out by a Jinja template (--jinja / --chat-template) equals `run
+// --messages` over the messages it saved, also with a template that rewrites earlier turns.
+// Also: text-only `inputs` on the multimodal tiny model.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "runtime/logits_dump.h"
 #include "tensor/safetensors.h"
@@ -204,6 +210,131 @@ TEST_F(Chat, BadCommandsAndFlags) {
   const auto pol = chat("hi\n", "-n 2 --set context_overflow=drop");
   EXPECT_EQ(pol.exit_code, 2);
   EXPECT_NE(pol.err.find("context_overflow: 'drop' is not one of: error, truncate"), std::string::npos) << pol.err;
+}
+
+// A saved chat's context tokens and, for a templated chat, its messages.
+struct Saved {
+  std::vector<std::int64_t> tokens;
+  nlohmann::ordered_json messages;
+};
+Saved read_saved(const std::string& path) {
+  const auto f = SafetensorsFile::open(path);
+  const TensorView tv = f->get("tokens");
+  const auto* ids = static_cast<const std::int64_t*>(tv.data);
+  Saved s{{ids, ids + tv.numel()}, nullptr};
+  if (const auto it = f->metadata().find("messages"); it != f->metadata().end()) {
+    s.messages = nlohmann::ordered_json::parse(it->second);
+  }
+  return s;
+}
+
+// Three turns laid out by `template_args`; the third reply must equal greedy `run` over the
+// messages the chat saved (system + two turns + the third question) with the same template: a
+// fresh prefill of the whole rendering, against the chat's cache reuse. Returns the turns.
+std::vector<TurnLine> three_templated_turns(const std::string& template_args, const std::string& tag,
+                                            const std::function<test::CommandResult(const std::string&, const std::string&)>& chat,
+                                            test::TempDir& dir) {
+  const std::string saved = dir.file(tag + ".safetensors"), two = dir.file(tag + "_two.safetensors");
+  const std::string args = "--max-seq 256 -n 4 --temp 0 --system 'Be brief.' " + template_args;
+  const auto r = chat("Hello there\nAnd again\n/save " + two + "\nThird one\n/save " + saved + "\n", args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<TurnLine> t = turn_lines(r.err);
+  EXPECT_EQ(t.size(), 3u) << r.err;
+  if (t.size() != 3u) return t;
+  const Saved s = read_saved(saved);
+  EXPECT_EQ(s.messages.size(), 6u) << s.messages.dump();
+  if (s.messages.size() != 6u) return t;
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(s.messages[i]["role"], i % 2 ? "assistant" : "user") << i;
+  EXPECT_EQ(s.messages[4]["content"], "Third one");
+  EXPECT_EQ(read_saved(two).messages.size(), 4u);
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array({{{"role", "system"}, {"content", "Be brief."}}});
+  for (std::size_t i = 0; i < 5; ++i) messages.push_back(s.messages[i]);
+  const std::string file = dir.file(tag + "_messages.json"), dump = dir.file(tag + "_run.safetensors");
+  std::ofstream(file, std::ios::binary) << messages.dump();
+  const auto run = test::run_staticlm("run -m " + dir.file("m") + " --messages " + file + " " + template_args +
+                                      " -n 4 --max-seq 256 --temp 0 --dump-logits " + dump);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  if (run.exit_code != 0) return t;
+  const std::vector<std::int64_t> reply(s.tokens.end() - t[2].generated, s.tokens.end());
+  EXPECT_EQ(read_logits_dump(dump).tokens, reply) << tag;
+  for (const TurnLine& x : t) EXPECT_EQ(x.reused + x.prefilled + x.generated, x.context) << tag;
+  return t;
+}
+
+TEST_F(Chat, ATemplatedChatEqualsRunOverItsSavedMessages) {
+  // --jinja: the checkpoint's template, whose earlier turns stay as rendered: later turns reuse
+  // them from the cache.
+  const std::vector<TurnLine> own = three_templated_turns("--jinja", "own", chat, *dir_);
+  ASSERT_EQ(own.size(), 3u);
+  EXPECT_GT(own[1].reused, 10);
+  EXPECT_GT(own[2].reused, own[1].context - 8);
+  // A template of our own that numbers the turns and opens with the message count: every turn
+  // rewrites the start, so nothing past <bos> and the line's opening is reused, and the replies
+  // still equal a fresh run's.
+  const std::string counted = dir_->file("counted.jinja");
+  write(counted,
+        "{{ bos_token }}<|turn>system\n{{ messages | length }} messages<turn|>\n"
+        "{% for m in messages %}<|turn>{{ 'model' if m.role == 'assistant' else m.role }}\n"
+        "[{{ loop.index }}] {{ m.content }}<turn|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|turn>model\n{% endif %}");
+  const std::vector<TurnLine> rewritten = three_templated_turns("--chat-template " + counted, "counted", chat, *dir_);
+  ASSERT_EQ(rewritten.size(), 3u);
+  EXPECT_LE(rewritten[1].reused, 4);
+  EXPECT_LE(rewritten[2].reused, 4);
+  // The template was the one given: its first turn is not the checkpoint's.
+  EXPECT_NE(rewritten[0].prefilled, own[0].prefilled);
+}
+
+TEST_F(Chat, TemplatedChatTruncatesSavesAndRefusesByName) {
+  const auto trunc = chat(ten_turns(), "--jinja --max-seq 96 -n 6 --temp 0 --system 'Be brief.' --set context_overflow=truncate");
+  ASSERT_EQ(trunc.exit_code, 0) << trunc.err;
+  const std::vector<TurnLine> t = turn_lines(trunc.err);
+  ASSERT_EQ(t.size(), 10u) << trunc.err;
+  EXPECT_NE(trunc.err.find("oldest turns"), std::string::npos) << trunc.err;
+  for (const TurnLine& x : t) EXPECT_LE(x.context, 96);
+  const auto full = chat(ten_turns(), "--jinja --max-seq 96 -n 6 --temp 0 --system 'Be brief.'");
+  EXPECT_EQ(full.exit_code, 2);
+  EXPECT_NE(full.err.find("error: chat: the conversation lays out to "), std::string::npos) << full.err;
+  EXPECT_NE(full.err.find("context_overflow=error"), std::string::npos) << full.err;
+
+  // Saved and loaded: the third question gets the answer it gets in one chat.
+  const std::string saved = dir_->file("tpl_two.safetensors"), plain = dir_->file("plain_two.safetensors");
+  const std::string args = "--jinja --max-seq 256 -n 4 --temp 0";
+  ASSERT_EQ(chat("Hello there\nAnd again\n/save " + saved + "\n", args).exit_code, 0);
+  const auto whole = chat("Hello there\nAnd again\nThird one\n", args);
+  const auto resumed = chat("/load " + saved + "\nThird one\n", args);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out, whole.out.substr(whole.out.rfind('\n', whole.out.size() - 2) + 1));
+  EXPECT_NE(resumed.err.find(" tokens, 2 turns from "), std::string::npos) << resumed.err;
+
+  // A file of the other layout is refused, naming it.
+  ASSERT_EQ(chat("Hello there\n/save " + plain + "\n", "--max-seq 256 -n 4 --temp 0").exit_code, 0);
+  const auto to_plain = chat("/load " + saved + "\n", "--max-seq 256 -n 4 --temp 0");
+  EXPECT_EQ(to_plain.exit_code, 2);
+  EXPECT_NE(to_plain.err.find(saved + ": saved by a chat with a chat template"), std::string::npos) << to_plain.err;
+  const auto to_tpl = chat("/load " + plain + "\n", args);
+  EXPECT_EQ(to_tpl.exit_code, 2);
+  EXPECT_NE(to_tpl.err.find(plain + ": saved by a chat in the built-in format"), std::string::npos) << to_tpl.err;
+
+  const auto var = chat("hi\n", "-n 2 --var enable_thinking=true");
+  EXPECT_EQ(var.exit_code, 2);
+  EXPECT_NE(var.err.find("--var sets a chat template variable: it needs --jinja or --chat-template"), std::string::npos)
+      << var.err;
+  const auto bad_var = chat("hi\n", "-n 2 --jinja --var enable_thinking");
+  EXPECT_EQ(bad_var.exit_code, 2);
+  EXPECT_NE(bad_var.err.find("enable_thinking"), std::string::npos) << bad_var.err;
+  const auto missing = chat("hi\n", "-n 2 --chat-template " + dir_->file("nowhere.jinja"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("nowhere.jinja"), std::string::npos) << missing.err;
+  // A checkpoint without a template: --jinja is refused (render_chat would fall back silently).
+  const std::string bare = dir_->file("bare");
+  std::filesystem::create_directory(bare);
+  for (const auto& e : std::filesystem::directory_iterator(model())) {
+    if (e.path().filename() != "chat_template.jinja") std::filesystem::create_symlink(e.path(), bare + "/" + e.path().filename().string());
+  }
+  const auto none = test::run_staticlm("chat -m " + bare + " --jinja -n 2");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("has no chat template"), std::string::npos) << none.err;
 }
 
 // The tiny preset is multimodal and its registered profile's image span [1, 265) does not fit

@@ -290,6 +290,26 @@ def test_chat_matches_the_chat_command(model_dir, tmp_path):
     assert chat.say("And then?", max_new_tokens=3, temperature=0)["text"] == third["text"]
 
 
+def test_templated_chat_matches_the_chat_command(model_dir, tmp_path):
+    # chat(jinja=True, vars=...) against `staticlm chat --jinja --var`: the same replies and counts.
+    turns = ["Hello there", "What comes next?"]
+    r = subprocess.run([BIN, "chat", "-m", model_dir, "-n", "4", "--temp", "0", "--max-seq", "256", "--jinja",
+                        "--var", "enable_thinking=true"],
+                       input="\n".join(turns) + "\n", capture_output=True, text=True, check=True)
+    stats = [line for line in r.stderr.splitlines() if line.startswith("turn ")]
+    chat = staticlm.Model(model_dir).chat(max_seq=256, jinja=True, vars=["enable_thinking=true"])
+    said = [chat.say(t, max_new_tokens=4, temperature=0) for t in turns]
+    assert [s["text"] for s in said] == r.stdout.split("\n")[: len(turns)]
+    for s, line in zip(said, stats):
+        assert f"prefilled {s['prefilled_tokens']} tokens, reused {s['reused_tokens']} from the cache" in line
+    assert said[1]["reused_tokens"] > 0
+    # The variable reached the template: without it the first turn lays out shorter (no <|think|>).
+    plain = staticlm.Model(model_dir).chat(max_seq=256, jinja=True).say(turns[0], max_new_tokens=1, temperature=0)
+    assert plain["prefilled_tokens"] < said[0]["prefilled_tokens"]
+    with pytest.raises(ValueError, match="nowhere.jinja"):
+        staticlm.Model(model_dir).chat(max_seq=64, chat_template=str(tmp_path / "nowhere.jinja"))
+
+
 def test_chat_refuses_an_image_after_the_first_turn(model_dir, tmp_path):
     with pytest.raises(ValueError, match="overflow|error|truncate"):
         staticlm.Model(model_dir).chat(max_seq=64, overflow="sometimes")

@@ -1,6 +1,7 @@
 // The public Chat (include/staticlm/chat.h) against `staticlm chat` on the tiny model: two turns
 // through the API give the CLI's replies and per-turn statistics for the same stdin script, and
-// the second turn prefills only its new tokens (the rest comes from the cache).
+// the second turn prefills only its new tokens (the rest comes from the cache). A vision chat laid
+// out by the checkpoint's template keeps its image span in the cache and equals `run --messages`.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "runtime/logits_dump.h"
 #include "staticlm/model.h"
 #include "test_util.h"
 #include "tiny_model.h"
@@ -84,6 +88,77 @@ TEST_F(ApiChat, TwoTurnsMatchTheCliAndTheSecondPrefillsOnlyItsNewTokens) {
   EXPECT_EQ(chat->turns(), 2);
   EXPECT_EQ(chat->context_tokens(), t2.context_tokens);
   EXPECT_EQ(chat->past_len(), t2.context_tokens - 1);
+}
+
+// The image turn, then a text turn: the second reuses the whole first prompt, image span
+// included, from the cache (the template renders the first turn the same again), and its reply
+// equals greedy `run --messages` over the same three messages in one fresh prefill.
+// `chat_template`: "" for the checkpoint's. Returns the second turn's reused tokens and the first's prefilled ones.
+// `start`: where the template puts the image span.
+std::pair<std::int64_t, std::int64_t> templated_vision_chat_equals_run(const std::string& model, test::TempDir& dir,
+                                                                        const std::string& chat_template, int start) {
+  const api::Model m = api::Model::open(model);
+  api::SessionOptions o;
+  o.max_seq = 512;
+  o.threads = 2;
+  const std::vector<std::string> sets = {"image_fit=fit", "vision_profile.visual_start_idx=" + std::to_string(start)};
+  o.sets = sets;
+  api::ChatOptions co;
+  co.vision = true;
+  co.jinja = true;
+  co.chat_template = chat_template;
+  const std::unique_ptr<api::Chat> chat = m.chat(o, co);
+  api::GenerateParams p;
+  p.max_new_tokens = 4;
+  p.temperature = 0;
+  const std::string image = test::fixture("images/gradient.png");
+  const api::TurnResult t1 = chat->say_with_image("Describe it.", image, p);
+  const api::TurnResult t2 = chat->say("More please.", p);
+  EXPECT_GT(t1.prefilled_tokens, 5 + 256);  // the image's soft tokens were prefilled
+  EXPECT_EQ(t2.reused_tokens + t2.prefilled_tokens + t2.result.stats.generated_tokens, t2.context_tokens);
+  EXPECT_EQ(chat->turns(), 2);
+  // Saving would need the image: refused by name.
+  try {
+    chat->save(dir.file("vision_chat.safetensors"));
+    ADD_FAILURE() << "a templated chat with an image was saved";
+  } catch (const api::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("holding an image cannot be saved"), std::string::npos) << e.what();
+  }
+
+  std::vector<std::int64_t> reply = t1.result.tokens;
+  if (!reply.empty() && (reply.back() == m.tokenizer()->token_to_id("<turn|>") || reply.back() == 1)) reply.pop_back();
+  const nlohmann::ordered_json messages = {
+      {{"role", "user"},
+       {"content", {{{"type", "image"}, {"image", image}}, {{"type", "text"}, {"text", "Describe it."}}}}},
+      {{"role", "assistant"}, {"content", m.tokenizer()->decode(reply)}},
+      {{"role", "user"}, {"content", "More please."}}};
+  const std::string file = dir.file("vision_messages.json"), dump = dir.file("vision_run.safetensors");
+  std::ofstream(file, std::ios::binary) << messages.dump();
+  std::string args = "run -m " + model + " --messages " + file + " -n 4 --temp 0 --max-seq 512 --set " + sets[0] +
+                     " --set " + sets[1] + " --dump-logits " + dump;
+  if (!chat_template.empty()) args += " --chat-template " + chat_template;
+  const auto run = test::run_staticlm(args);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  if (run.exit_code == 0) {
+    EXPECT_EQ(read_logits_dump(dump).tokens, t2.result.tokens);
+  }
+  return {t2.reused_tokens, t1.prefilled_tokens};
+}
+
+TEST_F(ApiChat, TemplatedVisionChatReusesTheImageAndEqualsRun) {
+  const auto [reused, first] = templated_vision_chat_equals_run(model(), *dir_, "", 5);
+  EXPECT_GE(reused, first);
+  // A template whose first line counts the messages changes the text before the image every
+  // turn: the second turn lays the image out again in a full prefill, and still equals run.
+  const std::string counted = dir_->file("counted_vision.jinja");
+  std::ofstream(counted, std::ios::binary)
+      << "{{ bos_token }}<|turn>system\n{{ messages | length }}<turn|>\n{% for m in messages %}<|turn>"
+         "{{ 'model' if m.role == 'assistant' else m.role }}\n{% if m.content is string %}{{ m.content }}{% else %}"
+         "{% for c in m.content %}{% if c.type == 'image' %}<|image|>{% else %}{{ c.text }}{% endif %}{% endfor %}"
+         "{% endif %}<turn|>\n{% endfor %}{% if add_generation_prompt %}<|turn>model\n{% endif %}";
+  const auto [reused_again, first_again] = templated_vision_chat_equals_run(model(), *dir_, counted, 11);
+  EXPECT_EQ(reused_again, 0);
+  EXPECT_GT(first_again, 11 + 256);
 }
 
 TEST_F(ApiChat, AnImageNeedsVisionAndTheFirstTurn) {
