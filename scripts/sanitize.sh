@@ -42,7 +42,8 @@ left_out=(
   Replay.ImageRecordingReplaysBitExactOnTheCpuBackend Serve.NpmOpenAiClientStreamedAndNot
   ServeF32.TextCompletionsContinueARawPromptAsRunDoes Quantize.ResidentWeightsGiveTheMappedBits
   CApi.GenerateParamsAreRunsFlags ServeTools.RunToolChoiceGivesServesCalls CApi.ToolCallGrammarAndParseGiveRunsCalls
-  ServeF32.LlamaCppSamplersEqualRunFlags
+  ServeF32.LlamaCppSamplersEqualRunFlags Chat.ATemplatedChatEqualsRunOverItsSavedMessages
+  ApiChat.TemplatedVisionChatReusesTheImageAndEqualsRun
   # forced tool calls through serve (13 s sanitized; the serve_request fuzzer parses tool_choice
   # sanitized and ToolCallGrammar.* runs the grammar sanitized)
   ServeTools.ToolChoiceForcesOrBansCalls
