@@ -550,12 +550,17 @@ GenerationConfig parse_generation_config(const std::string& json_text, const std
   f.get("top_k", g.top_k);
   f.get("top_p", g.top_p);
   f.get("min_p", g.min_p);
+  f.get("typical_p", g.typical_p);
   f.get("repetition_penalty", g.repetition_penalty);
   f.get("max_new_tokens", g.max_new_tokens);
   if (g.temperature && *g.temperature < 0) invalid_file(f.where("temperature") + ": expected a number >= 0");
   if (g.top_k && *g.top_k < 0) invalid_file(f.where("top_k") + ": expected an integer >= 0");
   if (g.top_p && !(*g.top_p >= 0 && *g.top_p <= 1)) invalid_file(f.where("top_p") + ": expected a number in [0, 1]");
   if (g.min_p && !(*g.min_p >= 0 && *g.min_p <= 1)) invalid_file(f.where("min_p") + ": expected a number in [0, 1]");
+  // Transformers' TypicalLogitsWarper refuses 0 and applies below 1.
+  if (g.typical_p && !(*g.typical_p > 0 && *g.typical_p <= 1)) {
+    invalid_file(f.where("typical_p") + ": expected a number in (0, 1]");
+  }
   if (g.max_new_tokens && *g.max_new_tokens < 0) invalid_file(f.where("max_new_tokens") + ": expected an integer >= 0");
   return g;
 }
@@ -725,6 +730,7 @@ std::string generation_config_to_json(const GenerationConfig& g) {
   if (g.top_k) j["top_k"] = *g.top_k;
   if (g.top_p) j["top_p"] = *g.top_p;
   if (g.min_p) j["min_p"] = *g.min_p;
+  if (g.typical_p) j["typical_p"] = *g.typical_p;
   if (g.repetition_penalty) j["repetition_penalty"] = *g.repetition_penalty;
   if (g.max_new_tokens) j["max_new_tokens"] = *g.max_new_tokens;
   return j.dump(2) + "\n";

@@ -170,6 +170,7 @@ struct GenerationConfig {
   std::optional<std::int64_t> top_k;
   std::optional<double> top_p;
   std::optional<double> min_p;
+  std::optional<double> typical_p;
   std::optional<double> repetition_penalty;
   std::optional<std::int64_t> max_new_tokens;
   bool operator==(const GenerationConfig&) const = default;

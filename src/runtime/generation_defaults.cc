@@ -20,6 +20,7 @@ SamplingOptions sampling_defaults(const std::optional<GenerationConfig>& gen) {
     if (gen->top_k) o.top_k = *gen->top_k;
     if (gen->top_p) o.top_p = *gen->top_p;
     if (gen->min_p) o.min_p = *gen->min_p;
+    if (gen->typical_p) o.typical_p = *gen->typical_p;
   }
   if (gen && gen->repetition_penalty) o.repetition_penalty = *gen->repetition_penalty;
   return o;

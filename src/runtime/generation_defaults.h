@@ -17,7 +17,7 @@ namespace staticlm {
 std::vector<std::int64_t> resolve_eos_ids(const ModelConfig& config, const std::optional<GenerationConfig>& gen);
 
 // do_sample false (or no generation_config.json): greedy. Otherwise its temperature, top_k,
-// top_p, min_p and repetition_penalty, each when set.
+// top_p, min_p, typical_p and repetition_penalty, each when set.
 SamplingOptions sampling_defaults(const std::optional<GenerationConfig>& gen);
 
 // "2,105,2364" -> ids. Each must be an integer in [0, vocab_size); `what` (e.g. "--prompt-ids")

@@ -40,7 +40,7 @@ TEST(JsonDepth, BracketsInStringsDoNotCount) {
   EXPECT_THROW(check_json_limits("[\"\\\\\"" + brackets + "\"]", "s.json"), Error);
   // Siblings do not add up: a long flat array is one level.
   std::string flat = "[";
-  for (int i = 0; i < 10000; ++i) flat += (i ? "," : "") + std::string("[1]");
+  for (int i = 0; i < 10000; ++i) flat.append(i ? ",[1]" : "[1]");
   EXPECT_NO_THROW(check_json_limits(flat + "]", "flat.json"));
 }
 

@@ -286,6 +286,19 @@ TEST(GenerationConfig, E2BFixtureWithEosList) {
   EXPECT_FALSE(g.max_new_tokens.has_value());
 }
 
+TEST(GenerationConfig, TypicalPInRange) {
+  EXPECT_EQ(parse_generation_config(R"({"typical_p": 0.5})", "g").typical_p, std::optional<double>(0.5));
+  for (const char* bad : {R"({"typical_p": 0})", R"({"typical_p": 1.5})"}) {
+    try {
+      parse_generation_config(bad, "generation_config.json");
+      FAIL() << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("generation_config.json: typical_p: expected a number in (0, 1]"),
+                std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(GenerationConfig, EosAsInteger) {
   const GenerationConfig g = parse_generation_config(R"({"eos_token_id": 1, "max_new_tokens": 32})", "g");
   EXPECT_EQ(g.eos_token_id, (std::vector<std::int64_t>{1}));

@@ -122,6 +122,7 @@ TEST(GenerationConfigRoundTrip, AllFields) {
   g.top_k = 64;
   g.top_p = 0.95;
   g.min_p = 0.05;
+  g.typical_p = 0.9;
   g.repetition_penalty = 1.1;
   g.max_new_tokens = 128;
   const std::string text = generation_config_to_json(g);

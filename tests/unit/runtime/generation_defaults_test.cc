@@ -37,6 +37,11 @@ TEST(GenerationDefaults, SamplingFromGenerationConfig) {
   EXPECT_EQ(o.top_k, 64);
   EXPECT_EQ(o.top_p, 0.95);
   EXPECT_EQ(o.min_p, 0.0);
+  EXPECT_EQ(o.typical_p, 1.0);
+  g.typical_p = 0.9;  // transformers' TypicalLogitsWarper
+  EXPECT_EQ(sampling_defaults(g).typical_p, 0.9);
+  g.do_sample = false;
+  EXPECT_EQ(sampling_defaults(g).typical_p, 1.0);
 }
 
 TEST(ParseTokenIds, Parses) {
