@@ -142,65 +142,91 @@ api::SessionOptions session_options(std::int64_t max_seq, int threads, const std
   return o;
 }
 
-// The OpenAI-style keywords of generate() and Chat.say(): presence_penalty, frequency_penalty,
-// logit_bias ({token id: bias}, -inf bans it), ignore_eos, json_schema (JSON text, or a dict),
-// grammar (GBNF text); and llama.cpp's repeat_last_n (the repetition penalty's window), top_n_sigma,
-// typical_p, xtc_probability, xtc_threshold, mirostat, mirostat_tau, mirostat_eta and the dry_* ones.
-struct Penalties {
-  std::optional<double> presence_penalty, frequency_penalty;
-  std::map<std::int64_t, float> logit_bias;
-  bool ignore_eos = false;
-  std::string json_schema;
-  std::string grammar;
-  std::optional<std::int64_t> repeat_last_n;
-  std::optional<double> top_n_sigma, typical_p, xtc_probability, xtc_threshold;
-  std::optional<std::int64_t> mirostat;
-  std::optional<double> mirostat_tau, mirostat_eta;
-  std::optional<double> dry_multiplier, dry_base;
-  std::optional<std::int64_t> dry_allowed_length, dry_penalty_last_n;
-  std::optional<std::vector<std::string>> dry_sequence_breakers;
-};
-
 // json_schema as given: a str is the schema's JSON text, a dict (or list, bool) is dumped with json.dumps.
-std::string schema_text(const py::object& schema) {
+std::string schema_text(const py::handle& schema) {
   if (schema.is_none()) return "";
   if (py::isinstance<py::str>(schema)) return schema.cast<std::string>();
   return py::module_::import("json").attr("dumps")(schema).cast<std::string>();
 }
 
-// The sampling keywords of generate() and Chat.say(); unset ones take the checkpoint's defaults.
-api::GenerateParams generate_params(std::optional<std::int64_t> max_new_tokens, std::optional<double> temperature,
-                                    std::optional<std::int64_t> top_k, std::optional<double> top_p,
-                                    std::optional<double> min_p, std::optional<double> repetition_penalty,
-                                    std::uint64_t seed, const std::vector<std::string>& stop, const Penalties& more) {
+// The sampling keywords of generate() and Chat.say(), one table for both: each sets its
+// GenerateParams field (staticlm/session.h says what each means); None or absent leaves the
+// checkpoint's default. logit_bias is {token id: bias} (-inf bans it); json_schema JSON text or
+// a dict.
+struct SamplingKeyword {
+  const char* name;
+  void (*set)(api::GenerateParams&, const py::handle&);
+};
+
+template <auto Field>
+void set_field(api::GenerateParams& p, const py::handle& value) {
+  using T = std::remove_reference_t<decltype(p.*Field)>;
+  // A None for a field without an unset state (seed, stop, ignore_eos, grammar) keeps its default.
+  if (value.is_none()) return;
+  p.*Field = value.cast<T>();
+}
+
+using P = api::GenerateParams;
+constexpr SamplingKeyword kSamplingKeywords[] = {
+    {"max_new_tokens", set_field<&P::max_new_tokens>},
+    {"temperature", set_field<&P::temperature>},
+    {"top_k", set_field<&P::top_k>},
+    {"top_p", set_field<&P::top_p>},
+    {"min_p", set_field<&P::min_p>},
+    {"repetition_penalty", set_field<&P::repetition_penalty>},
+    {"seed", set_field<&P::seed>},
+    {"stop", set_field<&P::stop>},
+    {"presence_penalty", set_field<&P::presence_penalty>},
+    {"frequency_penalty", set_field<&P::frequency_penalty>},
+    {"logit_bias",
+     [](P& p, const py::handle& v) {
+       if (v.is_none()) return;
+       const auto bias = v.cast<std::map<std::int64_t, float>>();
+       p.logit_bias.assign(bias.begin(), bias.end());
+     }},
+    {"ignore_eos", set_field<&P::ignore_eos>},
+    {"json_schema", [](P& p, const py::handle& v) { p.json_schema = schema_text(v); }},
+    {"grammar", set_field<&P::grammar>},
+    {"repeat_last_n", set_field<&P::repeat_last_n>},
+    {"top_n_sigma", set_field<&P::top_n_sigma>},
+    {"typical_p", set_field<&P::typical_p>},
+    {"xtc_probability", set_field<&P::xtc_probability>},
+    {"xtc_threshold", set_field<&P::xtc_threshold>},
+    {"mirostat", set_field<&P::mirostat>},
+    {"mirostat_tau", set_field<&P::mirostat_tau>},
+    {"mirostat_eta", set_field<&P::mirostat_eta>},
+    {"dry_multiplier", set_field<&P::dry_multiplier>},
+    {"dry_base", set_field<&P::dry_base>},
+    {"dry_allowed_length", set_field<&P::dry_allowed_length>},
+    {"dry_penalty_last_n", set_field<&P::dry_penalty_last_n>},
+    {"dry_sequence_breakers", set_field<&P::dry_sequence_breakers>},
+};
+
+std::string sampling_keyword_names() {
+  std::string names;
+  for (const SamplingKeyword& k : kSamplingKeywords) names.append(names.empty() ? "" : ", ").append(k.name);
+  return names;
+}
+
+// The GenerateParams of generate()'s / say()'s keywords. An unknown keyword, or a value of the
+// wrong type, is a TypeError naming it.
+api::GenerateParams sampling_params(const py::kwargs& kwargs) {
   api::GenerateParams p;
-  p.presence_penalty = more.presence_penalty;
-  p.frequency_penalty = more.frequency_penalty;
-  p.logit_bias.assign(more.logit_bias.begin(), more.logit_bias.end());
-  p.ignore_eos = more.ignore_eos;
-  p.json_schema = more.json_schema;
-  p.grammar = more.grammar;
-  p.repeat_last_n = more.repeat_last_n;
-  p.top_n_sigma = more.top_n_sigma;
-  p.typical_p = more.typical_p;
-  p.xtc_probability = more.xtc_probability;
-  p.xtc_threshold = more.xtc_threshold;
-  p.mirostat = more.mirostat;
-  p.mirostat_tau = more.mirostat_tau;
-  p.mirostat_eta = more.mirostat_eta;
-  p.dry_multiplier = more.dry_multiplier;
-  p.dry_base = more.dry_base;
-  p.dry_allowed_length = more.dry_allowed_length;
-  p.dry_penalty_last_n = more.dry_penalty_last_n;
-  p.dry_sequence_breakers = more.dry_sequence_breakers;
-  p.max_new_tokens = max_new_tokens;
-  p.temperature = temperature;
-  p.top_k = top_k;
-  p.top_p = top_p;
-  p.min_p = min_p;
-  p.repetition_penalty = repetition_penalty;
-  p.seed = seed;
-  p.stop = stop;
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::str(key);
+    const auto* k = std::find_if(std::begin(kSamplingKeywords), std::end(kSamplingKeywords),
+                                 [&](const SamplingKeyword& x) { return name == x.name; });
+    if (k == std::end(kSamplingKeywords)) {
+      throw py::type_error("unexpected keyword argument '" + name + "'; the sampling keywords are " +
+                           sampling_keyword_names());
+    }
+    try {
+      k->set(p, value);
+    } catch (const py::cast_error&) {
+      throw py::type_error(name + ": cannot take " + std::string(py::repr(value)) + " (a " +
+                           std::string(py::str(value.get_type().attr("__name__"))) + ")");
+    }
+  }
   return p;
 }
 
@@ -385,42 +411,27 @@ PYBIND11_MODULE(staticlm, m) {
       .def_property_readonly("result", &Generation::result,
                              "after the last token: {tokens, stop_reason, message, text, stats}; else None");
 
+  // Static: the bindings keep pointers to their docstrings.
+  static const std::string keywords = "Sampling keywords (unset or None: the checkpoint's defaults): " +
+                                      sampling_keyword_names() + ".";
+  static const std::string generate_doc =
+      "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text holding "
+      "<|image|>). " + keywords;
+  static const std::string say_doc =
+      "Adds a user turn (an image only with the first, on a vision chat) and returns the reply: {tokens, stop_reason, "
+      "message, text, stats, prefilled_tokens, reused_tokens, dropped_turns, context_tokens}. " + keywords;
+
   py::class_<PySession, std::shared_ptr<PySession>>(m, "Session", "One generation context (KV cache, thread pool)")
       .def(
           "generate",
           [](const std::shared_ptr<PySession>& s, const std::optional<std::string>& prompt,
              const std::optional<std::vector<std::int64_t>>& prompt_ids, const py::object& image,
-             std::optional<std::int64_t> max_new_tokens, std::optional<double> temperature,
-             std::optional<std::int64_t> top_k, std::optional<double> top_p, std::optional<double> min_p,
-             std::optional<double> repetition_penalty, std::uint64_t seed, const std::vector<std::string>& stop,
-             std::optional<double> presence_penalty, std::optional<double> frequency_penalty,
-             const std::map<std::int64_t, float>& logit_bias, bool ignore_eos,
-             const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n,
-             std::optional<double> top_n_sigma, std::optional<double> typical_p, std::optional<double> xtc_probability,
-             std::optional<double> xtc_threshold, std::optional<std::int64_t> mirostat, std::optional<double> mirostat_tau,
-             std::optional<double> mirostat_eta, std::optional<double> dry_multiplier, std::optional<double> dry_base,
-             std::optional<std::int64_t> dry_allowed_length, std::optional<std::int64_t> dry_penalty_last_n,
-             const std::optional<std::vector<std::string>>& dry_sequence_breakers) {
-            const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
-                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n,
-                                                                 top_n_sigma, typical_p, xtc_probability, xtc_threshold,
-                                                                 mirostat, mirostat_tau, mirostat_eta, dry_multiplier, dry_base,
-                                                                 dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers});
+             const py::kwargs& sampling) {
+            const api::GenerateParams p = sampling_params(sampling);
             return std::make_unique<Generation>(s, make_prompt(prompt, prompt_ids, image), p);
           },
           py::arg("prompt") = py::none(), py::arg("prompt_ids") = py::none(), py::arg("image") = py::none(),
-          py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(), py::arg("top_k") = py::none(),
-          py::arg("top_p") = py::none(), py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(),
-          py::arg("seed") = 0, py::arg("stop") = std::vector<std::string>{}, py::arg("presence_penalty") = py::none(),
-          py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
-          py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(), py::arg("grammar") = "",
-          py::arg("repeat_last_n") = py::none(), py::arg("top_n_sigma") = py::none(), py::arg("typical_p") = py::none(),
-          py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(), py::arg("mirostat") = py::none(),
-          py::arg("mirostat_tau") = py::none(), py::arg("mirostat_eta") = py::none(), py::arg("dry_multiplier") = py::none(),
-          py::arg("dry_base") = py::none(), py::arg("dry_allowed_length") = py::none(),
-          py::arg("dry_penalty_last_n") = py::none(), py::arg("dry_sequence_breakers") = py::none(),
-          "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text "
-          "holding <|image|>). Unset sampling options take the checkpoint's defaults.")
+          generate_doc.c_str())
       .def(
           "prefill",
           [](PySession& s, const std::optional<std::string>& prompt,
@@ -440,22 +451,8 @@ PYBIND11_MODULE(staticlm, m) {
   py::class_<api::Chat>(m, "Chat", "A multi-turn conversation over one KV cache (Model.chat())")
       .def(
           "say",
-          [](api::Chat& c, const std::string& text, const py::object& image, std::optional<std::int64_t> max_new_tokens,
-             std::optional<double> temperature, std::optional<std::int64_t> top_k, std::optional<double> top_p,
-             std::optional<double> min_p, std::optional<double> repetition_penalty, std::uint64_t seed,
-             const std::vector<std::string>& stop, std::optional<double> presence_penalty,
-             std::optional<double> frequency_penalty, const std::map<std::int64_t, float>& logit_bias, bool ignore_eos,
-             const py::object& json_schema, const std::string& grammar, std::optional<std::int64_t> repeat_last_n,
-             std::optional<double> top_n_sigma, std::optional<double> typical_p, std::optional<double> xtc_probability,
-             std::optional<double> xtc_threshold, std::optional<std::int64_t> mirostat, std::optional<double> mirostat_tau,
-             std::optional<double> mirostat_eta, std::optional<double> dry_multiplier, std::optional<double> dry_base,
-             std::optional<std::int64_t> dry_allowed_length, std::optional<std::int64_t> dry_penalty_last_n,
-             const std::optional<std::vector<std::string>>& dry_sequence_breakers) {
-            const api::GenerateParams p = generate_params(max_new_tokens, temperature, top_k, top_p, min_p, repetition_penalty, seed,
-                                                          stop, {presence_penalty, frequency_penalty, logit_bias, ignore_eos, schema_text(json_schema), grammar, repeat_last_n,
-                                                                 top_n_sigma, typical_p, xtc_probability, xtc_threshold,
-                                                                 mirostat, mirostat_tau, mirostat_eta, dry_multiplier, dry_base,
-                                                                 dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers});
+          [](api::Chat& c, const std::string& text, const py::object& image, const py::kwargs& sampling) {
+            const api::GenerateParams p = sampling_params(sampling);
             const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
             api::TurnResult t;
             {
@@ -464,19 +461,8 @@ PYBIND11_MODULE(staticlm, m) {
             }
             return turn_dict(t);
           },
-          py::arg("text"), py::arg("image") = py::none(), py::arg("max_new_tokens") = py::none(),
-          py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
-          py::arg("min_p") = py::none(), py::arg("repetition_penalty") = py::none(), py::arg("seed") = 0,
-          py::arg("stop") = std::vector<std::string>{}, py::arg("presence_penalty") = py::none(),
-          py::arg("frequency_penalty") = py::none(), py::arg("logit_bias") = std::map<std::int64_t, float>{},
-          py::arg("ignore_eos") = false, py::arg("json_schema") = py::none(), py::arg("grammar") = "",
-          py::arg("repeat_last_n") = py::none(), py::arg("top_n_sigma") = py::none(), py::arg("typical_p") = py::none(),
-          py::arg("xtc_probability") = py::none(), py::arg("xtc_threshold") = py::none(), py::arg("mirostat") = py::none(),
-          py::arg("mirostat_tau") = py::none(), py::arg("mirostat_eta") = py::none(), py::arg("dry_multiplier") = py::none(),
-          py::arg("dry_base") = py::none(), py::arg("dry_allowed_length") = py::none(),
-          py::arg("dry_penalty_last_n") = py::none(), py::arg("dry_sequence_breakers") = py::none(),
-          "Adds a user turn (an image only with the first, on a vision chat) and returns the reply: "
-          "{tokens, stop_reason, message, text, stats, prefilled_tokens, reused_tokens, dropped_turns, context_tokens}")
+          py::arg("text"), py::arg("image") = py::none(),
+          say_doc.c_str())
       .def("reset", &api::Chat::reset, "forget every turn (the system prompt stays)")
       .def(
           "save", [](const api::Chat& c, const std::string& path) { c.save(path); }, py::arg("path"),

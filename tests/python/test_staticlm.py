@@ -54,7 +54,14 @@ def test_llama_cpp_samplers_match_run(model_dir, tmp_path):
     s = staticlm.Model(model_dir).session(max_seq=256)
     for kwargs, flags in [({"top_n_sigma": 1}, "--top-n-sigma 1"), ({"typical_p": 0.2}, "--typical 0.2"),
                           ({"xtc_probability": 1, "xtc_threshold": 0.001}, "--xtc-probability 1 --xtc-threshold 0.001"),
-                          ({"mirostat": 2, "mirostat_tau": 3}, "--mirostat 2 --mirostat-ent 3")]:
+                          ({"mirostat": 2, "mirostat_tau": 3}, "--mirostat 2 --mirostat-ent 3"),
+                          ({"mirostat": 1, "mirostat_eta": 0.9}, "--mirostat 1 --mirostat-lr 0.9"),
+                          # the older keywords, through the same table
+                          ({"top_k": 3}, "--top-k 3"), ({"top_p": 0.2}, "--top-p 0.2"), ({"min_p": 0.9}, "--min-p 0.9"),
+                          ({"repetition_penalty": 5, "repeat_last_n": 4}, "--repetition-penalty 5 --repeat-last-n 4"),
+                          ({"presence_penalty": 2}, "--presence-penalty 2"),
+                          ({"frequency_penalty": -2}, "--frequency-penalty -2"),
+                          ({"stop": ["a"], "ignore_eos": True}, "--stop a --ignore-eos")]:
         expected = cli_tokens(model_dir, base + " " + flags, tmp_path)
         assert expected != plain, flags + " changed nothing, so the check is empty"
         assert list(s.generate(prompt_ids=ids, max_new_tokens=8, temperature=3, seed=5, **kwargs)) == expected, flags
@@ -288,6 +295,24 @@ def test_chat_matches_the_chat_command(model_dir, tmp_path):
     chat.load(path)
     assert chat.turns == 2
     assert chat.say("And then?", max_new_tokens=3, temperature=0)["text"] == third["text"]
+
+
+def test_sampling_keywords_are_checked_by_name(model_dir):
+    m = staticlm.Model(model_dir)
+    s = m.session(max_seq=64)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'temprature'; the sampling keywords are .*temperature"):
+        s.generate("Hi", temprature=0.5)
+    with pytest.raises(TypeError, match="top_k: cannot take 'five' \\(a str\\)"):
+        s.generate("Hi", top_k="five")
+    with pytest.raises(TypeError, match="stop: cannot take 'end'"):
+        s.generate("Hi", stop="end")  # a list of strings, not one
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        m.chat(max_seq=64).say("Hi", bogus=1)
+    # None leaves a setting at its default: the same tokens as not giving it.
+    plain = list(s.generate("Hi", max_new_tokens=3, temperature=0))
+    assert list(s.generate("Hi", max_new_tokens=3, temperature=0, top_k=None, seed=None, stop=None)) == plain
+    assert "dry_sequence_breakers" in staticlm.Session.generate.__doc__
+    assert "mirostat_tau" in staticlm.Chat.say.__doc__
 
 
 def test_templated_chat_matches_the_chat_command(model_dir, tmp_path):
