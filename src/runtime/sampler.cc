@@ -12,10 +12,17 @@
 namespace staticlm {
 
 void validate_sampling_options(const SamplingOptions& o) {
-  auto bad = [](const std::string& what, double v, const char* expect) {
-    std::ostringstream m;
-    m << "sampling option " << what << " = " << v << ": expected " << expect;
-    invalid_argument(m.str());
+  if (const auto p = check_sampling_options(o)) {
+    invalid_argument("sampling option " + p->option + " = " + p->value + ": expected " + p->expected);
+  }
+}
+
+std::optional<SamplingProblem> check_sampling_options(const SamplingOptions& o) {
+  std::optional<SamplingProblem> problem;
+  auto bad = [&](const std::string& what, double v, const char* expect) {
+    std::ostringstream value;
+    value << v;
+    if (!problem) problem = SamplingProblem{what, value.str(), expect};
   };
   if (!std::isfinite(o.temperature) || o.temperature < 0) bad("temperature", o.temperature, "a number >= 0 (0: greedy)");
   if (o.top_k < 0) bad("top_k", static_cast<double>(o.top_k), "an integer >= 0 (0: off)");
@@ -43,9 +50,14 @@ void validate_sampling_options(const SamplingOptions& o) {
     bad("dry_penalty_last_n", static_cast<double>(o.dry_penalty_last_n), "an integer >= -1 (-1: every token, 0: none)");
   }
   for (const auto& [token, bias] : o.logit_bias) {
-    if (token < 0) bad("logit_bias token", static_cast<double>(token), "a token id >= 0");
-    if (std::isnan(bias) || bias == INFINITY) bad("logit_bias of token " + std::to_string(token), bias, "a finite number or -inf (banned)");
+    if (token < 0) bad("logit_bias", static_cast<double>(token), "a token id >= 0");
+    if ((std::isnan(bias) || bias == INFINITY) && !problem) {
+      std::string value(std::isnan(bias) ? "nan" : "inf");
+      value.append(" (token ").append(std::to_string(token)).append(")");
+      problem = SamplingProblem{"logit_bias", value, "a finite number or -inf (banned)"};
+    }
   }
+  return problem;
 }
 
 Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {

@@ -9,10 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace staticlm {
@@ -65,7 +66,16 @@ struct SamplingOptions {
   bool greedy() const { return temperature == 0.0; }
 };
 
-// Throws kInvalidArgument naming the option and its value: temperature < 0, top_k < 0, top_p
+// The first option out of its range: its name (the SamplingOptions field, as serve's request
+// fields and the C API name it; "logit_bias" for a bias), its value in words and what was
+// expected. nullopt when every option is in range.
+struct SamplingProblem {
+  std::string option, value, expected;
+};
+std::optional<SamplingProblem> check_sampling_options(const SamplingOptions& options);
+
+// check_sampling_options as kInvalidArgument "sampling option NAME = VALUE: expected ...":
+// temperature < 0, top_k < 0, top_p
 // outside (0, 1], min_p outside [0, 1], repetition_penalty <= 0, presence or frequency penalty
 // outside [-2, 2] (OpenAI's range), repeat_last_n < -1, a logit_bias token < 0 or bias NaN / +inf, typical_p
 // outside (0, 1], xtc_probability or xtc_threshold outside [0, 1], mirostat not 0, 1 or 2,

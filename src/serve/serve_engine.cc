@@ -297,13 +297,9 @@ void parse_dry_fields(const ojson& doc, const RequestContext& context, SamplingO
   bool changed = false;
   if (given(doc, "dry_multiplier")) {
     s.dry_multiplier = number_field(doc, "dry_multiplier");
-    if (!(s.dry_multiplier >= 0)) bad("dry_multiplier", "must be at least 0 (0: off)");
     changed = true;
   }
-  if (given(doc, "dry_base")) {
-    s.dry_base = number_field(doc, "dry_base");
-    if (!(s.dry_base >= 1)) bad("dry_base", "must be at least 1");
-  }
+  if (given(doc, "dry_base")) s.dry_base = number_field(doc, "dry_base");
   if (given(doc, "dry_allowed_length")) s.dry_allowed_length = integer_field(doc, "dry_allowed_length", 1);
   if (given(doc, "dry_penalty_last_n")) s.dry_penalty_last_n = integer_field(doc, "dry_penalty_last_n", -1);
   if (given(doc, "dry_sequence_breakers")) {
@@ -338,53 +334,23 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
     if (!so.is_object()) bad("stream_options", "expected an object");
     job.usage_chunk = boolean_field(so, "include_usage", "stream_options.include_usage");
   }
-  // vLLM's and TGI's name, and llama.cpp's.
+  // The numbers of the sampling fields; their ranges are validate_sampling_options' (checked
+  // below, once for all of them). repeat_penalty is llama.cpp's name of repetition_penalty.
   for (const char* key : {"repetition_penalty", "repeat_penalty"}) {
-    if (!given(doc, key)) continue;
-    s.repetition_penalty = number_field(doc, key);
-    if (!(s.repetition_penalty > 0)) bad(key, "must be greater than 0 (1: off)");
+    if (given(doc, key)) s.repetition_penalty = number_field(doc, key);
   }
-  if (given(doc, "repeat_last_n")) s.repeat_last_n = integer_field(doc, "repeat_last_n", -1);  // llama.cpp's
-  // OpenAI's penalties on the reply's own tokens, in its range.
-  for (auto [key, target] : {std::pair{"presence_penalty", &s.presence_penalty}, std::pair{"frequency_penalty", &s.frequency_penalty}}) {
-    if (!given(doc, key)) continue;
-    *target = number_field(doc, key);
-    if (!(*target >= -2 && *target <= 2)) bad(key, "must be in [-2, 2] (0: off)");
+  for (auto [key, target] : {std::pair{"presence_penalty", &s.presence_penalty},
+                             std::pair{"frequency_penalty", &s.frequency_penalty}, std::pair{"temperature", &s.temperature},
+                             std::pair{"top_p", &s.top_p}, std::pair{"min_p", &s.min_p},
+                             std::pair{"top_n_sigma", &s.top_n_sigma}, std::pair{"typical_p", &s.typical_p},
+                             std::pair{"xtc_probability", &s.xtc_probability}, std::pair{"xtc_threshold", &s.xtc_threshold},
+                             std::pair{"mirostat_tau", &s.mirostat_tau}, std::pair{"mirostat_eta", &s.mirostat_eta}}) {
+    if (given(doc, key)) *target = number_field(doc, key);
   }
-  if (given(doc, "temperature")) {
-    s.temperature = number_field(doc, "temperature");
-    if (s.temperature < 0) bad("temperature", "must be at least 0");
-  }
-  if (given(doc, "top_p")) {
-    s.top_p = number_field(doc, "top_p");
-    if (!(s.top_p > 0 && s.top_p <= 1)) bad("top_p", "must be in (0, 1]");
-  }
-  if (given(doc, "min_p")) {
-    s.min_p = number_field(doc, "min_p");
-    if (s.min_p < 0 || s.min_p > 1) bad("min_p", "must be in [0, 1]");
-  }
+  if (given(doc, "repeat_last_n")) s.repeat_last_n = integer_field(doc, "repeat_last_n", -1);
   if (given(doc, "top_k")) s.top_k = integer_field(doc, "top_k", 0);
-  // llama.cpp's samplers (runtime/sampler.h), in its ranges.
-  if (given(doc, "top_n_sigma")) s.top_n_sigma = number_field(doc, "top_n_sigma");  // <= 0: off
-  if (given(doc, "typical_p")) {
-    s.typical_p = number_field(doc, "typical_p");
-    if (!(s.typical_p > 0 && s.typical_p <= 1)) bad("typical_p", "must be in (0, 1] (1: off)");
-  }
-  for (auto [key, target] : {std::pair{"xtc_probability", &s.xtc_probability}, std::pair{"xtc_threshold", &s.xtc_threshold}}) {
-    if (!given(doc, key)) continue;
-    *target = number_field(doc, key);
-    if (!(*target >= 0 && *target <= 1)) bad(key, "must be in [0, 1]");
-  }
-  if (given(doc, "mirostat")) {
-    const std::int64_t m = integer_field(doc, "mirostat", 0);
-    if (m > 2) bad("mirostat", "must be 0 (off), 1 or 2");
-    s.mirostat = static_cast<int>(m);
-  }
-  for (auto [key, target] : {std::pair{"mirostat_tau", &s.mirostat_tau}, std::pair{"mirostat_eta", &s.mirostat_eta}}) {
-    if (!given(doc, key)) continue;
-    *target = number_field(doc, key);
-    if (!(*target >= 0)) bad(key, "must be at least 0");
-  }
+  // Past int's range it stays out of range (3) rather than wrapping into it.
+  if (given(doc, "mirostat")) s.mirostat = static_cast<int>(std::min<std::int64_t>(integer_field(doc, "mirostat", 0), 3));
   parse_dry_fields(doc, context, s);
   if (given(doc, "seed")) s.seed = static_cast<std::uint64_t>(integer_field(doc, "seed", 0));
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
@@ -440,10 +406,13 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
   if (boolean_field(doc, "ignore_eos", "ignore_eos")) {
     for (std::int64_t id : g.eos_token_ids) s.logit_bias.emplace_back(id, -INFINITY);
   }
-  try {
-    validate_sampling_options(s);
-  } catch (const Error& e) {
-    throw RequestError{std::string("sampling: ") + e.what(), "sampling"};
+  if (const auto p = check_sampling_options(s)) {
+    // Named as the request named it.
+    const std::string field =
+        p->option == "repetition_penalty" && !given(doc, "repetition_penalty") && given(doc, "repeat_penalty")
+            ? "repeat_penalty"
+            : p->option;
+    bad(field, p->value + " is out of range: expected " + p->expected);
   }
 
   return g;

@@ -1166,6 +1166,9 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"seed", {{"messages", kHello}, {"seed", 1.5}}},
       {"repetition_penalty", {{"messages", kHello}, {"repetition_penalty", 0}}},
       {"repeat_penalty", {{"messages", kHello}, {"repeat_penalty", "high"}}},
+      {"repeat_penalty", {{"messages", kHello}, {"repeat_penalty", 0}}},  // the range check names the alias
+      {"mirostat", {{"messages", kHello}, {"mirostat", 4294967298}}},       // 2^32 + 2: not wrapped to 2
+      {"temperature", {{"messages", kHello}, {"temperature", -1}}},
       {"presence_penalty", {{"messages", kHello}, {"presence_penalty", 2.5}}},
       {"repeat_last_n", {{"messages", kHello}, {"repeat_last_n", -2}}},
       {"typical_p", {{"messages", kHello}, {"typical_p", 0}}},
