@@ -39,6 +39,7 @@
 #include "prompt_source.h"
 #include "sampling_flags.h"
 #include "staticlm/model.h"
+#include "text/chat_render.h"
 #include "threads_option.h"
 #include "vision/image_decode.h"
 
@@ -146,6 +147,10 @@ void chat_command(const ChatArgs& a) {
   const api::GenerateParams params = generate_params(a.sampling);
   const std::unique_ptr<api::Chat> chat = open_chat(a, params);
   if (const std::string where = chat->backend_placement(); !where.empty()) std::cerr << where << "\n";
+  if (a.jinja || !a.chat_template.empty()) {
+    // Which template lays the turns out (the checkpoint's file, tokenizer_config.json's, or the flag's).
+    if (const auto t = find_chat_template(a.model, a.chat_template)) std::cerr << "chat template: " << t->name << "\n";
+  }
   std::optional<std::string> next_image = a.image;
 
   const bool interactive = isatty(STDIN_FILENO) != 0;

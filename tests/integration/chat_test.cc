@@ -278,6 +278,9 @@ TEST_F(Chat, ATemplatedChatEqualsRunOverItsSavedMessages) {
         "[{{ loop.index }}] {{ m.content }}<turn|>\n{% endfor %}"
         "{% if add_generation_prompt %}<|turn>model\n{% endif %}");
   const std::vector<TurnLine> rewritten = three_templated_turns("--chat-template " + counted, "counted", chat, *dir_);
+  // stderr says which template laid the turns out.
+  EXPECT_NE(chat("", "--chat-template " + counted).err.find("chat template: " + counted + "\n"), std::string::npos);
+  EXPECT_NE(chat("", "--jinja").err.find("chat template: " + model() + "/chat_template.jinja\n"), std::string::npos);
   ASSERT_EQ(rewritten.size(), 3u);
   EXPECT_LE(rewritten[1].reused, 4);
   EXPECT_LE(rewritten[2].reused, 4);
