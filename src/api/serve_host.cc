@@ -68,7 +68,8 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   bo.resident_weights = a.resident_weights;
   h->backend_ = create_backend(a.backend, ck, profile, bo);
   if (const std::string where = backend_placement(*h->backend_, /*with_calls=*/false); !where.empty()) note(a, where);
-  h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images};
+  h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images,
+                               std::make_shared<DryBreakerCache>(h->tokenizer_.get())};
   h->engine_ = std::make_unique<ServeEngine>(*h->backend_, ck, *h->tokenizer_, ServeOptions{a.slots, a.queue, h->pool_.get()});
   return h;
 }

@@ -1,5 +1,7 @@
 #include "runtime/dry_breakers.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace staticlm {
@@ -27,6 +29,24 @@ void resolve_dry_breakers(SamplingOptions& s, const Tokenizer* tokenizer, const 
       }
     }
   }
+}
+
+void DryBreakerCache::resolve(SamplingOptions& s, const std::string& what) {
+  if (s.dry_multiplier > 0) {
+    std::lock_guard lock(mu_);
+    for (auto it = recent_.begin(); it != recent_.end(); ++it) {
+      if (it->first != s.dry_sequence_breakers) continue;
+      s.dry_breaker_ids = it->second;
+      std::rotate(it, it + 1, recent_.end());  // now the newest
+      return;
+    }
+  }
+  // Resolved outside the lock (the scan is the slow part); a refused list is not remembered.
+  resolve_dry_breakers(s, tokenizer_, what);
+  if (s.dry_multiplier <= 0) return;
+  std::lock_guard lock(mu_);
+  if (recent_.size() == kKept) recent_.erase(recent_.begin());
+  recent_.emplace_back(s.dry_sequence_breakers, s.dry_breaker_ids);
 }
 
 }  // namespace staticlm

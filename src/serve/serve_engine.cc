@@ -314,7 +314,11 @@ void parse_dry_fields(const ojson& doc, const RequestContext& context, SamplingO
   }
   if (changed) {
     try {
-      resolve_dry_breakers(s, context.tokenizer, "dry_sequence_breakers");
+      if (context.dry_breakers) {
+        context.dry_breakers->resolve(s, "dry_sequence_breakers");
+      } else {
+        resolve_dry_breakers(s, context.tokenizer, "dry_sequence_breakers");
+      }
     } catch (const Error& e) {
       throw RequestError{e.what(), "dry_sequence_breakers"};
     }

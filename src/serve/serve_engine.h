@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/checkpoint.h"
+#include "runtime/dry_breakers.h"
 #include "runtime/generation.h"
 #include "runtime/logprobs.h"
 #include "runtime/runtime.h"
@@ -101,6 +102,8 @@ struct RequestContext {
   GenerateOptions defaults;
   std::int64_t max_seq = 0;
   ImageIntake images;
+  // DRY's breaker ids of recent requests (null: each request scans the vocabulary).
+  std::shared_ptr<DryBreakerCache> dry_breakers;
 };
 
 // Parses an OpenAI chat request body into `job`: the messages (and `tools`) rendered with the

@@ -45,6 +45,42 @@ TEST(DryBreakers, TokensHoldingABreakerStringBreak) {
   EXPECT_TRUE(s.dry_breaker_ids.empty());
 }
 
+// The cache gives each list's own ids, however lists come and go past what it keeps; DRY off
+// gives none; a refused list is refused every time.
+TEST(DryBreakers, CacheGivesEachListsOwnIds) {
+  const Tokenizer& tok = test::gemma4_tokenizer();
+  DryBreakerCache cache(&tok);
+  std::vector<std::vector<std::string>> lists = {SamplingOptions{}.dry_sequence_breakers, {"ll"}, {}};
+  for (const char* b : {"a", "b", "c", "d", "e", "f", "g", "h", "i"}) lists.push_back({b, "\n"});  // past kKept
+  std::vector<std::vector<std::int64_t>> direct;
+  for (const auto& list : lists) {
+    SamplingOptions s;
+    s.dry_multiplier = 1;
+    s.dry_sequence_breakers = list;
+    resolve_dry_breakers(s, &tok, "t");
+    direct.push_back(s.dry_breaker_ids);
+  }
+  ASSERT_NE(direct[0], direct[1]);
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t i = 0; i < lists.size(); ++i) {
+      const std::size_t k = round == 1 ? lists.size() - 1 - i : (i * 5) % lists.size();
+      SamplingOptions s;
+      s.dry_multiplier = 1;
+      s.dry_sequence_breakers = lists[k];
+      cache.resolve(s, "t");
+      EXPECT_EQ(s.dry_breaker_ids, direct[k]) << "round " << round << ", list " << k;
+      s.dry_multiplier = 0;
+      cache.resolve(s, "t");
+      EXPECT_TRUE(s.dry_breaker_ids.empty());
+    }
+  }
+  SamplingOptions bad;
+  bad.dry_multiplier = 1;
+  bad.dry_sequence_breakers = {""};
+  EXPECT_THROW(cache.resolve(bad, "t"), Error);
+  EXPECT_THROW(cache.resolve(bad, "t"), Error);
+}
+
 TEST(DryBreakers, EmptyBreakersAndNoTokenizerAreRefusedByName) {
   SamplingOptions s;
   s.dry_multiplier = 1;
