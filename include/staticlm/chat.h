@@ -72,8 +72,8 @@ class Chat {
   // Forgets every turn (the cache starts over); the system prompt stays.
   void reset();
   // The context tokens, turn boundaries and the cache's filled K/V slots in one file (written
-  // to a temporary name, then renamed); a templated chat saves its messages too (not an image:
-  // one holding an image is refused). load() refuses a file saved for another checkpoint,
+  // to a temporary name, then renamed); a templated chat saves its messages too (an image part
+  // by its file's absolute path, read again by load()). load() refuses a file saved for another checkpoint,
   // max_seq, profile or system prompt, or by a chat of the other layout (built-in / template),
   // naming both, and leaves the chat unchanged then.
   void save(const std::string& path) const;

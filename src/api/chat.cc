@@ -260,8 +260,10 @@ TurnResult Chat::say_with_image(const std::string& text, const std::string& imag
     }
     RgbImage decoded = decode_image_file(image);
     if (s.templated) {
+      // The image part names its file (absolute: a saved chat reads it again at load).
+      const std::string source = std::filesystem::absolute(image).lexically_normal().string();
       const ojson user = {{"role", "user"},
-                          {"content", ojson::array({{{"type", "image"}, {"image", image}}, {{"type", "text"}, {"text", text}}})}};
+                          {"content", ojson::array({{{"type", "image"}, {"image", source}}, {{"type", "text"}, {"text", text}}})}};
       return s.turn(params, on_token, [&](const GenerateOptions& g, const staticlm::TokenCallback& stream) {
         return s.templated_turn(user, std::move(decoded), g, stream);
       });
@@ -296,13 +298,8 @@ void Chat::reset() {
 void Chat::save(const std::string& path) const {
   guarded([&] {
     Conversation::Metadata extra;
-    if (const TemplatedTurns* t = impl_->templated.get()) {
-      if (t->image) {
-        invalid_argument("chat: " + path + ": a templated chat holding an image cannot be saved (the file keeps no "
-                         "image, and every later turn lays it out again)");
-      }
-      extra[kMessagesKey] = t->messages.dump();
-    }
+    // The messages name the image's file, which load() reads again.
+    if (const TemplatedTurns* t = impl_->templated.get()) extra[kMessagesKey] = t->messages.dump();
     impl_->conversation->save(path, impl_->identity, extra);
   });
 }
@@ -311,6 +308,7 @@ void Chat::load(const std::string& path) {
   guarded([&] {
     TemplatedTurns* t = impl_->templated.get();
     ojson messages;
+    std::optional<RgbImage> image;
     impl_->conversation->load(path, impl_->identity, [&](const Conversation::Metadata& md) {
       const auto it = md.find(kMessagesKey);
       if (!t && it != md.end()) {
@@ -326,11 +324,23 @@ void Chat::load(const std::string& path) {
       const auto is_message = [](const ojson& m) {
         return m.is_object() && m.contains("role") && m["role"].is_string() && m.contains("content");
       };
-      if (!messages.is_array() || !std::all_of(messages.begin(), messages.end(), is_message)) invalid_file(path + ": metadata messages is not a JSON array of {role, content} messages");
+      if (!messages.is_array() || !std::all_of(messages.begin(), messages.end(), is_message)) {
+        invalid_file(path + ": metadata messages is not a JSON array of {role, content} messages");
+      }
+      // The first turn's image, read again from the file its part names: later layouts expand it.
+      if (const std::vector<std::string> images = conversation_images(messages); !images.empty()) {
+        if (!impl_->builder) invalid_argument(path + ": the saved chat holds an image; this chat has no vision graphs");
+        if (images[0].empty()) invalid_file(path + ": the saved image part names no file");
+        try {
+          image = decode_image_file(images[0]);
+        } catch (const staticlm::Error& e) {
+          invalid_argument(path + ": the saved chat's image: " + e.what());
+        }
+      }
     });
     if (t) {
       t->messages = std::move(messages);
-      t->image.reset();
+      t->image = std::move(image);
     }
   });
 }

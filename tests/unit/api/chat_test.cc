@@ -4,6 +4,7 @@
 // out by the checkpoint's template keeps its image span in the cache and equals `run --messages`.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -94,9 +95,14 @@ TEST_F(ApiChat, TwoTurnsMatchTheCliAndTheSecondPrefillsOnlyItsNewTokens) {
 // included, from the cache (the template renders the first turn the same again), and its reply
 // equals greedy `run --messages` over the same three messages in one fresh prefill.
 // `chat_template`: "" for the checkpoint's. Returns the second turn's reused tokens and the first's prefilled ones.
-// `start`: where the template puts the image span.
-std::pair<std::int64_t, std::int64_t> templated_vision_chat_equals_run(const std::string& model, test::TempDir& dir,
-                                                                        const std::string& chat_template, int start) {
+// `start`: where the template puts the image span. The second reply must equal `run --messages`;
+// a chat saved after it and loaded into a new chat gives the third reply the first chat gives.
+// Returns the second turn's reused tokens, the first's prefilled ones and the loaded third's reused ones.
+struct VisionTurns {
+  std::int64_t second_reused, first_prefilled, loaded_third_reused;
+};
+VisionTurns templated_vision_chat_equals_run(const std::string& model, test::TempDir& dir,
+                                             const std::string& chat_template, int start) {
   const api::Model m = api::Model::open(model);
   api::SessionOptions o;
   o.max_seq = 512;
@@ -111,19 +117,14 @@ std::pair<std::int64_t, std::int64_t> templated_vision_chat_equals_run(const std
   api::GenerateParams p;
   p.max_new_tokens = 4;
   p.temperature = 0;
-  const std::string image = test::fixture("images/gradient.png");
+  // A copy of the image, which the saved chat names and a later load reads again.
+  const std::string image = dir.file("vision_chat_image.png");
+  std::filesystem::copy_file(test::fixture("images/gradient.png"), image, std::filesystem::copy_options::overwrite_existing);
   const api::TurnResult t1 = chat->say_with_image("Describe it.", image, p);
   const api::TurnResult t2 = chat->say("More please.", p);
   EXPECT_GT(t1.prefilled_tokens, 5 + 256);  // the image's soft tokens were prefilled
   EXPECT_EQ(t2.reused_tokens + t2.prefilled_tokens + t2.result.stats.generated_tokens, t2.context_tokens);
   EXPECT_EQ(chat->turns(), 2);
-  // Saving would need the image: refused by name.
-  try {
-    chat->save(dir.file("vision_chat.safetensors"));
-    ADD_FAILURE() << "a templated chat with an image was saved";
-  } catch (const api::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("holding an image cannot be saved"), std::string::npos) << e.what();
-  }
 
   std::vector<std::int64_t> reply = t1.result.tokens;
   if (!reply.empty() && (reply.back() == m.tokenizer()->token_to_id("<turn|>") || reply.back() == 1)) reply.pop_back();
@@ -142,12 +143,34 @@ std::pair<std::int64_t, std::int64_t> templated_vision_chat_equals_run(const std
   if (run.exit_code == 0) {
     EXPECT_EQ(read_logits_dump(dump).tokens, t2.result.tokens);
   }
-  return {t2.reused_tokens, t1.prefilled_tokens};
+
+  const std::string saved = dir.file("vision_chat.safetensors");
+  chat->save(saved);
+  const api::TurnResult t3 = chat->say("Third one.", p);
+  const std::unique_ptr<api::Chat> resumed = m.chat(o, co);
+  resumed->load(saved);
+  EXPECT_EQ(resumed->turns(), 2);
+  const api::TurnResult r3 = resumed->say("Third one.", p);
+  EXPECT_EQ(r3.result.tokens, t3.result.tokens);
+  EXPECT_EQ(r3.reused_tokens, t3.reused_tokens);
+  // Without its image file the saved chat is refused by name, the chat left as it was.
+  std::filesystem::remove(image);
+  const std::unique_ptr<api::Chat> blind = m.chat(o, co);
+  try {
+    blind->load(saved);
+    ADD_FAILURE() << "a saved chat was loaded without its image";
+  } catch (const api::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(saved + ": the saved chat's image: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(image), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(blind->empty());
+  return {t2.reused_tokens, t1.prefilled_tokens, r3.reused_tokens};
 }
 
 TEST_F(ApiChat, TemplatedVisionChatReusesTheImageAndEqualsRun) {
-  const auto [reused, first] = templated_vision_chat_equals_run(model(), *dir_, "", 5);
-  EXPECT_GE(reused, first);
+  const VisionTurns own = templated_vision_chat_equals_run(model(), *dir_, "", 5);
+  EXPECT_GE(own.second_reused, own.first_prefilled);
+  EXPECT_GE(own.loaded_third_reused, own.first_prefilled);  // the loaded cache kept the image span
   // A template whose first line counts the messages changes the text before the image every
   // turn: the second turn lays the image out again in a full prefill, and still equals run.
   const std::string counted = dir_->file("counted_vision.jinja");
@@ -156,9 +179,10 @@ TEST_F(ApiChat, TemplatedVisionChatReusesTheImageAndEqualsRun) {
          "{{ 'model' if m.role == 'assistant' else m.role }}\n{% if m.content is string %}{{ m.content }}{% else %}"
          "{% for c in m.content %}{% if c.type == 'image' %}<|image|>{% else %}{{ c.text }}{% endif %}{% endfor %}"
          "{% endif %}<turn|>\n{% endfor %}{% if add_generation_prompt %}<|turn>model\n{% endif %}";
-  const auto [reused_again, first_again] = templated_vision_chat_equals_run(model(), *dir_, counted, 11);
-  EXPECT_EQ(reused_again, 0);
-  EXPECT_GT(first_again, 11 + 256);
+  const VisionTurns counting = templated_vision_chat_equals_run(model(), *dir_, counted, 11);
+  EXPECT_EQ(counting.second_reused, 0);
+  EXPECT_EQ(counting.loaded_third_reused, 0);
+  EXPECT_GT(counting.first_prefilled, 11 + 256);
 }
 
 TEST_F(ApiChat, AnImageNeedsVisionAndTheFirstTurn) {
