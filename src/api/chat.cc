@@ -37,8 +37,6 @@ std::string chat_identity(const std::string& model_dir, std::int64_t max_seq, co
          "), max_seq " + std::to_string(max_seq) + ", profile '" + profile + "'";
 }
 
-std::string n_tokens(std::size_t n) { return std::to_string(n) + (n == 1 ? " token" : " tokens"); }
-
 // Metadata key of a templated chat's messages in a saved file; a built-in chat's file has none.
 constexpr const char* kMessagesKey = "messages";
 
@@ -50,15 +48,21 @@ using ojson = nlohmann::ordered_json;
 // rendered whole every turn, and the first turn's image while that turn is kept (each layout
 // that holds it expands its placeholder again).
 struct TemplatedTurns {
-  ChatRenderRequest request;  // template and variables; the messages are set per turn
+  std::unique_ptr<ChatRenderer> renderer;  // the template, parsed once, and its variables
   OverflowPolicy overflow = OverflowPolicy::kError;
   ojson messages = ojson::array();  // user and assistant messages, the system prompt not among them
   std::optional<RgbImage> image;
+  // The image's soft-token count once the processor has run on it: later layouts expand its
+  // placeholder without processing the pixels again, which only a refill of its span needs.
+  std::optional<int> soft_tokens;
 
-  // A context: its tokens and, with an image, the processor's output for its static input.
+  // A context: its text, its tokens and, with an image, the processor's output (pixels included
+  // only when `pixels`).
   struct Layout {
+    std::string text;
     std::vector<std::int64_t> ids;
     std::optional<ProcessorBatch> batch;
+    bool pixels = false;
   };
 };
 
@@ -129,13 +133,10 @@ std::unique_ptr<Chat> Model::chat(const SessionOptions& o, const ChatOptions& c)
                          "chat_template); give one with --chat-template, or chat in the built-in format (no --jinja)");
       }
       auto t = std::make_unique<TemplatedTurns>();
-      t->request.model_dir = dir;
-      t->request.template_file = c.chat_template;
-      t->request.conversation_name = "chat";
-      t->request.vars = c.vars;
+      t->renderer = std::make_unique<ChatRenderer>(dir, c.chat_template, c.vars);
       t->overflow = co.overflow;
       s->templated = std::move(t);
-      // A bad variable or a template that does not render is refused before the first turn.
+      // A template that does not render is refused before the first turn.
       s->lay_out(ojson::array({{{"role", "user"}, {"content", "check"}}}), nullptr);
     }
     s->identity = chat_identity(dir, cfg.max_seq, profile_name);
@@ -170,22 +171,26 @@ TurnResult Chat::Impl::turn(const GenerateParams& params, const TokenCallback& o
 }
 
 TemplatedTurns::Layout Chat::Impl::lay_out(const ojson& messages, const RgbImage* image) const {
-  ChatRenderRequest r = templated->request;
-  r.conversation.messages = ojson::array();
+  ChatMessages c;
   if (const std::string& system = conversation->system(); !system.empty()) {
-    r.conversation.messages.push_back({{"role", "system"}, {"content", system}});
+    c.messages.push_back({{"role", "system"}, {"content", system}});
   }
-  for (const ojson& m : messages) r.conversation.messages.push_back(m);
-  const std::string text = render_chat(r).text;
+  for (const ojson& m : messages) c.messages.push_back(m);
   TemplatedTurns::Layout out;
-  if (image != nullptr) {
-    out.batch = builder->process(text, std::span(image, 1));
-    const auto ids = out.batch->input_ids.as<std::int64_t>();
+  out.text = templated->renderer->render(c, "chat").text;
+  if (image == nullptr) {
+    const std::vector<int> ids = tokenizer().encode(out.text);
     out.ids.assign(ids.begin(), ids.end());
-  } else {
-    const std::vector<int> ids = tokenizer().encode(text);
-    out.ids.assign(ids.begin(), ids.end());
+    return out;
   }
+  if (const std::optional<int> n = templated->soft_tokens) {
+    out.batch = builder->process_text(out.text, std::span(&*n, 1));
+  } else {
+    out.batch = builder->process(out.text, std::span(image, 1));
+    out.pixels = true;
+  }
+  const auto ids = out.batch->input_ids.as<std::int64_t>();
+  out.ids.assign(ids.begin(), ids.end());
   return out;
 }
 
@@ -200,9 +205,9 @@ TurnStats Chat::Impl::templated_turn(const ojson& user, std::optional<RgbImage> 
   TemplatedTurns::Layout laid = lay_out(messages, shown);
   std::int64_t dropped = 0;
   while (static_cast<std::int64_t>(laid.ids.size()) + reserve > cap) {
-    const std::string need = "the conversation lays out to " + n_tokens(laid.ids.size()) + " plus " +
-                             n_tokens(static_cast<std::size_t>(reserve)) + " for the reply, but max_seq " +
-                             std::to_string(cap + 1) + " holds " + n_tokens(static_cast<std::size_t>(cap));
+    const std::string need = "the conversation lays out to " + n_tokens(static_cast<std::int64_t>(laid.ids.size())) +
+                             " plus " + n_tokens(reserve) + " for the reply, but max_seq " + std::to_string(cap + 1) +
+                             " holds " + n_tokens(cap);
     if (t.overflow == OverflowPolicy::kError) {
       out_of_range("chat: " + need + " (context_overflow=error; /reset, or set context_overflow=truncate)");
     }
@@ -217,14 +222,18 @@ TurnStats Chat::Impl::templated_turn(const ojson& user, std::optional<RgbImage> 
     ++dropped;
     laid = lay_out(messages, nullptr);
   }
+  // The static input only where the prefill runs the vision graph: a cache without the image's
+  // whole span (the first turn, a load, a layout that moved it).
   std::optional<StaticInputs> in;
   std::optional<PrefillInput> prefill;
-  if (laid.batch) {
+  const std::int64_t span_end = builder ? builder->options().profile.visual_end_idx() : 0;
+  if (laid.batch && conversation->reusable(laid.ids) < span_end) {
+    if (!laid.pixels) laid.batch = builder->process(laid.text, std::span(shown, 1));
+    t.soft_tokens = static_cast<int>(laid.batch->num_soft_tokens_per_image.at(0));
     in = build_static_inputs(*laid.batch, builder->options());
     prefill = prefill_input(*in);
   }
-  TurnStats s = conversation->say_context(std::move(laid.ids), prefill ? &*prefill : nullptr,
-                                          builder ? builder->options().profile.visual_end_idx() : 0, g, stream);
+  TurnStats s = conversation->say_context(std::move(laid.ids), prefill ? &*prefill : nullptr, span_end, g, stream);
   s.dropped_turns = dropped;
   // The reply as the next layout renders it: its text, special tokens (a thought channel, a
   // tool call) spelled out, without the end token that closed it.
@@ -234,6 +243,7 @@ TurnStats Chat::Impl::templated_turn(const ojson& user, std::optional<RgbImage> 
   t.messages = std::move(messages);
   if (shown == nullptr) {
     t.image.reset();
+    t.soft_tokens.reset();
   } else if (image) {
     t.image = std::move(image);
   }
@@ -291,6 +301,7 @@ void Chat::reset() {
     if (impl_->templated) {
       impl_->templated->messages = ojson::array();
       impl_->templated->image.reset();
+      impl_->templated->soft_tokens.reset();
     }
   });
 }
@@ -341,6 +352,7 @@ void Chat::load(const std::string& path) {
     if (t) {
       t->messages = std::move(messages);
       t->image = std::move(image);
+      t->soft_tokens.reset();
     }
   });
 }

@@ -24,9 +24,17 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   const RuntimeConfig cfg = load_runtime_config(a.config_file, sets);
   check_backend_choice(a.backend);
   check_generate_params(a.defaults);
-  // A missing or unreadable chat template is refused now, not at the first request, and before
-  // the slow checkpoint load.
-  if (!a.chat_template.empty()) find_chat_template(a.model, a.chat_template);
+  // The chat template, parsed once. A --chat-template that is missing or does not parse is refused
+  // now, not at the first request, and before the slow checkpoint load; a checkpoint's own
+  // broken template leaves completions served and each chat request answered 400 with the
+  // reason.
+  std::shared_ptr<const ChatRenderer> renderer;
+  try {
+    renderer = std::make_shared<const ChatRenderer>(a.model, a.chat_template, std::vector<std::string>{});
+  } catch (const staticlm::Error& e) {
+    if (!a.chat_template.empty()) throw;
+    note(a, std::string("staticlm serve: chat requests will be refused: ") + e.what());
+  }
   std::unique_ptr<ServeHost> h(new ServeHost);
   h->checkpoint_ = Checkpoint::open(a.model);
   const Checkpoint& ck = *h->checkpoint_;
@@ -69,7 +77,7 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   h->backend_ = create_backend(a.backend, ck, profile, bo);
   if (const std::string where = backend_placement(*h->backend_, /*with_calls=*/false); !where.empty()) note(a, where);
   h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images,
-                               std::make_shared<DryBreakerCache>(h->tokenizer_.get())};
+                               std::make_shared<DryBreakerCache>(h->tokenizer_.get()), renderer};
   h->engine_ = std::make_unique<ServeEngine>(*h->backend_, ck, *h->tokenizer_, ServeOptions{a.slots, a.queue, h->pool_.get()});
   return h;
 }

@@ -12,9 +12,9 @@ namespace {
 
 constexpr const char* kFormat = "staticlm-conversation/1";
 
-std::string n_tokens(std::int64_t n) { return std::to_string(n) + (n == 1 ? " token" : " tokens"); }
-
 }  // namespace
+
+std::string n_tokens(std::int64_t n) { return std::to_string(n) + (n == 1 ? " token" : " tokens"); }
 
 OverflowPolicy parse_overflow_policy(const std::string& name, const std::string& where) {
   if (name == "error") return OverflowPolicy::kError;
@@ -58,6 +58,17 @@ std::int64_t Conversation::reply_reserve(const GenerateOptions& options) const {
   return std::max<std::int64_t>(1, std::min(options.max_new_tokens, (rt_.max_seq() - 1) / 4));
 }
 
+template <class Generate>
+GenerationResult Conversation::generate_from(std::int64_t keep, Generate&& generate) {
+  rt_.rewind(keep);
+  try {
+    return generate();
+  } catch (...) {
+    rt_.rewind(std::min(keep, rt_.past_len()));
+    throw;
+  }
+}
+
 void Conversation::reset() {
   tokens_.clear();
   turn_starts_.clear();
@@ -82,7 +93,7 @@ TurnStats Conversation::say(const std::string& user, const GenerateOptions& opti
   // The context this turn runs on, and how much of the cache it keeps.
   std::vector<std::int64_t> context = tokens_;
   std::vector<std::int64_t> starts = turn_starts_;
-  std::int64_t keep = rt_.past_len(), dropped = 0;
+  std::int64_t keep = std::min(rt_.past_len(), static_cast<std::int64_t>(tokens_.size())), dropped = 0;
   if (static_cast<std::int64_t>(context.size()) + added + reserve > cap) {
     const std::string need = "the next turn needs " + n_tokens(added) + " plus " + n_tokens(reserve) +
                              " for the reply after " + n_tokens(static_cast<std::int64_t>(tokens_.size())) +
@@ -122,9 +133,8 @@ TurnStats Conversation::say(const std::string& user, const GenerateOptions& opti
   const std::int64_t turn_start = static_cast<std::int64_t>(context.size());
   context.insert(context.end(), turn.begin(), turn.end());
 
-  rt_.rewind(keep);
   const auto fresh = std::span(context).subspan(static_cast<std::size_t>(keep));
-  const GenerationResult r = rt_.generate_append(fresh, context, options, on_token);
+  const GenerationResult r = generate_from(keep, [&] { return rt_.generate_append(fresh, context, options, on_token); });
   // Committed only now: a refused turn above left everything as it was.
   if (first) prefix_end_ = static_cast<std::int64_t>(prefix.size());
   turn_starts_ = std::move(starts);
@@ -139,31 +149,34 @@ TurnStats Conversation::say_first_with_image(const PrefillInput& input, std::spa
     invalid_argument("chat: an image can only come with the first turn: the static profile fixes the image span's "
                      "positions, which a later turn does not start at (/reset first)");
   }
-  const GenerationResult r = rt_.generate(input, options, on_token);
+  const GenerationResult r = generate_from(0, [&] { return rt_.generate(input, options, on_token); });
   prefix_end_ = static_cast<std::int64_t>(encode(render_turn(options_.system, "", true, false).prefix).size());
   turn_starts_.clear();
   return finish_turn({ids.begin(), ids.end()}, prefix_end_, 0, input.valid_length, r);
+}
+
+std::int64_t Conversation::reusable(std::span<const std::int64_t> context) const {
+  const auto mm = std::mismatch(tokens_.begin(), tokens_.end(), context.begin(), context.end());
+  return std::max<std::int64_t>(0, std::min({static_cast<std::int64_t>(mm.first - tokens_.begin()), rt_.past_len(),
+                                             static_cast<std::int64_t>(context.size()) - 1}));
 }
 
 TurnStats Conversation::say_context(std::vector<std::int64_t> context, const PrefillInput* image,
                                     std::int64_t image_span_end, const GenerateOptions& options,
                                     const TokenCallback& on_token) {
   if (context.empty()) invalid_argument("chat: a turn's context is empty");
-  const auto mm = std::mismatch(tokens_.begin(), tokens_.end(), context.begin(), context.end());
-  std::int64_t keep = std::min({static_cast<std::int64_t>(mm.first - tokens_.begin()), rt_.past_len(),
-                                static_cast<std::int64_t>(context.size()) - 1});
+  std::int64_t keep = reusable(context);
   if (image != nullptr && keep < image_span_end) keep = 0;
-  rt_.rewind(keep);
   // What the cache holds, should generation fail: a later turn's prefix stops there.
   tokens_.resize(static_cast<std::size_t>(keep));
   GenerationResult r;
   std::int64_t prefilled = 0;
   if (image != nullptr && keep == 0) {
-    r = rt_.generate(*image, options, on_token);
+    r = generate_from(0, [&] { return rt_.generate(*image, options, on_token); });
     prefilled = image->valid_length;
   } else {
     const auto fresh = std::span(context).subspan(static_cast<std::size_t>(keep));
-    r = rt_.generate_append(fresh, context, options, on_token);
+    r = generate_from(keep, [&] { return rt_.generate_append(fresh, context, options, on_token); });
     prefilled = static_cast<std::int64_t>(fresh.size());
   }
   return finish_turn(std::move(context), -1, keep, prefilled, r);

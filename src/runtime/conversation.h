@@ -31,6 +31,9 @@ enum class OverflowPolicy { kError, kTruncate };
 // "error" or "truncate"; kInvalidArgument naming `where` otherwise.
 OverflowPolicy parse_overflow_policy(const std::string& name, const std::string& where);
 
+// "1 token", "5 tokens": the wording of the messages about what fits a turn.
+std::string n_tokens(std::int64_t n);
+
 struct ConversationOptions {
   std::string system;  // system prompt; empty: none
   OverflowPolicy overflow = OverflowPolicy::kError;
@@ -82,6 +85,10 @@ class Conversation {
                         const GenerateOptions& options, const TokenCallback& on_token);
   // What a turn leaves free for its reply: min(max_new_tokens, (max_seq - 1) / 4), at least 1.
   std::int64_t reply_reserve(const GenerateOptions& options) const;
+  // How many tokens of `context` say_context would take from the cache (before its image rule:
+  // a span the cache does not hold whole is prefilled again). A caller that builds a costly
+  // static input only for a refill asks first.
+  std::int64_t reusable(std::span<const std::int64_t> context) const;
 
   // Forgets every turn (the cache starts over); the system prompt stays.
   void reset();
@@ -107,6 +114,12 @@ class Conversation {
   // turn_start < 0: no turn boundary recorded (say_context's callers keep their own turns).
   TurnStats finish_turn(std::vector<std::int64_t> fresh, std::int64_t turn_start, std::int64_t reused,
                         std::int64_t prefilled, const GenerationResult& r);
+  // Runs `generate` on a cache rewound to `keep`, where tokens_[0, keep) agree with it. Should it
+  // throw (a token callback that raises, a recorder's full disk) the cache goes back to `keep`:
+  // what it filled past there belongs to a turn that was never recorded, and the next turn must
+  // prefill instead of trusting it.
+  template <class Generate>
+  GenerationResult generate_from(std::int64_t keep, Generate&& generate);
 
   Runtime& rt_;
   const Tokenizer& tok_;

@@ -125,6 +125,14 @@ ProcessorBatch StaticInputBuilder::process(const std::string& prompt, std::span<
     batch.num_soft_tokens_per_image = {img.num_soft_tokens};
     soft_tokens.push_back(img.num_soft_tokens);
   }
+  ProcessorBatch text = process_text(prompt, soft_tokens);
+  batch.input_ids = std::move(text.input_ids);
+  batch.attention_mask = std::move(text.attention_mask);
+  return batch;
+}
+
+ProcessorBatch StaticInputBuilder::process_text(const std::string& prompt, std::span<const int> soft_tokens) const {
+  ProcessorBatch batch;
   const std::string text = expand_image_placeholders(prompt, soft_tokens);
   // A text far past max_seq is refused without encoding all of it.
   const std::int64_t max_seq = options_.layout.max_seq;

@@ -42,6 +42,11 @@ class StaticInputBuilder {
   // image whose patch grid is not the profile's) or resized to the profile's grid (fit).
   ProcessorBatch process(const std::string& prompt, std::span<const RgbImage> images) const;
 
+  // process()'s text half: each "<|image|>" expanded to its count of soft tokens (one count per
+  // placeholder), then tokenized; no pixels. What a layout needs whose image span a cache holds
+  // already (the counts are the ones process() gave for the image).
+  ProcessorBatch process_text(const std::string& prompt, std::span<const int> soft_tokens) const;
+
   // process() then build_static_inputs().
   StaticInputs build(const std::string& prompt, std::span<const RgbImage> images) const;
 

@@ -472,6 +472,7 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
   if (given(doc, "add_generation_prompt")) r.add_generation_prompt = boolean_field(doc, "add_generation_prompt", "add_generation_prompt");
   images = take_images(r.conversation.messages, context.images, image_key);
   try {
+    if (context.renderer) return context.renderer->render(r.conversation, r.conversation_name, r.add_generation_prompt).text;
     return render_chat(r).text;
   } catch (const Error& e) {
     throw RequestError{e.what(), "messages"};

@@ -27,6 +27,7 @@
 #include "runtime/static_input_builder.h"
 #include "runtime/static_inputs.h"
 #include "staticlm/backend.h"
+#include "text/chat_render.h"
 #include "text/tokenizer.h"
 #include "text/tool_calls.h"
 
@@ -104,6 +105,8 @@ struct RequestContext {
   ImageIntake images;
   // DRY's breaker ids of recent requests (null: each request scans the vocabulary).
   std::shared_ptr<DryBreakerCache> dry_breakers;
+  // The chat template parsed once (null: each request finds and parses it).
+  std::shared_ptr<const ChatRenderer> renderer;
 };
 
 // Parses an OpenAI chat request body into `job`: the messages (and `tools`) rendered with the

@@ -78,14 +78,15 @@ std::string media_source(const ojson& part) {
 }
 
 // The built-in Gemma 4 format, for a checkpoint without a template.
-ChatRenderResult render_builtin(const ChatRenderRequest& r, const ojson& vars) {
-  if (!r.conversation.tools.is_null()) {
-    unsupported(r.conversation_name + ": tools need a chat template, and " +
-                (r.model_dir.empty() ? std::string("no -m DIR or --chat-template was given") : r.model_dir + " has none") +
+ChatRenderResult render_builtin(const std::string& model_dir, const ChatMessages& conversation,
+                                const std::string& conversation_name, bool add_generation_prompt, const ojson& vars) {
+  if (!conversation.tools.is_null()) {
+    unsupported(conversation_name + ": tools need a chat template, and " +
+                (model_dir.empty() ? std::string("no -m DIR or --chat-template was given") : model_dir + " has none") +
                 " (the built-in Gemma 4 format has no tool support)");
   }
   ChatOptions options;
-  options.add_generation_prompt = r.add_generation_prompt;
+  options.add_generation_prompt = add_generation_prompt;
   for (const auto& [key, value] : vars.items()) {
     if (key == "bos_token" && value.is_string()) options.bos_token = value.get<std::string>();
     else if (key == "enable_thinking") options.enable_thinking = value.is_boolean() ? value.get<bool>() : !value.is_null();
@@ -93,12 +94,12 @@ ChatRenderResult render_builtin(const ChatRenderRequest& r, const ojson& vars) {
              (key.size() > 6 && key.substr(key.size() - 6) == "_token")) continue;
     else invalid_argument("--var " + key + ": only a Jinja chat template reads it; the built-in Gemma 4 format takes bos_token and enable_thinking");
   }
-  const std::vector<ChatMessage> messages = parse_chat_messages_json(r.conversation.messages.dump(), r.conversation_name);
+  const std::vector<ChatMessage> messages = parse_chat_messages_json(conversation.messages.dump(), conversation_name);
   ChatPrompt p;
   try {
     p = render_gemma4_chat(messages, options);
   } catch (const Error& e) {
-    throw Error(e.kind(), r.conversation_name + ": " + e.what());
+    throw Error(e.kind(), conversation_name + ": " + e.what());
   }
   return {p.text, p.images, ""};
 }
@@ -186,18 +187,32 @@ std::vector<std::string> conversation_images(const ojson& messages) {
 }
 
 ChatRenderResult render_chat(const ChatRenderRequest& r) {
+  return ChatRenderer(r.model_dir, r.template_file, r.vars).render(r.conversation, r.conversation_name, r.add_generation_prompt);
+}
+
+ChatRenderer::ChatRenderer(std::string model_dir, const std::string& template_file, const std::vector<std::string>& vars)
+    : model_dir_(std::move(model_dir)), fixed_vars_(ojson::object()) {
+  add_special_tokens(fixed_vars_, read_tokenizer_config(model_dir_));
+  for (const std::string& v : vars) apply_var(fixed_vars_, v);
+  if (const std::optional<ChatTemplateFile> file = find_chat_template(model_dir_, template_file)) {
+    template_ = jinja::Template::parse(file->source, file->name);
+    template_name_ = file->name;
+  }
+}
+
+ChatRenderer::~ChatRenderer() = default;
+
+ChatRenderResult ChatRenderer::render(const ChatMessages& conversation, const std::string& conversation_name,
+                                      bool add_generation_prompt) const {
   ojson vars = ojson::object();
-  vars["messages"] = r.conversation.messages;
-  vars["tools"] = r.conversation.tools;
+  vars["messages"] = conversation.messages;
+  vars["tools"] = conversation.tools;
   vars["documents"] = nullptr;
-  vars["add_generation_prompt"] = r.add_generation_prompt;
-  const ojson config = read_tokenizer_config(r.model_dir);
-  add_special_tokens(vars, config);
-  for (const std::string& v : r.vars) apply_var(vars, v);
-  const std::optional<ChatTemplateFile> file = find_chat_template(r.model_dir, r.template_file);
-  if (!file) return render_builtin(r, vars);
-  const auto t = jinja::Template::parse(file->source, file->name);
-  return {t->render(vars), conversation_images(r.conversation.messages), file->name};
+  vars["add_generation_prompt"] = add_generation_prompt;
+  // Over the per-render variables, in their order: a --var may set any of them.
+  for (const auto& [key, value] : fixed_vars_.items()) vars[key] = value;
+  if (!template_) return render_builtin(model_dir_, conversation, conversation_name, add_generation_prompt, vars);
+  return {template_->render(vars), conversation_images(conversation.messages), template_name_};
 }
 
 }  // namespace staticlm

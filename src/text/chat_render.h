@@ -7,6 +7,7 @@
 // (bos_token, eos_token, ...), then every --var KEY=JSON in order.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@
 #include <nlohmann/json.hpp>
 
 namespace staticlm {
+
+namespace jinja {
+class Template;
+}
 
 struct ChatTemplateFile {
   std::string source;
@@ -54,6 +59,30 @@ struct ChatRenderResult {
 };
 
 ChatRenderResult render_chat(const ChatRenderRequest& request);
+
+// What render_chat finds and parses, kept for many renders (a chat renders its whole conversation
+// every turn, a server every request): the template, parsed once, and the variables every
+// render gets (the special tokens, then each "KEY=JSON" of `vars`). Throws as render_chat does
+// for a missing or broken template or a bad variable. render() is const and may run on several
+// threads at once.
+class ChatRenderer {
+ public:
+  ChatRenderer(std::string model_dir, const std::string& template_file, const std::vector<std::string>& vars);
+  ~ChatRenderer();
+  ChatRenderer(const ChatRenderer&) = delete;
+  ChatRenderer& operator=(const ChatRenderer&) = delete;
+
+  ChatRenderResult render(const ChatMessages& conversation, const std::string& conversation_name,
+                          bool add_generation_prompt = true) const;
+  // The template's name (its file), or "" for the built-in Gemma 4 format.
+  const std::string& template_name() const { return template_name_; }
+
+ private:
+  std::string model_dir_;
+  nlohmann::ordered_json fixed_vars_;
+  std::unique_ptr<const jinja::Template> template_;  // null: the built-in format
+  std::string template_name_;
+};
 
 // Image sources of the messages' image / image_url parts, in order ("" for a part without one).
 std::vector<std::string> conversation_images(const nlohmann::ordered_json& messages);

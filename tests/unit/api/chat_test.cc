@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,42 @@ TEST_F(ApiChat, TemplatedVisionChatReusesTheImageAndEqualsRun) {
   EXPECT_EQ(counting.second_reused, 0);
   EXPECT_EQ(counting.loaded_third_reused, 0);
   EXPECT_GT(counting.first_prefilled, 11 + 256);
+}
+
+// A turn whose token callback throws (Python's KeyboardInterrupt in a stream, a writer whose
+// client went away) is not recorded, and what its prefill put in the cache is not trusted: the
+// turns after it equal those of a chat that never saw it, in the built-in format and templated.
+TEST_F(ApiChat, AFailedTurnLeavesTheNextTurnsAsIfItNeverRan) {
+  const api::Model m = api::Model::open(model());
+  api::SessionOptions o;
+  o.max_seq = 160;
+  o.threads = 2;
+  api::GenerateParams p;
+  p.max_new_tokens = 5;
+  p.temperature = 0;
+  const std::vector<std::string> turns = {"Hello there", "And again", "Once more"};
+  for (const bool jinja : {false, true}) {
+    SCOPED_TRACE(jinja ? "templated" : "built-in");
+    api::ChatOptions co;
+    co.jinja = jinja;
+    const auto clean = m.chat(o, co), failed = m.chat(o, co);
+    std::vector<std::vector<std::int64_t>> want;
+    for (const std::string& t : turns) want.push_back(clean->say(t, p).result.tokens);
+
+    EXPECT_EQ(failed->say(turns[0], p).result.tokens, want[0]);
+    int seen = 0;
+    const auto interrupt = [&](std::int64_t, std::string_view) -> bool {
+      if (++seen == 3) throw std::runtime_error("interrupted");
+      return true;
+    };
+    EXPECT_ANY_THROW(failed->say("A longer question, interrupted while its reply streams", p, interrupt));
+    EXPECT_EQ(seen, 3);
+    EXPECT_EQ(failed->turns(), 1);
+    const api::TurnResult second = failed->say(turns[1], p);
+    EXPECT_EQ(second.result.tokens, want[1]);
+    EXPECT_GT(second.reused_tokens, 0);  // the first turn still comes from the cache
+    EXPECT_EQ(failed->say(turns[2], p).result.tokens, want[2]);
+  }
 }
 
 TEST_F(ApiChat, AnImageNeedsVisionAndTheFirstTurn) {

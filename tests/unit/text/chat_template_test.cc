@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +14,7 @@
 #include "model/chat_template.h"
 #include "test_util.h"
 #include "text/chat_format.h"
+#include "text/chat_render.h"
 #include "text/jinja/template.h"
 #include "text/tool_calls.h"
 
@@ -118,6 +121,57 @@ TEST(ChatTemplate, TokenizerConfigTemplateStringAndNamedList) {
   write(dir.file("tokenizer_config.json"), R"({"model_max_length": 1000000000000000019884624838656, "bos_token": "<s>", )"
                                            R"("added_tokens_decoder": )" + added + R"(}, "chat_template": "{{ bos_token }}R"})");
   EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "<s>R");
+}
+
+// ChatRenderer (what a chat and serve keep) renders every conversation as render_chat does:
+// the special tokens, the --var values over the per-render variables (add_generation_prompt
+// included), on several threads at once; the template it parsed stays its own when the file
+// changes; without a template it renders the built-in format.
+TEST(ChatTemplate, ARendererRendersEachConversationAsRenderChat) {
+  test::TempDir dir;
+  write(dir.file("tokenizer_config.json"), R"({"bos_token": "<s>", "eos_token": {"content": "</s>"}})");
+  const std::string tpl = dir.file("t.jinja");
+  write(tpl, "{{ bos_token }}{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}"
+             "{% if add_generation_prompt %}>{{ who }}{% endif %}{{ eos_token }}");
+  const std::vector<std::string> vars = {"who=\"bot\"", "add_generation_prompt=false"};
+  const ChatRenderer renderer(dir.path(), tpl, vars);
+  EXPECT_EQ(renderer.template_name(), tpl);
+  std::vector<ChatMessages> conversations(40);
+  for (std::size_t i = 0; i < conversations.size(); ++i) {
+    for (std::size_t k = 0; k <= i % 5; ++k) {
+      conversations[i].messages.push_back({{"role", k % 2 ? "assistant" : "user"}, {"content", std::to_string(i * 10 + k)}});
+    }
+  }
+  std::vector<std::string> got(conversations.size());
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < 2; ++w) {
+      threads.emplace_back([&, w] {
+        for (std::size_t i = w; i < conversations.size(); i += 2) got[i] = renderer.render(conversations[i], "m").text;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  for (std::size_t i = 0; i < conversations.size(); ++i) {
+    ChatRenderRequest r;
+    r.model_dir = dir.path();
+    r.template_file = tpl;
+    r.conversation = conversations[i];
+    r.vars = vars;
+    EXPECT_EQ(got[i], render_chat(r).text);
+  }
+  EXPECT_EQ(got[1], "<s>[user:10][assistant:11]</s>");  // the --var turned the generation prompt off
+  const ChatRenderer prompted(dir.path(), tpl, {"who=\"bot\""});
+  EXPECT_EQ(prompted.render(conversations[0], "m").text, "<s>[user:0]>bot</s>");
+  write(tpl, "changed");
+  EXPECT_EQ(prompted.render(conversations[0], "m").text, "<s>[user:0]>bot</s>");
+
+  test::TempDir plain;  // no template: the built-in Gemma 4 format
+  const ChatRenderer builtin(plain.path(), "", {});
+  EXPECT_EQ(builtin.template_name(), "");
+  EXPECT_EQ(builtin.render(conversations[0], "m").text, "<bos><|turn>user\n0<turn|>\n<|turn>model\n");
+  EXPECT_THROW(ChatRenderer(dir.path(), dir.file("none.jinja"), {}), Error);
+  EXPECT_THROW(ChatRenderer(dir.path(), tpl, {"who=bot"}), Error);  // not JSON
 }
 
 TEST(ChatTemplate, TemplateErrorsExit2NamingFileAndLine) {
