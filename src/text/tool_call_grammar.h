@@ -5,9 +5,11 @@
 //
 // Each tool's arguments follow its `parameters` schema where the schema says enough: the
 // properties by name in their declared order (the required ones always, the others optional),
-// and a property's value by its enum / const, or its type (string, integer, number, boolean,
-// null, array of items, object of properties). Anything else is any Gemma 4 value. Strings are
-// <|"|>...<|"|> without a '<' inside, so the text cannot open another special token.
+// and a property's value by its enum / const, or its type (string with its length bounds,
+// integer with its bounds, number, boolean, null, array of items with its count bounds, object
+// of properties); a local $ref and an allOf of one schema by the schema they name. Anything else
+// is any Gemma 4 value (docs/server.md lists what is not followed). Strings are <|"|>...<|"|>
+// without a '<' inside, so the text cannot open another special token.
 #pragma once
 
 #include <string>

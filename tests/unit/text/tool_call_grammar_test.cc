@@ -127,6 +127,86 @@ TEST(ToolCallGrammar, NoToolOrAnUnknownNameIsRefusedByName) {
   EXPECT_TRUE(takes(g, "<|tool_call>call:say\"hi\\{a\"b:true}<tool_call|>"));
 }
 
+// Integer bounds (minimum / maximum, exclusive ones in both drafts' forms, fractional bounds),
+// string lengths in code points, item counts and references within the parameters (pydantic's
+// $defs, allOf around one reference, recursion cut at the depth limit): each integer taken iff
+// it lies in the range, counted the plain way.
+TEST(ToolCallGrammar, BoundsCountsAndReferencesAreFollowed) {
+  struct Range {
+    const char* schema;
+    std::int64_t lo, hi;  // inclusive
+  };
+  constexpr std::int64_t kNone = 999'999'999'999'999'999;
+  const std::vector<Range> ranges = {
+      {R"({"type": "integer", "minimum": 1, "maximum": 5})", 1, 5},
+      {R"({"type": "integer", "minimum": 0, "maximum": 100})", 0, 100},
+      {R"({"type": "integer", "minimum": -10, "maximum": 25})", -10, 25},
+      {R"({"type": "integer", "minimum": -300, "maximum": -7})", -300, -7},
+      {R"({"type": "integer", "minimum": 17})", 17, kNone},
+      {R"({"type": "integer", "maximum": -42})", -kNone, -42},
+      {R"({"type": "integer", "exclusiveMinimum": 0.5, "exclusiveMaximum": 99})", 1, 98},
+      {R"({"type": "integer", "minimum": 3, "exclusiveMinimum": true, "maximum": 9.5})", 4, 9},
+      {R"({"type": ["integer", "null"], "minimum": 2.5, "maximum": 1099})", 3, 1099},
+      {R"({"type": "integer", "minimum": 999, "maximum": 1000001})", 999, 1000001},
+      {R"({"type": "integer", "minimum": 123456789, "maximum": 123456987})", 123456789, 123456987},
+  };
+  std::mt19937_64 rng(5);
+  for (const Range& r : ranges) {
+    SCOPED_TRACE(r.schema);
+    ojson parameters = {{"properties", {{"n", ojson::parse(r.schema)}}}, {"required", ojson::array({"n"})}};
+    ojson tools = ojson::array({ojson{{"name", "f"}, {"parameters", parameters}}});
+    const auto g = grammar_of("", false, tools);
+    std::set<std::int64_t> xs;
+    for (std::int64_t x = -150; x <= 150; ++x) xs.insert(x);
+    for (const std::int64_t b : {r.lo, r.hi}) {
+      if (b == kNone || b == -kNone) continue;
+      for (std::int64_t d = -3; d <= 3; ++d) xs.insert(b + d);
+    }
+    for (int i = 0; i < 60; ++i) {
+      const std::int64_t mag = static_cast<std::int64_t>(rng() % 1'000'000'000'000ULL) / (std::int64_t{1} << (rng() % 40));
+      xs.insert(rng() % 2 ? mag : -mag);
+    }
+    for (const std::int64_t x : xs) {
+      const bool in = r.lo <= x && x <= r.hi;
+      EXPECT_EQ(takes(g, "<|tool_call>call:f{n:" + std::to_string(x) + "}<tool_call|>"), in) << x;
+    }
+    EXPECT_FALSE(takes(g, "<|tool_call>call:f{n:007}<tool_call|>"));  // no leading zeros
+  }
+
+  const ojson tools = ojson::parse(R"([{"name": "f", "parameters": {
+    "$defs": {"Unit": {"enum": ["c", "f"]},
+              "Node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+    "properties": {
+      "code": {"type": "string", "minLength": 2, "maxLength": 4},
+      "empty": {"type": "string", "maxLength": 0},
+      "pair": {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1, "maxItems": 2},
+      "unit": {"$ref": "#/$defs/Unit"},
+      "wrapped": {"allOf": [{"$ref": "#/$defs/Unit"}], "description": "a unit"},
+      "tree": {"$ref": "#/$defs/Node"},
+      "lost": {"$ref": "#/$defs/Missing"}}}}])");
+  const auto g = grammar_of("", false, tools);
+  const auto call = [](const std::string& args) { return "<|tool_call>call:f{" + args + "}<tool_call|>"; };
+  const auto str = [](const std::string& s) { return kQ + s + kQ; };
+  EXPECT_TRUE(takes(g, call("code:" + str("ab"))));
+  EXPECT_TRUE(takes(g, call("code:" + str("abcd"))));
+  EXPECT_TRUE(takes(g, call("code:" + str("\xC3\xA9\xC3\xA9"))));  // two code points, four bytes
+  EXPECT_FALSE(takes(g, call("code:" + str("a"))));
+  EXPECT_FALSE(takes(g, call("code:" + str("abcde"))));
+  EXPECT_TRUE(takes(g, call("empty:" + str(""))));
+  EXPECT_FALSE(takes(g, call("empty:" + str("x"))));
+  EXPECT_TRUE(takes(g, call("pair:[3]")));
+  EXPECT_TRUE(takes(g, call("pair:[3,0]")));
+  EXPECT_FALSE(takes(g, call("pair:[]")));
+  EXPECT_FALSE(takes(g, call("pair:[1,2,3]")));
+  EXPECT_FALSE(takes(g, call("pair:[-1]")));
+  EXPECT_TRUE(takes(g, call("unit:" + str("c") + ",wrapped:" + str("f"))));
+  EXPECT_FALSE(takes(g, call("unit:" + str("k"))));
+  EXPECT_FALSE(takes(g, call("wrapped:" + str("k"))));
+  EXPECT_TRUE(takes(g, call("tree:{kids:[{kids:[]},{}]}")));
+  EXPECT_FALSE(takes(g, call("tree:{kids:[{leaves:[]}]}")));
+  EXPECT_TRUE(takes(g, call("lost:{any:[1," + str("x") + "]}")));  // an unresolved reference: any value
+}
+
 // tool_choice's one meaning (serve, run and the library use it): auto asks nothing; none bans
 // the call-opening token; required forces calls of any tool; a name calls of that tool, as many
 // as `parallel` allows. A function named like a mode is reached through serve's object form.
