@@ -75,6 +75,7 @@ struct ServeArgs {
   bool f32_activations = false;
   bool resident_weights = false;
   std::string chat_template;
+  std::string chat_template_kwargs;
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
   std::optional<std::string> profile;  // --profile: prepended to sets
@@ -161,6 +162,7 @@ void serve_command(const ServeArgs& a) {
   o.f32_activations = a.f32_activations;
   o.resident_weights = a.resident_weights;
   o.chat_template = a.chat_template;
+  o.chat_template_kwargs = a.chat_template_kwargs;
   o.backend = a.backend;
   o.log = log_to_stderr;
 
@@ -318,9 +320,10 @@ void serve_command(const ServeArgs& a) {
     auto sent_calls = std::make_shared<std::size_t>(0);
     auto opened = std::make_shared<bool>(false);
     auto sent_logprobs = std::make_shared<std::size_t>(0);
+    auto sent_reasoning = std::make_shared<std::size_t>(0);
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, reply, sent, sent_calls, opened, sent_logprobs](std::size_t, httplib::DataSink& sink) {
+        [job, reply, sent, sent_calls, opened, sent_logprobs, sent_reasoning](std::size_t, httplib::DataSink& sink) {
           auto send = [&](const std::string& data) {
             const std::string s = "data: " + data + "\n\n";
             if (sink.write(s.data(), s.size())) return true;
@@ -331,18 +334,21 @@ void serve_command(const ServeArgs& a) {
             *opened = true;
             return send(dump_reply_json(reply.chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
           }
-          std::string piece, error, finish, content_chunk;
+          std::string piece, thought, error, finish, content_chunk;
           std::vector<ToolCall> calls;
           bool done = false;
           {
             std::unique_lock l(job->mu);
             // Wakes now and then to notice a client that went away while nothing was written.
-            while (!job->done && job->released <= *sent && job->tool_calls.size() <= *sent_calls) {
+            while (!job->done && job->released <= *sent && job->tool_calls.size() <= *sent_calls &&
+                   job->reasoning.size() <= *sent_reasoning) {
               if (job->cv.wait_for(l, std::chrono::milliseconds(250)) == std::cv_status::timeout && !sink.is_writable()) {
                 job->cancelled = true;
                 return false;
               }
             }
+            thought = job->reasoning.substr(*sent_reasoning);
+            *sent_reasoning = job->reasoning.size();
             // (A reply cut at a stop string the stream never showed may end before *sent.)
             if (job->released > *sent) piece = job->content.substr(*sent, job->released - *sent);
             *sent = std::max(*sent, job->released);
@@ -358,6 +364,7 @@ void serve_command(const ServeArgs& a) {
             finish = job->finish_reason;
             calls = job->tool_calls;
           }
+          if (!thought.empty() && !send(dump_reply_json(reply.chunk({{"reasoning_content", thought}}, nullptr)))) return false;
           if (!content_chunk.empty() && !send(content_chunk)) return false;
           if (calls.size() > *sent_calls) {
             if (!send(dump_reply_json(reply.chunk({{"tool_calls", tool_calls_json(calls, *sent_calls)}}, nullptr)))) return false;
@@ -454,6 +461,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--chat-template,--chat-template-file", a->chat_template,
                   "a Jinja chat template: a file, or the template itself (text holding {{ or {%), as llama.cpp's "
                   "--chat-template takes it; overrides the checkpoint's");
+  cmd->add_option("--chat-template-kwargs", a->chat_template_kwargs,
+                  "a JSON object of chat template variables for every chat request, e.g. '{\"enable_thinking\": true}' "
+                  "(a request's chat_template_kwargs are set over them)");
   cmd->add_flag("--jinja")->description("accepted for llama.cpp's command lines: chat templates are always rendered as Jinja");
   cmd->add_flag("--f32-activations", a->f32_activations,
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "

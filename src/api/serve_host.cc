@@ -28,9 +28,10 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   // now, not at the first request, and before the slow checkpoint load; a checkpoint's own
   // broken template leaves completions served and each chat request answered 400 with the
   // reason.
+  const std::vector<std::string> vars = template_kwargs_vars(a.chat_template_kwargs);
   std::shared_ptr<const ChatRenderer> renderer;
   try {
-    renderer = std::make_shared<const ChatRenderer>(a.model, a.chat_template, std::vector<std::string>{});
+    renderer = std::make_shared<const ChatRenderer>(a.model, a.chat_template, vars);
   } catch (const staticlm::Error& e) {
     if (!a.chat_template.empty()) throw;
     note(a, std::string("staticlm serve: chat requests will be refused: ") + e.what());
@@ -77,7 +78,7 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   h->backend_ = create_backend(a.backend, ck, profile, bo);
   if (const std::string where = backend_placement(*h->backend_, /*with_calls=*/false); !where.empty()) note(a, where);
   h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images,
-                               std::make_shared<DryBreakerCache>(h->tokenizer_.get()), renderer};
+                               std::make_shared<DryBreakerCache>(h->tokenizer_.get()), renderer, vars};
   h->engine_ = std::make_unique<ServeEngine>(*h->backend_, ck, *h->tokenizer_, ServeOptions{a.slots, a.queue, h->pool_.get()});
   return h;
 }

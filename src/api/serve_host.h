@@ -38,6 +38,9 @@ struct ServeHostOptions {
   bool f32_activations = false;
   bool resident_weights = false;  // CpuBackendOptions::resident_weights (`--no-mmap`)
   std::string chat_template;  // a template file ("" : the checkpoint's own)
+  // llama.cpp's --chat-template-kwargs: a JSON object of template variables every chat request
+  // gets (under its own chat_template_kwargs); "" for none.
+  std::string chat_template_kwargs;
   BackendChoice backend;
   // Notes for the operator ("staticlm serve: text only: ...", the plug-in placement); null: none.
   std::function<void(const std::string&)> log;

@@ -170,6 +170,8 @@ ojson Reply::completion(const ChatJob& job) const {
     choice["text"] = job.content;
   } else {
     ojson message = {{"role", "assistant"}, {"content", job.content}};
+    // The thought channel, as llama.cpp and vLLM answer it (only when there was one).
+    if (!job.reasoning.empty()) message["reasoning_content"] = job.reasoning;
     if (!job.tool_calls.empty()) {
       if (job.content.empty()) message["content"] = nullptr;
       message["tool_calls"] = tool_calls_json(job.tool_calls);

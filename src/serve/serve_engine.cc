@@ -461,9 +461,19 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
       if (!tools[i].is_object()) bad("tools[" + std::to_string(i) + "]", "expected an object (a tool schema)");
     }
   }
+  // vLLM's and llama.cpp's chat_template_kwargs: more template variables (enable_thinking, ...).
+  ojson kwargs;
+  if (given(doc, "chat_template_kwargs")) {
+    kwargs = doc["chat_template_kwargs"];
+    if (!kwargs.is_object()) bad("chat_template_kwargs", "expected an object of template variables");
+  }
   ChatRenderRequest r;
   r.model_dir = context.model_dir;
   r.template_file = context.chat_template;
+  r.vars = context.template_vars;
+  if (kwargs.is_object()) {
+    for (const auto& [key, value] : kwargs.items()) r.vars.push_back(key + "=" + value.dump());
+  }
   r.conversation.tools = tools;
   r.conversation.messages = doc["messages"];
   read_tool_call_arguments(r.conversation.messages);
@@ -472,15 +482,39 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
   if (given(doc, "add_generation_prompt")) r.add_generation_prompt = boolean_field(doc, "add_generation_prompt", "add_generation_prompt");
   images = take_images(r.conversation.messages, context.images, image_key);
   try {
-    if (context.renderer) return context.renderer->render(r.conversation, r.conversation_name, r.add_generation_prompt).text;
+    if (context.renderer) {
+      return context.renderer->render(r.conversation, r.conversation_name, r.add_generation_prompt, kwargs).text;
+    }
     return render_chat(r).text;
   } catch (const Error& e) {
     throw RequestError{e.what(), "messages"};
   }
 }
 
+// Whether the template is asked to turn thinking on: enable_thinking in the request's
+// chat_template_kwargs, else in --chat-template-kwargs, truthy as Jinja reads it.
+bool thinking_requested(const ojson& doc, const RequestContext& context) {
+  const auto truthy = [](const ojson& v) {
+    if (v.is_boolean()) return v.get<bool>();
+    if (v.is_number()) return v.get<double>() != 0;
+    if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
+    return false;
+  };
+  if (given(doc, "chat_template_kwargs") && doc["chat_template_kwargs"].is_object() &&
+      doc["chat_template_kwargs"].contains("enable_thinking")) {
+    return truthy(doc["chat_template_kwargs"]["enable_thinking"]);
+  }
+  bool on = false;
+  constexpr std::string_view kKey = "enable_thinking=";
+  for (const std::string& v : context.template_vars) {
+    if (v.compare(0, kKey.size(), kKey) == 0) on = truthy(ojson::parse(v.substr(kKey.size()), nullptr, false));
+  }
+  return on;
+}
+
 // OpenAI's tool_choice (text/tool_call_grammar.h), as a string or
 // {"type": "function", "function": {"name": N}}; parallel_tool_calls false: exactly one call.
+// With thinking on, a forced call may follow a thought.
 void apply_tool_choice(const ojson& doc, const RequestContext& context, GenerateOptions& g) {
   const bool parallel = !given(doc, "parallel_tool_calls") || boolean_field(doc, "parallel_tool_calls", "parallel_tool_calls");
   if (!given(doc, "tool_choice")) return;
@@ -503,7 +537,8 @@ void apply_tool_choice(const ojson& doc, const RequestContext& context, Generate
   const Tokenizer& tok = *context.tokenizer;
   try {
     const ToolChoiceConstraint constraint =
-        tool_choice_constraint(given(doc, "tools") ? doc["tools"] : ojson::array(), choice, parallel, "tool_choice");
+        tool_choice_constraint(given(doc, "tools") ? doc["tools"] : ojson::array(), choice, parallel, "tool_choice",
+                               thinking_requested(doc, context));
     if (constraint.ban_call_open) {
       const int open = tok.token_to_id(kToolCallOpen);
       if (open >= 0) g.sampling.logit_bias.emplace_back(open, -INFINITY);
@@ -527,6 +562,16 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   const std::string text = render_request_chat(doc, context, images, job.image_key);
   GenerateOptions g = parse_generation_fields(doc, context, job);
   apply_tool_choice(doc, context, g);
+  // llama.cpp's reasoning_format: "none" leaves a thought channel in the content as text; the
+  // default (and "auto", "deepseek", "deepseek-legacy") answers it as reasoning_content.
+  job.take_reasoning = true;
+  if (given(doc, "reasoning_format")) {
+    const ojson& f = doc["reasoning_format"];
+    if (!f.is_string() || (f != "none" && f != "auto" && f != "deepseek" && f != "deepseek-legacy")) {
+      bad("reasoning_format", "expected \"none\", \"auto\", \"deepseek\" or \"deepseek-legacy\"");
+    }
+    job.take_reasoning = f != "none";
+  }
   // OpenAI's logprobs: each content token's log-probability; top_logprobs (only with logprobs)
   // that many likeliest alternatives as well.
   job.logprobs = boolean_field(doc, "logprobs", "logprobs");
@@ -645,6 +690,21 @@ void parse_llama_completion_request(const std::string& body, const RequestContex
   }
   job.return_tokens = boolean_field(doc, "return_tokens", "return_tokens");
   parse_completion_doc(doc, context, job);
+}
+
+std::vector<std::string> template_kwargs_vars(const std::string& json) {
+  if (json.empty()) return {};
+  ojson doc;
+  try {
+    check_json_limits(json, "--chat-template-kwargs", kTemplateValueLimits);
+    doc = ojson::parse(json);
+  } catch (const ojson::exception& e) {
+    invalid_argument("--chat-template-kwargs: not valid JSON: " + std::string(e.what()));
+  }
+  if (!doc.is_object()) invalid_argument("--chat-template-kwargs: expected a JSON object of template variables, got " + json);
+  std::vector<std::string> vars;
+  for (const auto& [key, value] : doc.items()) vars.push_back(key + "=" + value.dump());
+  return vars;
 }
 
 std::string apply_template_reply(const std::string& body, const RequestContext& context) {
@@ -827,7 +887,8 @@ void ServeEngine::run(ChatJob& job) {
     g.token_text = [&](std::int64_t t) { return stop_text->push(static_cast<int>(t)); };
     for (const std::string& s : g.stop_strings) hold = std::max(hold, s.size() - 1);
   }
-  ToolCallStream out(tok_, /*take_calls=*/!job.text_completion);  // the text a client shows, and the tool calls
+  // The text a client shows, the tool calls and the reasoning.
+  ToolCallStream out(tok_, /*take_calls=*/!job.text_completion, job.take_reasoning);
   // With logprobs, each token's log-probability, computed from the logits that chose it; kept
   // for content tokens (not special tokens, not inside a tool call).
   TokenLogprob chosen;
@@ -837,12 +898,15 @@ void ServeEngine::run(ChatJob& job) {
   const TokenCallback on_token = [&](std::int64_t t) {
     // The end token is not reply text (Gemma 4's <|tool_response> is not a control token).
     if (g.is_eos(t)) return true;
-    const bool was_in_call = out.in_call();
+    const bool was_aside = out.in_call() || out.in_thought();
     const std::string piece = out.push(static_cast<int>(t));
-    const bool content_token = job.logprobs && !was_in_call && !out.in_call() && !tok_.is_special(static_cast<int>(t));
+    const bool content_token =
+        job.logprobs && !was_aside && !out.in_call() && !out.in_thought() && !tok_.is_special(static_cast<int>(t));
+    const std::string thought = out.take_reasoning();
     {
       std::lock_guard l(job.mu);
       job.content += piece;
+      job.reasoning += thought;
       if (content_token) job.logprob_entries.push_back({std::move(chosen), job.content.size()});
       if (out.calls().size() > job.tool_calls.size()) job.tool_calls = out.calls();
       job.released = std::max(job.released, releasable(job.content, hold, g.stop_strings));
@@ -866,6 +930,7 @@ void ServeEngine::run(ChatJob& job) {
     slot.tokens.resize(static_cast<std::size_t>(rt.past_len()));
     std::lock_guard l(job.mu);
     job.content += out.finish();
+    job.reasoning += out.take_reasoning();
     job.tool_calls = out.calls();
     if (r.reason == StopReason::kStopString) {
       std::size_t cut = job.content.size();

@@ -59,6 +59,8 @@ struct ChatJob {
   bool usage_chunk = false;  // stream_options.include_usage: usage in a chunk of its own, as OpenAI sends it
   bool text_completion = false;  // /v1/completions, /completion: a raw prompt, the reply's text as generated
   bool return_tokens = false;    // /completion's return_tokens: the reply's token ids in the answer
+  // A thought channel's text goes to `reasoning` (reasoning_format other than "none"; chat only).
+  bool take_reasoning = false;
   bool logprobs = false;  // report each content token's log-probability
   int top_logprobs = 0;   // and this many likeliest alternatives
   std::atomic<bool> cancelled{false};  // set by the handler when the client has gone
@@ -66,6 +68,7 @@ struct ChatJob {
   std::mutex mu;
   std::condition_variable cv;
   std::string content;        // the reply so far (special tokens and tool calls left out)
+  std::string reasoning;      // with take_reasoning: the reply's thought channel so far
   std::vector<ToolCall> tool_calls;  // the reply's Gemma 4 tool calls so far
   std::size_t released = 0;   // bytes of content safe to show (no partial stop string)
   // With logprobs: one entry per content token, with the size of content once its text was in
@@ -107,7 +110,13 @@ struct RequestContext {
   std::shared_ptr<DryBreakerCache> dry_breakers;
   // The chat template parsed once (null: each request finds and parses it).
   std::shared_ptr<const ChatRenderer> renderer;
+  // --chat-template-kwargs as "KEY=JSON" (the renderer has them already).
+  std::vector<std::string> template_vars;
 };
+
+// --chat-template-kwargs' JSON object as ChatRenderRequest::vars ("KEY=JSON" each); "" gives
+// none. kInvalidArgument naming the flag when it is not a JSON object.
+std::vector<std::string> template_kwargs_vars(const std::string& json);
 
 // Parses an OpenAI chat request body into `job`: the messages (and `tools`) rendered with the
 // chat template and tokenized; sampling fields over the defaults. Image parts (`image_url` with

@@ -203,7 +203,7 @@ ChatRenderer::ChatRenderer(std::string model_dir, const std::string& template_fi
 ChatRenderer::~ChatRenderer() = default;
 
 ChatRenderResult ChatRenderer::render(const ChatMessages& conversation, const std::string& conversation_name,
-                                      bool add_generation_prompt) const {
+                                      bool add_generation_prompt, const ojson& extra) const {
   ojson vars = ojson::object();
   vars["messages"] = conversation.messages;
   vars["tools"] = conversation.tools;
@@ -211,6 +211,9 @@ ChatRenderResult ChatRenderer::render(const ChatMessages& conversation, const st
   vars["add_generation_prompt"] = add_generation_prompt;
   // Over the per-render variables, in their order: a --var may set any of them.
   for (const auto& [key, value] : fixed_vars_.items()) vars[key] = value;
+  if (extra.is_object()) {
+    for (const auto& [key, value] : extra.items()) vars[key] = value;
+  }
   if (!template_) return render_builtin(model_dir_, conversation, conversation_name, add_generation_prompt, vars);
   return {template_->render(vars), conversation_images(conversation.messages), template_name_};
 }

@@ -72,8 +72,10 @@ class ChatRenderer {
   ChatRenderer(const ChatRenderer&) = delete;
   ChatRenderer& operator=(const ChatRenderer&) = delete;
 
+  // `extra`: variables of this render (an object, e.g. a request's chat_template_kwargs), set
+  // over all the others.
   ChatRenderResult render(const ChatMessages& conversation, const std::string& conversation_name,
-                          bool add_generation_prompt = true) const;
+                          bool add_generation_prompt = true, const nlohmann::ordered_json& extra = nullptr) const;
   // The template's name (its file), or "" for the built-in Gemma 4 format.
   const std::string& template_name() const { return template_name_; }
 

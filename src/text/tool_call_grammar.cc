@@ -306,7 +306,8 @@ const ojson* function_of(const ojson& tool) {
 
 }  // namespace
 
-std::string gemma4_tool_call_grammar(const ojson& tools, const std::string& only, bool parallel, const std::string& what) {
+std::string gemma4_tool_call_grammar(const ojson& tools, const std::string& only, bool parallel, const std::string& what,
+                                     bool thought_first) {
   GrammarWriter w;
   std::string calls;
   std::vector<std::string> names;
@@ -329,7 +330,8 @@ std::string gemma4_tool_call_grammar(const ojson& tools, const std::string& only
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
     invalid_argument(what + ": no tool is named \"" + only + "\" (the tools: " + known + ")");
   }
-  return "root ::= (" + calls + ")" + (parallel ? "+" : "") + "\n" + w.rules() + kValueRules;
+  const std::string thought = thought_first ? "(<|channel> (!<channel|>)* <channel|>)? " : "";
+  return "root ::= " + thought + "(" + calls + ")" + (parallel ? "+" : "") + "\n" + w.rules() + kValueRules;
 }
 
 ToolChoice tool_choice_from_text(const std::string& text) {
@@ -339,17 +341,18 @@ ToolChoice tool_choice_from_text(const std::string& text) {
   return {ToolChoice::Mode::kFunction, text};
 }
 
-ToolChoiceConstraint tool_choice_constraint(const ojson& tools, const ToolChoice& choice, bool parallel, const std::string& what) {
+ToolChoiceConstraint tool_choice_constraint(const ojson& tools, const ToolChoice& choice, bool parallel, const std::string& what,
+                                            bool thought_first) {
   switch (choice.mode) {
     case ToolChoice::Mode::kAuto:
       return {};
     case ToolChoice::Mode::kNone:
       return {"", true};
     case ToolChoice::Mode::kRequired:
-      return {gemma4_tool_call_grammar(tools, "", parallel, what), false};
+      return {gemma4_tool_call_grammar(tools, "", parallel, what, thought_first), false};
     case ToolChoice::Mode::kFunction:
       if (choice.function.empty()) invalid_argument(what + ": expected the name of one of the tools");
-      return {gemma4_tool_call_grammar(tools, choice.function, parallel, what), false};
+      return {gemma4_tool_call_grammar(tools, choice.function, parallel, what, thought_first), false};
   }
   return {};
 }

@@ -20,10 +20,12 @@ namespace staticlm {
 
 // `tools`: OpenAI's tool schemas ({"type": "function", "function": {"name", "parameters"}}; a
 // bare {"name", "parameters"} too). `only`: the one function allowed ("" : any of them).
-// `parallel`: one or more calls, else exactly one. kInvalidArgument naming `what` (e.g.
-// "tool_choice") when no tool has a name, or `only` names none of them.
+// `parallel`: one or more calls, else exactly one. `thought_first`: a thought channel
+// (<|channel>...<channel|>, Gemma 4's thinking when the template turned it on) may come before
+// the calls. kInvalidArgument naming `what` (e.g. "tool_choice") when no tool has a name, or
+// `only` names none of them.
 std::string gemma4_tool_call_grammar(const nlohmann::ordered_json& tools, const std::string& only, bool parallel,
-                                     const std::string& what);
+                                     const std::string& what, bool thought_first = false);
 
 // OpenAI's tool_choice, one meaning for serve, run and the library: "auto" leaves calling to the
 // model; "none" bans the token that opens a call (the tools are still rendered, as llama.cpp
@@ -45,6 +47,6 @@ struct ToolChoiceConstraint {
   bool ban_call_open = false;
 };
 ToolChoiceConstraint tool_choice_constraint(const nlohmann::ordered_json& tools, const ToolChoice& choice, bool parallel,
-                                            const std::string& what);
+                                            const std::string& what, bool thought_first = false);
 
 }  // namespace staticlm

@@ -2,13 +2,49 @@
 
 namespace staticlm {
 
-ToolCallStream::ToolCallStream(const Tokenizer& tokenizer, bool take_calls)
+namespace {
+// The channel Gemma 4 thinks in, and the newline after its name.
+constexpr std::string_view kThoughtName = "thought\n";
+}  // namespace
+
+ToolCallStream::ToolCallStream(const Tokenizer& tokenizer, bool take_calls, bool take_reasoning)
     : tokenizer_(tokenizer),
       open_(take_calls ? tokenizer.token_to_id(kToolCallOpen) : -1),
       close_(take_calls ? tokenizer.token_to_id(kToolCallClose) : -1),
-      text_(tokenizer, /*skip_special_tokens=*/true) {}
+      text_(tokenizer, /*skip_special_tokens=*/true),
+      thought_open_(take_reasoning ? tokenizer.token_to_id("<|channel>") : -1),
+      thought_close_(take_reasoning ? tokenizer.token_to_id("<channel|>") : -1),
+      thought_(tokenizer, /*skip_special_tokens=*/true) {
+  if (thought_close_ < 0) thought_open_ = -1;
+}
+
+void ToolCallStream::add_reasoning(const std::string& text) {
+  if (!naming_) {
+    reasoning_ += text;
+    return;
+  }
+  name_ += text;
+  if (name_.size() < kThoughtName.size() && kThoughtName.substr(0, name_.size()) == name_) return;  // may be the name yet
+  naming_ = false;
+  reasoning_ += name_.compare(0, kThoughtName.size(), kThoughtName) == 0 ? name_.substr(kThoughtName.size()) : name_;
+  name_.clear();
+}
 
 std::string ToolCallStream::push(int id) {
+  if (in_thought_) {
+    if (id != thought_close_) {
+      add_reasoning(thought_.push(id));
+      return "";
+    }
+    add_reasoning(thought_.finish());
+    in_thought_ = naming_ = false;  // a thought of its name alone has no reasoning
+    name_.clear();
+    return "";
+  }
+  if (!in_call_ && id == thought_open_ && thought_open_ >= 0) {
+    in_thought_ = naming_ = true;
+    return text_.finish();  // text before the thought is complete
+  }
   if (!in_call_ && id == open_ && open_ >= 0) {
     in_call_ = true;
     call_.assign(1, id);
@@ -33,6 +69,11 @@ std::string ToolCallStream::push(int id) {
 }
 
 std::string ToolCallStream::finish() {
+  if (in_thought_) {  // an unclosed thought (the reply ran out) is reasoning all the same
+    add_reasoning(thought_.finish());
+    in_thought_ = naming_ = false;
+    name_.clear();
+  }
   std::string out;
   if (in_call_) {
     for (int x : call_) out += text_.push(x);

@@ -268,6 +268,8 @@ const Row kRows[] = {
     {"serve_slots_zero", "serve -m {M} --port 0 --slots 0", "--slots 0"},
     {"serve_profile_unknown", "serve -m {M} --port 0 --profile bogus", "--profile bogus"},
     {"serve_chat_template_missing", "serve -m {T} --port 0 --chat-template {D}/nope.jinja", "{D}/nope.jinja"},
+    {"serve_chat_template_kwargs_not_object", "serve -m {M} --port 0 --chat-template-kwargs '[1]'", "--chat-template-kwargs"},
+    {"serve_chat_template_kwargs_not_json", "serve -m {M} --port 0 --chat-template-kwargs '{x'", "--chat-template-kwargs"},
     {"serve_chat_template_broken", "serve -m {T} --port 0 --chat-template {D}/bad.jinja", "{D}/bad.jinja:1"},
     {"serve_queue_negative", "serve -m {M} --port 0 --queue -1", "--queue -1"},
     {"serve_max_body_zero", "serve -m {M} --port 0 --max-body 0", "--max-body 0"},

@@ -806,6 +806,91 @@ TEST_F(ServeEndToken, EndTokenTextIsNotPartOfTheAnswer) {
   EXPECT_EQ(run_answer(kHello), expected);  // as `run` on the same model
 }
 
+// Thinking: --chat-template-kwargs gives every chat request template variables (here Gemma 4's
+// enable_thinking, which puts <|think|> in the system turn), a request's chat_template_kwargs
+// are set over them; a thought channel in the reply (<|channel>thought\n...<channel|>, forced
+// here by a grammar, as the random model does not think) is answered as reasoning_content,
+// streamed before the content, or left in the content with reasoning_format "none"; and with
+// thinking on, a forced tool call may follow a thought. Its own server.
+class ServeThinking : public Serve {
+ protected:
+  static void SetUpTestSuite() {
+    start({"--max-seq", "128", "--threads", "1", "--chat-template-kwargs", "{\"enable_thinking\": true}"});
+  }
+};
+
+TEST_F(ServeThinking, ThoughtsAreReasoningContentAndKwargsReachTheTemplate) {
+  const auto post = [&](const std::string& path, const json& body) {
+    const std::string b = body.dump();
+    return http(path, &b);
+  };
+  const auto prompt = [&](const json& extra) {
+    json body = {{"messages", kHello}};
+    body.update(extra);
+    const HttpResult h = post("/apply-template", body);
+    EXPECT_EQ(h.status, 200) << h.body;
+    return json::parse(h.body).value("prompt", std::string());
+  };
+  EXPECT_NE(prompt(json::object()).find("<|think|>"), std::string::npos);  // the server's kwargs
+  EXPECT_EQ(prompt({{"chat_template_kwargs", {{"enable_thinking", false}}}}).find("<|think|>"), std::string::npos);
+  for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
+           {"chat_template_kwargs", 3}, {"chat_template_kwargs", json::array({"enable_thinking"})}, {"reasoning_format", "hidden"}}) {
+    json r = request(kHello);
+    r[field] = value;
+    const HttpResult h = chat(r);
+    EXPECT_EQ(h.status, 400) << h.body;
+    EXPECT_EQ(json::parse(h.body)["error"]["param"], field) << h.body;
+  }
+
+  json r = request(kHello);
+  r["max_tokens"] = 40;
+  r["grammar"] = "root ::= <|channel> \"thought\\nTwo, I think.\" <channel|> \"Hi there\"";
+  const HttpResult whole = chat(r);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json message = json::parse(whole.body)["choices"][0]["message"];
+  EXPECT_EQ(message["content"], "Hi there") << whole.body;
+  EXPECT_EQ(message["reasoning_content"], "Two, I think.") << whole.body;
+  r["stream"] = true;
+  const HttpResult streamed = chat(r);
+  std::string reasoning;
+  bool content_seen = false, reasoning_after_content = false;
+  for (const std::string& e : events(streamed.body)) {
+    if (e == "[DONE]") continue;
+    const json delta = json::parse(e)["choices"][0]["delta"];
+    if (delta.contains("reasoning_content")) {
+      reasoning += delta["reasoning_content"].get<std::string>();
+      reasoning_after_content = reasoning_after_content || content_seen;
+    }
+    content_seen = content_seen || !delta.value("content", std::string()).empty();
+  }
+  EXPECT_EQ(reasoning, "Two, I think.") << streamed.body;
+  EXPECT_FALSE(reasoning_after_content) << streamed.body;
+  EXPECT_EQ(streamed_content(streamed.body), "Hi there") << streamed.body;
+  r["stream"] = false;
+  r["reasoning_format"] = "none";
+  const json raw = json::parse(chat(r).body)["choices"][0]["message"];
+  EXPECT_FALSE(raw.contains("reasoning_content")) << raw;
+  EXPECT_EQ(raw.value("content", std::string()), "<|channel>thought\nTwo, I think.<channel|>Hi there") << raw;
+
+  // A forced call after a thought: the bias makes the model open a thought (allowed first only
+  // with thinking on) and close it at once; the call follows.
+  json t = request(kHello);
+  t["max_tokens"] = 40;
+  t["tools"] = json::parse(R"([{"type": "function", "function": {"name": "ping", "parameters": {"type": "object",
+    "properties": {"now": {"type": "boolean"}}, "required": ["now"]}}}])");
+  t["tool_choice"] = "required";
+  t["parallel_tool_calls"] = false;
+  t["logit_bias"] = {{"100", 40}, {"101", 50}};  // <|channel>, <channel|>
+  t["reasoning_format"] = "none";
+  const HttpResult called = chat(t);
+  ASSERT_EQ(called.status, 200) << called.body;
+  const json c = json::parse(called.body)["choices"][0];
+  EXPECT_EQ(c["finish_reason"], "tool_calls") << called.body;
+  EXPECT_EQ(c["message"]["content"], "<|channel><channel|>") << called.body;
+  ASSERT_EQ(c["message"]["tool_calls"].size(), 1u) << called.body;
+  EXPECT_EQ(c["message"]["tool_calls"][0]["function"]["name"], "ping") << called.body;
+}
+
 // logprobs / top_logprobs: each content token's log-probability is the log-softmax of the
 // logits `run --dump-logits` records for the same greedy answer (computed here in double); the
 // top alternatives are sorted, the greedy token is the first of them, the entries' bytes are the

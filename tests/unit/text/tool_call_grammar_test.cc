@@ -207,6 +207,22 @@ TEST(ToolCallGrammar, BoundsCountsAndReferencesAreFollowed) {
   EXPECT_TRUE(takes(g, call("lost:{any:[1," + str("x") + "]}")));  // an unresolved reference: any value
 }
 
+// With thinking on, a forced call may follow one thought (Gemma 4 thinks before it calls);
+// without, the reply opens with the call.
+TEST(ToolCallGrammar, AThoughtMayComeFirstWhenThinkingIsOn) {
+  const Tokenizer& tok = test::gemma4_tokenizer();
+  const auto thinking = std::make_shared<const Grammar>(
+      parse_grammar(gemma4_tool_call_grammar(kTools, "ping", false, "t", /*thought_first=*/true), "g", &tok, tok.id_limit()));
+  const std::string ping = "<|tool_call>call:ping{}<tool_call|>";
+  const std::string thought = "<|channel>thought\nThe user wants a ping, <b>now</b>.<channel|>";
+  EXPECT_TRUE(takes(thinking, thought + ping));
+  EXPECT_TRUE(takes(thinking, ping));
+  EXPECT_FALSE(takes(thinking, thought));             // a call must follow
+  EXPECT_FALSE(takes(thinking, thought + thought + ping));
+  EXPECT_FALSE(takes(thinking, "Sure." + ping));      // text is no thought
+  EXPECT_FALSE(takes(grammar_of("ping", false), thought + ping));
+}
+
 // tool_choice's one meaning (serve, run and the library use it): auto asks nothing; none bans
 // the call-opening token; required forces calls of any tool; a name calls of that tool, as many
 // as `parallel` allows. A function named like a mode is reached through serve's object form.

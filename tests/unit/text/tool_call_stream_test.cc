@@ -70,5 +70,51 @@ TEST(ToolCallStream, BrokenOrUnclosedCallsStayText) {
   }
 }
 
+// A thought channel (Gemma 4's thinking) is reasoning, not text, with take_reasoning: its name
+// line left out, handed out while it streams, closed or not; tool calls after it are taken as
+// before. Without take_reasoning the text is the skip-special decode, as before.
+TEST(ToolCallStream, ThoughtChannelIsReasoning) {
+  const Tokenizer& tok = gemma4();
+  ASSERT_EQ(tok.encode("<|channel>").size(), 1u);
+  ASSERT_EQ(tok.encode("<channel|>").size(), 1u);
+  struct Case {
+    std::string reply, text, reasoning;
+  };
+  const std::vector<Case> cases = {
+      {"<|channel>thought\nTwo and two: four, surely.<channel|>It is 4.<turn|>", "It is 4.", "Two and two: four, surely."},
+      {"Well <|channel>thought\nhm<channel|> then.", "Well  then.", "hm"},
+      {"<|channel>plan: ask<channel|>Ok", "Ok", "plan: ask"},            // another channel name stays
+      {"<|channel>thought\n<channel|>Ok", "Ok", ""},                      // an empty thought
+      {"<|channel>thought\nstill thinking", "", "still thinking"},      // the reply ran out inside it
+      {"<|channel>thought\ncall it<channel|><|tool_call>call:ping{}<tool_call|>", "", "call it"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reply);
+    ToolCallStream s(tok, true, /*take_reasoning=*/true);
+    std::string text, reasoning;
+    std::size_t pieces = 0;  // reasoning handed out before the reply ended
+    for (const int id : tok.encode(c.reply)) {
+      text += s.push(id);
+      const std::string r = s.take_reasoning();
+      pieces += !r.empty();
+      reasoning += r;
+    }
+    EXPECT_FALSE(s.in_thought() && c.reply.find("<channel|>") != std::string::npos);
+    text += s.finish();
+    reasoning += s.take_reasoning();
+    EXPECT_EQ(text, c.text);
+    EXPECT_EQ(reasoning, c.reasoning);
+    if (c.reasoning.size() > 4) EXPECT_GE(pieces, 2u);  // streamed, not held to the end
+    EXPECT_EQ(s.calls().size(), c.reply.find("<|tool_call>") != std::string::npos ? 1u : 0u);
+
+    ToolCallStream plain(tok);
+    std::string shown;
+    for (const int id : tok.encode(c.reply)) shown += plain.push(id);
+    shown += plain.finish();
+    EXPECT_EQ(plain.take_reasoning(), "");
+    if (plain.calls().empty()) EXPECT_EQ(shown, tok.decode(tok.encode(c.reply), /*skip_special_tokens=*/true));
+  }
+}
+
 }  // namespace
 }  // namespace staticlm
