@@ -547,11 +547,13 @@ PYBIND11_MODULE(staticlm, m) {
         py::dict out;
         out["text"] = r.text;
         out["tool_calls"] = calls;
+        out["reasoning"] = r.reasoning;
         return out;
       },
       py::arg("text"),
       "The Gemma 4 tool calls in a generated text: {\"text\": the rest, \"tool_calls\": [{\"name\", "
-      "\"arguments\": dict}]}; a call that does not parse stays in the text");
+      "\"arguments\": dict}], \"reasoning\": the thought channels' text (\"\" without)}; a call that does not "
+      "parse stays in the text");
   m.def(
       "build_static_inputs",
       [](const std::string& dir, const std::string& prompt, const py::object& image, const py::object& sets,

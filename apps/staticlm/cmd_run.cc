@@ -193,8 +193,9 @@ void run_command(RunArgs& a) {
   // serve's tool_choice: forced calls by a grammar of the tools, or the call-opening token banned.
   ToolChoiceConstraint tool_choice;
   if (a.tool_choice) {
+    // With thinking on (--var enable_thinking=true) a thought may come before the calls.
     tool_choice = tool_choice_constraint(parse_tools_json(read_file(*a.tools), *a.tools), tool_choice_from_text(*a.tool_choice),
-                                         true, "--tool-choice");
+                                         true, "--tool-choice", thinking_enabled(a.vars));
     if (!tool_choice.grammar.empty() && (!params.grammar.empty() || !params.json_schema.empty())) {
       invalid_argument("--tool-choice " + *a.tool_choice + " and --grammar / --json-schema: give one constraint");
     }

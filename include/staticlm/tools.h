@@ -27,8 +27,9 @@ struct ParsedToolCall {
 };
 
 struct ParsedReply {
-  std::string text;  // the reply without the call spans
+  std::string text;  // the reply without the call spans and thoughts
   std::vector<ParsedToolCall> tool_calls;
+  std::string reasoning;  // the thought channels' text (Gemma 4's thinking), "" without one
 };
 
 // The calls in a generated text (GenerationResult::text keeps the call tokens). A call that

@@ -26,6 +26,7 @@ ParsedReply parse_tool_calls(const std::string& text) {
     const ModelReply r = parse_gemma4_reply(text);
     ParsedReply out;
     out.text = r.text;
+    out.reasoning = r.reasoning;
     for (const ToolCall& c : r.tool_calls) {
       out.tool_calls.push_back({c.name, c.arguments.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)});
     }

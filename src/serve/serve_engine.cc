@@ -494,22 +494,11 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
 // Whether the template is asked to turn thinking on: enable_thinking in the request's
 // chat_template_kwargs, else in --chat-template-kwargs, truthy as Jinja reads it.
 bool thinking_requested(const ojson& doc, const RequestContext& context) {
-  const auto truthy = [](const ojson& v) {
-    if (v.is_boolean()) return v.get<bool>();
-    if (v.is_number()) return v.get<double>() != 0;
-    if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
-    return false;
-  };
   if (given(doc, "chat_template_kwargs") && doc["chat_template_kwargs"].is_object() &&
       doc["chat_template_kwargs"].contains("enable_thinking")) {
     return truthy(doc["chat_template_kwargs"]["enable_thinking"]);
   }
-  bool on = false;
-  constexpr std::string_view kKey = "enable_thinking=";
-  for (const std::string& v : context.template_vars) {
-    if (v.compare(0, kKey.size(), kKey) == 0) on = truthy(ojson::parse(v.substr(kKey.size()), nullptr, false));
-  }
-  return on;
+  return thinking_enabled(context.template_vars);
 }
 
 // OpenAI's tool_choice (text/tool_call_grammar.h), as a string or

@@ -169,6 +169,22 @@ ojson parse_tools_json(const std::string& text, const std::string& name) {
   return doc;
 }
 
+bool truthy(const ojson& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) return v.get<double>() != 0;
+  if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
+  return false;
+}
+
+bool thinking_enabled(const std::vector<std::string>& vars) {
+  constexpr std::string_view kKey = "enable_thinking=";
+  bool on = false;
+  for (const std::string& v : vars) {
+    if (v.compare(0, kKey.size(), kKey) == 0) on = truthy(ojson::parse(v.substr(kKey.size()), nullptr, false));
+  }
+  return on;
+}
+
 std::vector<std::string> conversation_images(const ojson& messages) {
   std::vector<std::string> images;
   for (const ojson& m : messages) {

@@ -86,6 +86,11 @@ class ChatRenderer {
   std::string template_name_;
 };
 
+// Whether "KEY=JSON" template variables turn Gemma 4's thinking on: the last enable_thinking,
+// truthy as Jinja reads it (true, a non-zero number, a non-empty string, list or object).
+bool thinking_enabled(const std::vector<std::string>& vars);
+bool truthy(const nlohmann::ordered_json& value);
+
 // Image sources of the messages' image / image_url parts, in order ("" for a part without one).
 std::vector<std::string> conversation_images(const nlohmann::ordered_json& messages);
 

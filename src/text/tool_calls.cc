@@ -125,8 +125,24 @@ std::optional<ToolCall> parse_call(std::string_view body) {
 
 }  // namespace
 
-ModelReply parse_gemma4_reply(std::string_view generated) {
+ModelReply parse_gemma4_reply(std::string_view whole) {
   ModelReply reply;
+  // The thoughts first: what they hold is never a call or text.
+  constexpr std::string_view kThoughtOpen = "<|channel>", kThoughtClose = "<channel|>", kThoughtName = "thought\n";
+  std::string body;
+  for (std::size_t at = 0;;) {
+    const std::size_t open = whole.find(kThoughtOpen, at);
+    body.append(whole.substr(at, open == std::string_view::npos ? std::string_view::npos : open - at));
+    if (open == std::string_view::npos) break;
+    const std::size_t from = open + kThoughtOpen.size(), close = whole.find(kThoughtClose, from);
+    std::string_view thought = whole.substr(from, close == std::string_view::npos ? std::string_view::npos : close - from);
+    if (thought.substr(0, kThoughtName.size()) == kThoughtName) thought.remove_prefix(kThoughtName.size());
+    else if (kThoughtName.substr(0, thought.size()) == thought) thought = {};  // the name alone
+    reply.reasoning.append(thought);
+    if (close == std::string_view::npos) break;
+    at = close + kThoughtClose.size();
+  }
+  const std::string_view generated = body;
   std::size_t pos = 0;
   while (true) {
     const std::size_t open = generated.find(kOpen, pos);
@@ -153,6 +169,7 @@ std::string reply_json(const ModelReply& reply) {
   for (const ToolCall& c : reply.tool_calls) {
     j["tool_calls"].push_back({{"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
   }
+  if (!reply.reasoning.empty()) j["reasoning"] = reply.reasoning;
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 

@@ -22,14 +22,18 @@ struct ToolCall {
 };
 
 struct ModelReply {
-  std::string text;  // the generated text without the tool-call spans
+  std::string text;  // the generated text without the tool-call spans and thoughts
   std::vector<ToolCall> tool_calls;
+  // The thought channels' text (<|channel>thought\n...<channel|>, Gemma 4's thinking), the
+  // channel's name line left out; a thought the reply never closes runs to its end.
+  std::string reasoning;
 };
 
 // A call that does not parse stays in the text (nothing is thrown: it is model output).
 ModelReply parse_gemma4_reply(std::string_view generated);
 
-// {"text": ..., "tool_calls": [{"type": "function", "function": {"name", "arguments": {...}}}]}
+// {"text": ..., "tool_calls": [{"type": "function", "function": {"name", "arguments": {...}}}]},
+// and "reasoning" last when the reply had a thought.
 std::string reply_json(const ModelReply& reply);
 
 }  // namespace staticlm

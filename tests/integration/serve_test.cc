@@ -850,6 +850,14 @@ TEST_F(ServeThinking, ThoughtsAreReasoningContentAndKwargsReachTheTemplate) {
   const json message = json::parse(whole.body)["choices"][0]["message"];
   EXPECT_EQ(message["content"], "Hi there") << whole.body;
   EXPECT_EQ(message["reasoning_content"], "Two, I think.") << whole.body;
+  // run --json with the same grammar and variable: the same text and reasoning.
+  const std::string f = dir_->file("think.json"), g = dir_->file("think.gbnf");
+  write(f, kHello.dump());
+  write(g, r["grammar"].get<std::string>());
+  const test::CommandResult cli = test::run_staticlm("run -m " + model() + " --messages " + f +
+                                                     " -n 40 --temp 0 --max-seq 128 --json --var enable_thinking=true --grammar-file " + g);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(json::parse(cli.out), json::parse(R"({"text": "Hi there", "tool_calls": [], "reasoning": "Two, I think."})")) << cli.out;
   r["stream"] = true;
   const HttpResult streamed = chat(r);
   std::string reasoning;

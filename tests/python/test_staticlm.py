@@ -376,7 +376,9 @@ def test_tool_calls_match_run(model_dir, tmp_path):
     one = staticlm.parse_tool_calls(g.result["text"])
     assert one["text"] == "" and len(one["tool_calls"]) == 1 and one["tool_calls"][0]["name"] in ("set_alarm", "stop_alarm")
     assert staticlm.parse_tool_calls("hi <|tool_call>call:f{a:1}<tool_call|>") == \
-        {"text": "hi ", "tool_calls": [{"name": "f", "arguments": {"a": 1}}]}
+        {"text": "hi ", "tool_calls": [{"name": "f", "arguments": {"a": 1}}], "reasoning": ""}
+    assert staticlm.parse_tool_calls("<|channel>thought\nping it<channel|><|tool_call>call:f{}<tool_call|>ok") == \
+        {"text": "ok", "tool_calls": [{"name": "f", "arguments": {}}], "reasoning": "ping it"}
     with pytest.raises(ValueError, match='tool_choice: no tool is named "get_time"'):
         staticlm.tool_call_grammar(tools, "get_time")
     with pytest.raises(ValueError, match='tool_choice "auto": a grammar forces calls'):

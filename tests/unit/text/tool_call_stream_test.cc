@@ -79,6 +79,7 @@ TEST(ToolCallStream, ThoughtChannelIsReasoning) {
   ASSERT_EQ(tok.encode("<channel|>").size(), 1u);
   struct Case {
     std::string reply, text, reasoning;
+    std::size_t calls = 0;
   };
   const std::vector<Case> cases = {
       {"<|channel>thought\nTwo and two: four, surely.<channel|>It is 4.<turn|>", "It is 4.", "Two and two: four, surely."},
@@ -86,7 +87,9 @@ TEST(ToolCallStream, ThoughtChannelIsReasoning) {
       {"<|channel>plan: ask<channel|>Ok", "Ok", "plan: ask"},            // another channel name stays
       {"<|channel>thought\n<channel|>Ok", "Ok", ""},                      // an empty thought
       {"<|channel>thought\nstill thinking", "", "still thinking"},      // the reply ran out inside it
-      {"<|channel>thought\ncall it<channel|><|tool_call>call:ping{}<tool_call|>", "", "call it"},
+      {"<|channel>thought\ncall it<channel|><|tool_call>call:ping{}<tool_call|>", "", "call it", 1},
+      // a call inside a thought is part of the thought
+      {"<|channel>thought\nno <|tool_call>call:ping{}<tool_call|> here<channel|>A", "A", "no <|tool_call>call:ping{}<tool_call|> here"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.reply);
@@ -104,8 +107,12 @@ TEST(ToolCallStream, ThoughtChannelIsReasoning) {
     reasoning += s.take_reasoning();
     EXPECT_EQ(text, c.text);
     EXPECT_EQ(reasoning, c.reasoning);
+    // The whole text parsed at once (run --json, parse_tool_calls) finds the same reasoning.
+    const ModelReply whole = parse_gemma4_reply(c.reply);
+    EXPECT_EQ(whole.reasoning, c.reasoning);
+    EXPECT_EQ(whole.tool_calls.size(), s.calls().size());
     if (c.reasoning.size() > 4) EXPECT_GE(pieces, 2u);  // streamed, not held to the end
-    EXPECT_EQ(s.calls().size(), c.reply.find("<|tool_call>") != std::string::npos ? 1u : 0u);
+    EXPECT_EQ(s.calls().size(), c.calls);
 
     ToolCallStream plain(tok);
     std::string shown;
