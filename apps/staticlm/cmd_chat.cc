@@ -40,6 +40,7 @@
 #include "sampling_flags.h"
 #include "staticlm/model.h"
 #include "text/chat_render.h"
+#include "template_var_options.h"
 #include "threads_option.h"
 #include "vision/image_decode.h"
 
@@ -259,7 +260,7 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--chat-template,--chat-template-file", a->chat_template,
                   "a Jinja chat template for the turns: a file, or the template itself (text holding {{ or {%), as "
                   "llama.cpp's --chat-template takes it; implies --jinja");
-  cmd->add_option("--var", a->vars, "set a chat template variable: KEY=JSON (repeatable), e.g. enable_thinking=true");
+  add_template_var_options(*cmd, a->vars);
   cmd->callback([a] {
     a->sets = with_profile(a->sets, a->profile);
     chat_command(*a);

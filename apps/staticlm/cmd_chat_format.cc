@@ -18,6 +18,7 @@
 #include "text/chat_render.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
+#include "template_var_options.h"
 
 namespace staticlm::cli {
 namespace {
@@ -107,7 +108,7 @@ void add_chat_format_command(CLI::App& app) {
   cmd->add_option("--system", opts->system, "a system prompt");
   cmd->add_option("--messages", opts->messages, "JSON file with OpenAI-style messages (or {\"messages\", \"tools\"})");
   cmd->add_option("--tools", opts->tools, "JSON file with the tool schemas (OpenAI style)");
-  cmd->add_option("--var", opts->vars, "set a template variable: KEY=JSON (repeatable), e.g. enable_thinking=true");
+  add_template_var_options(*cmd, opts->vars);
   cmd->add_flag("--thinking", opts->thinking, "enable thinking (the template variable enable_thinking=true)");
   cmd->add_flag("--no-generation-prompt", opts->no_generation_prompt, "add_generation_prompt=false (no final model turn)");
   cmd->add_flag("--ids", opts->ids, "print the prompt's token ids instead of its text");

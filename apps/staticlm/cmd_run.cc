@@ -50,6 +50,7 @@
 #include "text/tool_call_grammar.h"
 #include "text/tool_calls.h"
 #include "vision/image_decode.h"
+#include "template_var_options.h"
 #include "threads_option.h"
 
 namespace staticlm::cli {
@@ -303,7 +304,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--tool-choice", a->tool_choice,
                   "auto (the model decides), none (no call), required (one or more calls of the --tools), or a "
                   "function's name (calls of it), as serve's tool_choice");
-  cmd->add_option("--var", a->vars, "set a chat template variable: KEY=JSON (repeatable), e.g. enable_thinking=true");
+  add_template_var_options(*cmd, a->vars);
   cmd->add_flag("--json", a->json,
                 "print {\"text\", \"tool_calls\"} as one JSON line at the end instead of streaming (Gemma 4 tool calls parsed)");
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");

@@ -681,21 +681,6 @@ void parse_llama_completion_request(const std::string& body, const RequestContex
   parse_completion_doc(doc, context, job);
 }
 
-std::vector<std::string> template_kwargs_vars(const std::string& json) {
-  if (json.empty()) return {};
-  ojson doc;
-  try {
-    check_json_limits(json, "--chat-template-kwargs", kTemplateValueLimits);
-    doc = ojson::parse(json);
-  } catch (const ojson::exception& e) {
-    invalid_argument("--chat-template-kwargs: not valid JSON: " + std::string(e.what()));
-  }
-  if (!doc.is_object()) invalid_argument("--chat-template-kwargs: expected a JSON object of template variables, got " + json);
-  std::vector<std::string> vars;
-  for (const auto& [key, value] : doc.items()) vars.push_back(key + "=" + value.dump());
-  return vars;
-}
-
 std::string apply_template_reply(const std::string& body, const RequestContext& context) {
   const ojson doc = parse_body(body);
   std::vector<RgbImage> images;

@@ -114,9 +114,6 @@ struct RequestContext {
   std::vector<std::string> template_vars;
 };
 
-// --chat-template-kwargs' JSON object as ChatRenderRequest::vars ("KEY=JSON" each); "" gives
-// none. kInvalidArgument naming the flag when it is not a JSON object.
-std::vector<std::string> template_kwargs_vars(const std::string& json);
 
 // Parses an OpenAI chat request body into `job`: the messages (and `tools`) rendered with the
 // chat template and tokenized; sampling fields over the defaults. Image parts (`image_url` with

@@ -169,6 +169,21 @@ ojson parse_tools_json(const std::string& text, const std::string& name) {
   return doc;
 }
 
+std::vector<std::string> template_kwargs_vars(const std::string& json) {
+  if (json.empty()) return {};
+  ojson doc;
+  try {
+    check_json_limits(json, "--chat-template-kwargs", kTemplateValueLimits);
+    doc = ojson::parse(json);
+  } catch (const ojson::exception& e) {
+    invalid_argument("--chat-template-kwargs: not valid JSON: " + std::string(e.what()));
+  }
+  if (!doc.is_object()) invalid_argument("--chat-template-kwargs: expected a JSON object of template variables, got " + json);
+  std::vector<std::string> vars;
+  for (const auto& [key, value] : doc.items()) vars.push_back(key + "=" + value.dump());
+  return vars;
+}
+
 bool truthy(const ojson& v) {
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_number()) return v.get<double>() != 0;

@@ -86,6 +86,11 @@ class ChatRenderer {
   std::string template_name_;
 };
 
+// llama.cpp's --chat-template-kwargs: a JSON object of template variables, as "KEY=JSON" each
+// (ChatRenderRequest::vars); "" gives none. kInvalidArgument naming the flag when it is not a
+// JSON object.
+std::vector<std::string> template_kwargs_vars(const std::string& json);
+
 // Whether "KEY=JSON" template variables turn Gemma 4's thinking on: the last enable_thinking,
 // truthy as Jinja reads it (true, a non-zero number, a non-empty string, list or object).
 bool thinking_enabled(const std::vector<std::string>& vars);

@@ -97,6 +97,16 @@ TEST(ChatTemplate, InlineTemplateAndLlamaCppSpellingsRenderAsTheFile) {
   EXPECT_EQ(bad.err, "error: --chat-template (the template given inline):2: 'str object' has no attribute 'a'\n");
   const auto missing = run_staticlm("chat-format --chat-template-file " + q(dir.file("none.jinja")) + messages);
   EXPECT_EQ(missing.err, "error: --chat-template " + dir.file("none.jinja") + ": no such file\n");
+  // --chat-template-kwargs JSON: the object's keys as --var's, after them.
+  write(dir.file("v.jinja"), "{{ a }}-{{ b | tojson }}-{{ c | default('none') }}");
+  const std::string vars = "chat-format --chat-template " + q(dir.file("v.jinja")) + messages;
+  const auto kwargs = run_staticlm(vars + " --chat-template-kwargs " + q(R"({"a": "x", "b": [1, {"k": null}]})"));
+  EXPECT_EQ(kwargs.out, "x-[1, {\"k\": null}]-none") << kwargs.err;
+  const auto both = run_staticlm(vars + " --chat-template-kwargs " + q(R"({"b": 2})") + " --var a=1 --var b=3 --var c=true");
+  EXPECT_EQ(both.out, "1-2-True") << both.err;
+  const auto not_object = run_staticlm(vars + " --chat-template-kwargs " + q("[1]"));
+  EXPECT_EQ(not_object.exit_code, 2);
+  EXPECT_EQ(not_object.err, "error: --chat-template-kwargs: expected a JSON object of template variables, got [1]\n");
 }
 
 TEST(ChatTemplate, TokenizerConfigTemplateStringAndNamedList) {
