@@ -63,8 +63,11 @@ double measure_ratio() {
   float sink = 0;
   double fma = 1e30, bf16 = 1e30;
   // The first round also brings the core to its AVX-512 clock; alternating keeps a noisy
-  // neighbour from favouring one side, and the fastest of each is the core's rate.
-  for (int round = 0; round < 6; ++round) {
+  // neighbour from favouring one side, and the fastest of each is the core's rate. Twenty of
+  // each (about 2 ms): the choice of kernel target rests on this ratio, and a process that
+  // chose otherwise computes other last bits (a recording made by one process then failed a
+  // bit-exact check in another, in a loaded CI run of session 41 with five of each).
+  for (int round = 0; round < 21; ++round) {
     const double f = seconds(fma_chains, kIters, sink), b = seconds(bf16_dot_chains, kIters, sink);
     if (round == 0) continue;
     fma = std::min(fma, f);

@@ -13,7 +13,7 @@ namespace staticlm::cpu {
 bool cpu_has_avx512_bf16();
 
 // vdpbf16ps flops per second over AVX-512 f32 FMA flops per second on one core: a register-only
-// loop of each (16 independent chains, best of 5 alternated timings of ~50 us); measured once
+// loop of each (16 independent chains, best of 20 alternated timings of ~50 us); measured once
 // per process, on first call. 0 when the CPU lacks AVX-512 BF16.
 double bf16_dot_speed_over_fma();
 
