@@ -202,6 +202,8 @@ void run_command(RunArgs& a) {
     }
     if (!tool_choice.grammar.empty()) params.grammar = tool_choice.grammar;
   }
+  // With thinking on, a JSON reply may follow one thought (as serve's response_format).
+  params.thought_first = thinking_enabled(a.vars);
   api::check_generate_params(params);
   if (a.dump_logits) {
     params.dump_logits = *a.dump_logits;

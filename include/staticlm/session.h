@@ -74,6 +74,9 @@ struct GenerateParams {
   // A JSON Schema (its JSON text) the reply must be a value of ("{}": any JSON value; see
   // docs/generation.md for the keywords enforced); "": free text. Needs the tokenizer.
   std::string json_schema;
+  // With json_schema: the value may follow one thought (<|channel>...<channel|>, Gemma 4's
+  // thinking), as serve allows when thinking is on.
+  bool thought_first = false;
   // A GBNF grammar (llama.cpp's format; docs/generation.md) the reply must be a text of, from
   // its rule `root`; "": none. Needs the tokenizer; not with json_schema.
   std::string grammar;

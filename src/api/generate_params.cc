@@ -7,6 +7,7 @@
 #include "runtime/generation_defaults.h"
 #include "text/grammar_constraint.h"
 #include "text/json_constraint.h"
+#include "text/thought_first_constraint.h"
 
 namespace staticlm::api {
 
@@ -90,6 +91,7 @@ GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck, 
     auto schema = std::make_shared<const JsonSchema>(JsonSchema::parse(p.json_schema, "json_schema"));
     if (!tokenizer) invalid_argument("json_schema: constrained generation needs the checkpoint's tokenizer.json");
     g.constraint = json_constraint_factory(std::move(schema), *tokenizer, g.eos_token_ids);
+    if (p.thought_first) g.constraint = thought_first_factory(std::move(g.constraint), *tokenizer, g.eos_token_ids);
   }
   g.stop_strings = p.stop;
   g.record_logits = !p.dump_logits.empty();

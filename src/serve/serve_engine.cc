@@ -16,6 +16,7 @@
 #include "text/detokenizer.h"
 #include "text/grammar_constraint.h"
 #include "text/json_constraint.h"
+#include "text/thought_first_constraint.h"
 #include "text/tool_call_grammar.h"
 #include "text/tool_call_stream.h"
 #include "text/tool_calls.h"
@@ -471,9 +472,6 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
   r.model_dir = context.model_dir;
   r.template_file = context.chat_template;
   r.vars = context.template_vars;
-  if (kwargs.is_object()) {
-    for (const auto& [key, value] : kwargs.items()) r.vars.push_back(key + "=" + value.dump());
-  }
   r.conversation.tools = tools;
   r.conversation.messages = doc["messages"];
   read_tool_call_arguments(r.conversation.messages);
@@ -484,6 +482,10 @@ std::string render_request_chat(const ojson& doc, const RequestContext& context,
   try {
     if (context.renderer) {
       return context.renderer->render(r.conversation, r.conversation_name, r.add_generation_prompt, kwargs).text;
+    }
+    // No renderer (the checkpoint's own template does not parse): render_chat takes "KEY=JSON".
+    if (kwargs.is_object()) {
+      for (const auto& [key, value] : kwargs.items()) r.vars.push_back(key + "=" + value.dump());
     }
     return render_chat(r).text;
   } catch (const Error& e) {
@@ -551,6 +553,12 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   const std::string text = render_request_chat(doc, context, images, job.image_key);
   GenerateOptions g = parse_generation_fields(doc, context, job);
   apply_tool_choice(doc, context, g);
+  // With thinking on, a JSON reply (response_format, json_schema) may follow one thought, as a
+  // forced tool call may; a GBNF grammar is the request's own, thought or not.
+  const bool grammar = given(doc, "grammar") && !(doc["grammar"].is_string() && doc["grammar"].get<std::string>().empty());
+  if (g.constraint && !grammar && (given(doc, "response_format") || given(doc, "json_schema")) && thinking_requested(doc, context)) {
+    g.constraint = thought_first_factory(std::move(g.constraint), tok, g.eos_token_ids);
+  }
   // llama.cpp's reasoning_format: "none" leaves a thought channel in the content as text; the
   // default (and "auto", "deepseek", "deepseek-legacy") answers it as reasoning_content.
   job.take_reasoning = true;

@@ -89,7 +89,7 @@ ChatRenderResult render_builtin(const std::string& model_dir, const ChatMessages
   options.add_generation_prompt = add_generation_prompt;
   for (const auto& [key, value] : vars.items()) {
     if (key == "bos_token" && value.is_string()) options.bos_token = value.get<std::string>();
-    else if (key == "enable_thinking") options.enable_thinking = value.is_boolean() ? value.get<bool>() : !value.is_null();
+    else if (key == "enable_thinking") options.enable_thinking = truthy(value);  // as Gemma 4's template reads it
     else if (key == "eos_token" || key == "messages" || key == "tools" || key == "documents" || key == "add_generation_prompt" ||
              (key.size() > 6 && key.substr(key.size() - 6) == "_token")) continue;
     else invalid_argument("--var " + key + ": only a Jinja chat template reads it; the built-in Gemma 4 format takes bos_token and enable_thinking");
@@ -187,7 +187,8 @@ std::vector<std::string> template_kwargs_vars(const std::string& json) {
 bool truthy(const ojson& v) {
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_number()) return v.get<double>() != 0;
-  if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
+  if (v.is_string()) return !v.get_ref<const std::string&>().empty();  // json::empty() is false for any string
+  if (v.is_array() || v.is_object()) return !v.empty();
   return false;
 }
 

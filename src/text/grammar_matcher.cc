@@ -34,6 +34,10 @@ std::uint64_t pair_key(std::int32_t pos, std::int32_t below) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(pos)) << 32) | static_cast<std::uint32_t>(below);
 }
 
+[[noreturn]] void too_ambiguous(const std::string& what) {
+  invalid_argument("grammar: more than " + what + " (an ambiguous grammar; write its alternatives so one reading fits)");
+}
+
 }  // namespace
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar)
@@ -45,10 +49,7 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar)
 
 void GrammarMatcher::take_next() {
   sort_unique(next_);
-  if (next_.size() > kMaxStacks) {
-    invalid_argument("grammar: more than " + std::to_string(kMaxStacks) +
-                     " readings of the text so far (an ambiguous grammar; write its alternatives so one reading fits)");
-  }
+  if (next_.size() > kMaxStacks) too_ambiguous(std::to_string(kMaxStacks) + " readings of the text so far");
   heads_.swap(next_);
 }
 
@@ -69,6 +70,7 @@ void GrammarMatcher::expand(std::int32_t pos, std::int32_t below, std::vector<st
     const auto [p, b] = work.back();
     work.pop_back();
     if (!seen.insert(pair_key(p, b)).second) continue;
+    if (++arena_->visits > kMaxVisits) too_ambiguous(std::to_string(kMaxVisits) + " ways to the next character");
     const GrammarElement e = grammar_->elements[static_cast<std::size_t>(p)];
     if (e.type == Type::kEnd) {
       if (b == kEmpty) {
@@ -116,6 +118,7 @@ std::pair<std::int32_t, std::int32_t> GrammarMatcher::successors(std::int32_t h)
 template <class Take>
 bool GrammarMatcher::advance(Take take) {
   next_.clear();
+  arena_->visits = 0;
   for (const std::int32_t h : heads_) {
     if (h == kEmpty) continue;
     if (!take(grammar_->elements[static_cast<std::size_t>(arena_->nodes[static_cast<std::size_t>(h)].pos)])) continue;
@@ -130,6 +133,7 @@ bool GrammarMatcher::advance(Take take) {
 const std::vector<std::pair<char32_t, char32_t>>& GrammarMatcher::loop_chars() {
   loop_.clear();
   if (pending_ != 0) return loop_;
+  arena_->visits = 0;
   // The code points cut where any top's class begins or ends; in each piece every character
   // has the same tops taking it, so the same successors.
   std::vector<std::int32_t> tops;

@@ -25,6 +25,9 @@ class GrammarMatcher {
  public:
   // Readings of one text followed at once; an ambiguous grammar that needs more is refused.
   static constexpr std::size_t kMaxStacks = 4096;
+  // Places the expansions of one step may visit on their way to the readings: repeats of repeats
+  // (x+*+, a rule of repeats repeated) multiply the ways to reach a terminal before any merge.
+  static constexpr std::size_t kMaxVisits = 64 * kMaxStacks;
 
   explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
   GrammarMatcher(const GrammarMatcher&) = default;
@@ -66,6 +69,7 @@ class GrammarMatcher {
     std::vector<std::int32_t> after;
     std::vector<std::pair<std::int32_t, std::int32_t>> work;  // expand's scratch
     std::unordered_set<std::uint64_t> seen;
+    std::size_t visits = 0;  // places expand visited in this step (construction, a feed): kMaxVisits
   };
 
   std::int32_t intern(std::int32_t pos, std::int32_t below);

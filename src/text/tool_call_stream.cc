@@ -2,18 +2,13 @@
 
 namespace staticlm {
 
-namespace {
-// The channel Gemma 4 thinks in, and the newline after its name.
-constexpr std::string_view kThoughtName = "thought\n";
-}  // namespace
-
 ToolCallStream::ToolCallStream(const Tokenizer& tokenizer, bool take_calls, bool take_reasoning)
     : tokenizer_(tokenizer),
       open_(take_calls ? tokenizer.token_to_id(kToolCallOpen) : -1),
       close_(take_calls ? tokenizer.token_to_id(kToolCallClose) : -1),
       text_(tokenizer, /*skip_special_tokens=*/true),
-      thought_open_(take_reasoning ? tokenizer.token_to_id("<|channel>") : -1),
-      thought_close_(take_reasoning ? tokenizer.token_to_id("<channel|>") : -1),
+      thought_open_(take_reasoning ? tokenizer.token_to_id(kThoughtOpen) : -1),
+      thought_close_(take_reasoning ? tokenizer.token_to_id(kThoughtClose) : -1),
       thought_(tokenizer, /*skip_special_tokens=*/true) {
   if (thought_close_ < 0) thought_open_ = -1;
 }
@@ -24,9 +19,9 @@ void ToolCallStream::add_reasoning(const std::string& text) {
     return;
   }
   name_ += text;
-  if (name_.size() < kThoughtName.size() && kThoughtName.substr(0, name_.size()) == name_) return;  // may be the name yet
+  if (may_be_thought_name(name_)) return;
   naming_ = false;
-  reasoning_ += name_.compare(0, kThoughtName.size(), kThoughtName) == 0 ? name_.substr(kThoughtName.size()) : name_;
+  reasoning_ += thought_text(name_);
   name_.clear();
 }
 

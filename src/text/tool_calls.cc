@@ -125,20 +125,29 @@ std::optional<ToolCall> parse_call(std::string_view body) {
 
 }  // namespace
 
+namespace {
+constexpr std::string_view kThoughtName = "thought\n";
+}  // namespace
+
+bool may_be_thought_name(std::string_view thought) {
+  return thought.size() < kThoughtName.size() && kThoughtName.substr(0, thought.size()) == thought;
+}
+
+std::string_view thought_text(std::string_view thought) {
+  if (thought.substr(0, kThoughtName.size()) == kThoughtName) return thought.substr(kThoughtName.size());
+  return may_be_thought_name(thought) ? std::string_view() : thought;
+}
+
 ModelReply parse_gemma4_reply(std::string_view whole) {
   ModelReply reply;
   // The thoughts first: what they hold is never a call or text.
-  constexpr std::string_view kThoughtOpen = "<|channel>", kThoughtClose = "<channel|>", kThoughtName = "thought\n";
   std::string body;
   for (std::size_t at = 0;;) {
     const std::size_t open = whole.find(kThoughtOpen, at);
     body.append(whole.substr(at, open == std::string_view::npos ? std::string_view::npos : open - at));
     if (open == std::string_view::npos) break;
     const std::size_t from = open + kThoughtOpen.size(), close = whole.find(kThoughtClose, from);
-    std::string_view thought = whole.substr(from, close == std::string_view::npos ? std::string_view::npos : close - from);
-    if (thought.substr(0, kThoughtName.size()) == kThoughtName) thought.remove_prefix(kThoughtName.size());
-    else if (kThoughtName.substr(0, thought.size()) == thought) thought = {};  // the name alone
-    reply.reasoning.append(thought);
+    reply.reasoning.append(thought_text(whole.substr(from, close == std::string_view::npos ? std::string_view::npos : close - from)));
     if (close == std::string_view::npos) break;
     at = close + kThoughtClose.size();
   }

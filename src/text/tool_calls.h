@@ -16,6 +16,15 @@ namespace staticlm {
 // The special tokens that open and close a call.
 constexpr std::string_view kToolCallOpen = "<|tool_call>", kToolCallClose = "<tool_call|>";
 
+// The special tokens around a thought (Gemma 4's thinking); the channel's name line opens it.
+constexpr std::string_view kThoughtOpen = "<|channel>", kThoughtClose = "<channel|>";
+
+// A thought's text without the channel's name line ("thought\n"): "" while `thought` is the
+// name or a beginning of it (a stream waits for more), the text as it is when it names no channel.
+std::string_view thought_text(std::string_view thought);
+// Whether a thought begun so far may still be its name (more text decides).
+bool may_be_thought_name(std::string_view thought);
+
 struct ToolCall {
   std::string name;
   nlohmann::ordered_json arguments = nlohmann::ordered_json::object();

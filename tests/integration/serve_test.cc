@@ -899,6 +899,43 @@ TEST_F(ServeThinking, ThoughtsAreReasoningContentAndKwargsReachTheTemplate) {
   EXPECT_EQ(c["message"]["tool_calls"][0]["function"]["name"], "ping") << called.body;
 }
 
+// With thinking on, a JSON reply (response_format) may follow one thought: the bias opens one
+// and closes it at once; the value follows, and run --json-schema with the same variable gives
+// the same. Thinking off: the bias cannot open one, the value comes first.
+TEST_F(ServeThinking, AJsonReplyMayFollowAThought) {
+  json r = request(kHello);
+  r["max_tokens"] = 20;
+  r["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"schema", {{"type", "boolean"}}}}}};
+  r["logit_bias"] = {{"100", 40}, {"101", 50}};  // <|channel>, <channel|>
+  r["reasoning_format"] = "none";
+  const HttpResult raw = chat(r);
+  ASSERT_EQ(raw.status, 200) << raw.body;
+  const std::string content = json::parse(raw.body)["choices"][0]["message"].value("content", std::string());
+  ASSERT_EQ(content.rfind("<|channel><channel|>", 0), 0u) << raw.body;
+  const json value = json::parse(content.substr(20), nullptr, false);
+  EXPECT_TRUE(value.is_boolean()) << raw.body;
+  r.erase("reasoning_format");
+  const HttpResult split = chat(r);
+  ASSERT_EQ(split.status, 200) << split.body;
+  EXPECT_EQ(json::parse(json::parse(split.body)["choices"][0]["message"].value("content", std::string()), nullptr, false), value)
+      << split.body;
+  const std::string f = dir_->file("json_think.json"), schema = dir_->file("json_think_schema.json");
+  write(f, kHello.dump());
+  write(schema, R"({"type": "boolean"})");
+  const test::CommandResult cli =
+      test::run_staticlm("run -m " + model() + " --messages " + f + " -n 20 --temp 0 --max-seq 128 --var enable_thinking=true" +
+                         " -l 100+40 -l 101+50 --json-schema-file " + schema);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(cli.out, content + "\n");
+
+  r["reasoning_format"] = "none";
+  r["chat_template_kwargs"] = {{"enable_thinking", false}};
+  const HttpResult off = chat(r);
+  ASSERT_EQ(off.status, 200) << off.body;
+  EXPECT_TRUE(json::parse(json::parse(off.body)["choices"][0]["message"].value("content", std::string()), nullptr, false).is_boolean())
+      << off.body;
+}
+
 // logprobs / top_logprobs: each content token's log-probability is the log-softmax of the
 // logits `run --dump-logits` records for the same greedy answer (computed here in double); the
 // top alternatives are sorted, the greedy token is the first of them, the entries' bytes are the

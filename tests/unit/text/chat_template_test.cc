@@ -184,6 +184,26 @@ TEST(ChatTemplate, ARendererRendersEachConversationAsRenderChat) {
   EXPECT_THROW(ChatRenderer(dir.path(), tpl, {"who=bot"}), Error);  // not JSON
 }
 
+// enable_thinking of every JSON kind: the built-in format turns thinking on exactly where the
+// Gemma 4 template make-model ships does (Jinja's truth: 0, "", [], {} and null are false).
+TEST(ChatTemplate, BuiltInFormatReadsEnableThinkingAsTheTemplate) {
+  const auto t = jinja::Template::parse(gemma4_chat_template(), "chat_template.jinja");
+  ChatMessages conversation;
+  conversation.messages = json::parse(R"([{"role": "user", "content": "Hi"}])");
+  test::TempDir plain;  // no template: the built-in format
+  int on = 0;
+  for (const char* value : {"true", "false", "0", "1", "-2.5", "0.0", "\"\"", "\"no\"", "[]", "[0]", "{}", "{\"a\": 1}", "null"}) {
+    const json vars = {{"messages", conversation.messages}, {"bos_token", "<bos>"}, {"add_generation_prompt", true},
+                       {"enable_thinking", json::parse(value)}};
+    const std::string expected = t->render(vars);
+    const ChatRenderer builtin(plain.path(), "", {std::string("enable_thinking=") + value});
+    EXPECT_EQ(builtin.render(conversation, "m").text, expected) << value;
+    EXPECT_EQ(thinking_enabled({std::string("enable_thinking=") + value}), expected.find("<|think|>") != std::string::npos) << value;
+    on += expected.find("<|think|>") != std::string::npos;
+  }
+  EXPECT_EQ(on, 6);  // true, 1, -2.5, "no", [0], {"a": 1}: the template itself tells them apart
+}
+
 TEST(ChatTemplate, TemplateErrorsExit2NamingFileAndLine) {
   test::TempDir dir;
   write(dir.file("m.json"), R"([{"role": "user", "content": "Q"}])");

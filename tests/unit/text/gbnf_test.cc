@@ -320,6 +320,22 @@ TEST(Gbnf, AmbiguityPastTheLimitIsRefused) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("more than 4096 readings"), std::string::npos) << e.what();
   }
+  // Repeats of repeats: each + wraps the last in a rule, and the ways to reach a character
+  // double with each (a fuzzer's grammar took minutes before its first byte).
+  const std::string stacked = "root ::= [a-c]+*" + std::string(22, '+') + " (\"x\" | \".y*z\"){2,3}? \"b\"";
+  for (const std::string& text : {stacked, std::string("a ::= [a-c]+ \"d\"?\nb ::= a+ a*\nc ::= b+ b*\nd ::= c+ c*\ne ::= d+ d*\n"
+                                                      "f ::= e+ e*\ng ::= f+ f*\nh ::= g+ g*\nroot ::= h+ \"b\"")}) {
+    try {
+      GrammarMatcher m(grammar(text));
+      for (int i = 0; i < 100; ++i) m.feed('a');
+      ADD_FAILURE() << text << ": taken";
+    } catch (const Error& e) {
+      // The stacked one's readings merge only after 2^22 ways of reaching them are walked.
+      const std::string limit = text == stacked ? "more than 262144 ways to the next character" : "readings of the text";
+      EXPECT_NE(std::string(e.what()).find(limit), std::string::npos) << text << ": " << e.what();
+    }
+  }
+  EXPECT_TRUE(matches(grammar("root ::= [a-c]++ \"b\""), "abcab"));  // a few repeats of repeats still run
   const auto fits = grammar("root ::= (\"a\"?){4000} \"b\"");
   EXPECT_TRUE(matches(fits, "b"));
   EXPECT_EQ(refusal(fits, "c"), 0);

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "test_util.h"
 #include "text_test_util.h"
+#include "text/thought_first_constraint.h"
 #include "text/tokenizer.h"
 
 namespace staticlm {
@@ -86,6 +88,53 @@ TEST(JsonConstraint, CompleteValueAllowsOnlyTheEnd) {
   }
   EXPECT_EQ(ids, (std::vector<std::int64_t>{1, 106}));
   EXPECT_THROW(c.accept(tok.encode("x")[0]), Error);
+}
+
+// A thought may come first: the masks, step by step, against a plain JsonConstraint fed the
+// same tokens (the thought's left out).
+TEST(ThoughtFirstConstraint, AThoughtThenTheValueOrTheValueAlone) {
+  const Tokenizer& tok = test::gemma4_tokenizer();
+  auto schema = std::make_shared<const JsonSchema>(JsonSchema::parse(R"({"type": "array", "items": {"type": "integer"}})", "json_schema"));
+  const std::vector<std::int64_t> ends = {1, 106};
+  const auto factory = thought_first_factory(json_constraint_factory(schema, tok, ends), tok, ends);
+  const std::int64_t vocab = tok.id_limit(), open = tok.token_to_id("<|channel>"), close = tok.token_to_id("<channel|>");
+  ASSERT_GE(open, 0);
+  ASSERT_GE(close, 0);
+  const auto mask = [&](TokenConstraint& c) {
+    std::vector<std::uint8_t> m;
+    c.allowed(vocab, m);
+    return m;
+  };
+  const std::vector<int> value = tok.encode("[1, 22]");
+  for (const bool think : {true, false}) {
+    std::unique_ptr<TokenConstraint> c = factory();
+    JsonConstraint plain(schema, tok.token_index(), ends);
+    std::vector<std::uint8_t> expected = mask(plain);
+    EXPECT_EQ(expected[static_cast<std::size_t>(open)], 0);
+    expected[static_cast<std::size_t>(open)] = 1;
+    EXPECT_EQ(mask(*c), expected);  // the value's first tokens, or the thought
+    if (think) {
+      c->accept(open);
+      for (const int id : tok.encode("thought\nTwo numbers. {\"no\": [")) {
+        const std::vector<std::uint8_t> m = mask(*c);
+        EXPECT_EQ(std::count(m.begin(), m.end(), 0), 3);  // the ends and another opening
+        EXPECT_EQ(m[1] + m[106] + m[static_cast<std::size_t>(open)], 0);
+        c->accept(id);
+        EXPECT_FALSE(c->done());
+      }
+      c->accept(close);
+    }
+    for (const int id : value) {
+      if (think || id != value[0]) {  // (the first without a thought: above)
+        EXPECT_EQ(mask(*c), mask(plain)) << think;
+      }
+      ASSERT_TRUE(mask(*c)[static_cast<std::size_t>(id)]);
+      c->accept(id);
+      plain.accept(id);
+    }
+    EXPECT_TRUE(c->done());
+    EXPECT_EQ(mask(*c), mask(plain));  // only the ends
+  }
 }
 
 }  // namespace

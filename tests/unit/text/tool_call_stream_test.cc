@@ -111,7 +111,9 @@ TEST(ToolCallStream, ThoughtChannelIsReasoning) {
     const ModelReply whole = parse_gemma4_reply(c.reply);
     EXPECT_EQ(whole.reasoning, c.reasoning);
     EXPECT_EQ(whole.tool_calls.size(), s.calls().size());
-    if (c.reasoning.size() > 4) EXPECT_GE(pieces, 2u);  // streamed, not held to the end
+    if (c.reasoning.size() > 4) {
+      EXPECT_GE(pieces, 2u);  // streamed, not held to the end
+    }
     EXPECT_EQ(s.calls().size(), c.calls);
 
     ToolCallStream plain(tok);
@@ -119,7 +121,9 @@ TEST(ToolCallStream, ThoughtChannelIsReasoning) {
     for (const int id : tok.encode(c.reply)) shown += plain.push(id);
     shown += plain.finish();
     EXPECT_EQ(plain.take_reasoning(), "");
-    if (plain.calls().empty()) EXPECT_EQ(shown, tok.decode(tok.encode(c.reply), /*skip_special_tokens=*/true));
+    if (plain.calls().empty()) {
+      EXPECT_EQ(shown, tok.decode(tok.encode(c.reply), /*skip_special_tokens=*/true));
+    }
   }
 }
 
