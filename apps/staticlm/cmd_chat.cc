@@ -35,6 +35,7 @@
 #include "backend_option.h"
 #include "base/error.h"
 #include "commands.h"
+#include "llama_cpp_flags.h"
 #include "profile_option.h"
 #include "prompt_source.h"
 #include "sampling_flags.h"
@@ -71,7 +72,9 @@ std::string fixed(double v, const char* unit) {
 
 // Everything that can refuse the flags runs before the first line is read.
 std::unique_ptr<api::Chat> open_chat(const ChatArgs& a, const api::GenerateParams& params) {
-  check_prompt_utf8(a.system, "--system");
+  std::optional<std::string> system = a.system;
+  if (system && a.sampling.escape) system = process_escapes(*system);  // llama.cpp's -e
+  check_prompt_utf8(system, "--system");
   check_backend_choice(a.backend);  // before the (slow) checkpoint load
   const int threads = resolve_threads(a.threads);
   api::SessionOptions so;
@@ -96,7 +99,7 @@ std::unique_ptr<api::Chat> open_chat(const ChatArgs& a, const api::GenerateParam
     invalid_argument("chat: --image needs a model with a vision tower; " + a.model + " is text-only");
   }
   api::ChatOptions co;
-  co.system = a.system.value_or("");
+  co.system = system.value_or("");
   co.vision = a.image.has_value();  // the vision graphs, for the runtime config's vision profile
   co.jinja = a.jinja;
   co.chat_template = a.chat_template;
@@ -253,6 +256,7 @@ void add_chat_command(CLI::App& app) {
   add_backend_options(*cmd, a->backend);
   add_mmap_flags(*cmd, a->resident_weights);
   add_sampling_flags(*cmd, a->sampling);
+  add_llama_cpp_tuning_flags(*cmd);
   add_profile_option(*cmd, a->profile);
   cmd->add_flag("--jinja", a->jinja,
                 "lay turns out with the checkpoint's Jinja chat template (re-rendered whole each turn, the common "

@@ -39,6 +39,7 @@
 #include "api/generate_params.h"
 #include "backend_option.h"
 #include "commands.h"
+#include "llama_cpp_flags.h"
 #include "profile_option.h"
 #include "kernel_target_option.h"
 #include "prompt_source.h"
@@ -169,6 +170,10 @@ void print_stats(const api::GenerationResult& r, bool image) {
 
 // A thin adapter over the library (include/staticlm/session.h): flags in, stream and statistics out.
 void run_command(RunArgs& a) {
+  if (a.sampling.escape) {  // llama.cpp's -e, before the checks (\xHH may make bytes that are not UTF-8)
+    if (a.prompt) a.prompt = process_escapes(*a.prompt);
+    if (a.system) a.system = process_escapes(*a.system);
+  }
   check_args(a);
   if (a.system) a.chat = true;  // a system message is a chat turn
   if (a.prompt_file) {  // -f: the file's text is the prompt, as llama.cpp's -f takes it
@@ -311,6 +316,7 @@ void add_run_command(CLI::App& app) {
                 "print {\"text\", \"tool_calls\"} as one JSON line at the end instead of streaming (Gemma 4 tool calls parsed)");
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");
   add_sampling_flags(*cmd, a->sampling);
+  add_llama_cpp_tuning_flags(*cmd);
   cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: prompt + generated tokens + 1")
       ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");

@@ -44,6 +44,7 @@
 #include "backend_option.h"
 #include "base/error.h"
 #include "commands.h"
+#include "llama_cpp_flags.h"
 #include "peer_watch.h"
 #include "profile_option.h"
 #include "sampling_flags.h"
@@ -449,7 +450,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("-m,--model", a->model, "checkpoint directory")->required();
   cmd->add_option("--host", a->host, "address to listen on (default 127.0.0.1)");
   cmd->add_option("--port", a->port, "port (default 8080; 0: any free port, printed at start)");
-  cmd->add_option("--slots", a->slots, "conversation slots kept as a prompt cache (default 1)");
+  cmd->add_option("--slots,--parallel", a->slots,
+                  "conversation slots kept as a prompt cache (default 1; llama.cpp's -np/--parallel names them)");
   cmd->add_option("--queue", a->queue, "requests that may wait while one runs; beyond them 503 (default 8)");
   cmd->add_option("--max-body", a->max_body, "largest request body in bytes; larger: 413 (default 1048576)");
   cmd->add_flag("--allow-local-files", a->allow_local_files, "let image parts name local files (default: data: URLs only)");
@@ -471,6 +473,7 @@ void add_serve_command(CLI::App& app) {
   add_backend_options(*cmd, a->backend);
   add_mmap_flags(*cmd, a->resident_weights);
   add_sampling_flags(*cmd, a->sampling);
+  add_llama_cpp_tuning_flags(*cmd);
   add_profile_option(*cmd, a->profile);
   cmd->callback([a] {
     a->sets = with_profile(a->sets, a->profile);

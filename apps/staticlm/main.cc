@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "commands.h"
+#include "llama_cpp_flags.h"
 #include "staticlm/error.h"
 #include "text/utf8.h"
 
@@ -91,16 +92,9 @@ std::string one_line(std::string_view message) {
 
 }  // namespace
 
-// llama.cpp's one-dash long flag -sys (CLI11 takes one-letter short flags only) as its long name.
-void spell_llama_cpp_flags(int argc, char** argv) {
-  static char system_prompt[] = "--system-prompt";
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "-sys") argv[i] = system_prompt;
-  }
-}
 
 int main(int argc, char** argv) {
-  spell_llama_cpp_flags(argc, argv);
+  staticlm::cli::spell_llama_cpp_flags(argc, argv);
   CLI::App app{"staticlm: Gemma 4 E2B through fixed-shape subgraphs, with a host runtime"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "staticlm 0.1.0");

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "commands.h"
+#include "llama_cpp_flags.h"
 #include "text/gbnf.h"
 
 namespace staticlm::cli {
@@ -49,6 +50,9 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
                  "subtract this times its count in the reply from a token's logit (-2..2; 0: off)");
   cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0; -1: a random one, printed, as llama.cpp)");
   cmd.add_option("--stop", f.stops, "stop a reply when its text contains this string (repeatable)");
+  cmd.add_flag("-e,--escape,!--no-escape", f.escape,
+               "-e (the default, as llama.cpp): \\n \\r \\t \\' \\\" \\\\ and \\xHH in -p, --system, --stop and "
+               "--dry-sequence-breaker are the characters; --no-escape: the text as written");
   cmd.add_option("-l,--logit-bias", f.logit_bias,
                  "TOKEN_ID(+|-)BIAS: add BIAS to the token's logit, e.g. 106-2.5 or 236761+1; -inf bans it (repeatable)");
   cmd.add_flag("--ignore-eos", f.ignore_eos, "never sample the end tokens: generate -n tokens");
@@ -63,6 +67,13 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
 }
 
 namespace {
+
+std::vector<std::string> escaped(const SamplingFlags& f, const std::vector<std::string>& texts) {
+  if (!f.escape) return texts;
+  std::vector<std::string> out;
+  for (const std::string& t : texts) out.push_back(process_escapes(t));
+  return out;
+}
 
 // "ID+BIAS" or "ID-BIAS" (llama.cpp's form); BIAS a number or inf.
 std::pair<std::int64_t, float> parse_logit_bias(const std::string& s) {
@@ -129,7 +140,7 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
       invalid_argument("--dry-sequence-breaker none: give it alone (it clears the breakers)");
     }
     p.dry_sequence_breakers = f.dry_sequence_breakers == std::vector<std::string>{"none"} ? std::vector<std::string>{}
-                                                                                          : f.dry_sequence_breakers;
+                                                                                          : escaped(f, f.dry_sequence_breakers);
   }
   if (f.seed < -1) invalid_argument("--seed " + std::to_string(f.seed) + ": must be at least 0 (-1: a random seed)");
   if (f.seed == -1) {
@@ -138,7 +149,7 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   } else {
     p.seed = static_cast<std::uint64_t>(f.seed);
   }
-  p.stop = f.stops;
+  p.stop = escaped(f, f.stops);
   for (const std::string& b : f.logit_bias) p.logit_bias.push_back(parse_logit_bias(b));
   p.ignore_eos = f.ignore_eos;
   if (!f.json_schema.empty() && !f.json_schema_file.empty()) invalid_argument("--json-schema and --json-schema-file: give one");

@@ -29,6 +29,9 @@ struct SamplingFlags {
   bool ignore_eos = false;
   std::string json_schema, json_schema_file;
   std::string grammar, grammar_file;
+  // llama.cpp's -e (its default) / --no-escape: \n, \t, ... in command-line text (-p, --system,
+  // --stop, --dry-sequence-breaker) become the characters; files are read as they are.
+  bool escape = true;
 };
 
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f);

@@ -44,6 +44,42 @@ TEST_F(CliAdapter, LibraryErrorsAreOneLineWithExitTwo) {
   EXPECT_NE(img.err.find(dir_->file("missing.png")), std::string::npos) << img.err;
 }
 
+// llama.cpp's habits: -p's escapes are the characters (its default -e), --no-escape keeps them
+// as written, a file is read as written; its one-dash long flags (-ngl 99, -fa, -ub 64) are not
+// read as -n gl, -f a, ...; its tuning flags are noted and change nothing computed. The dumps
+// hold the prefill logits, so equal dumps mean the same prompt.
+TEST_F(CliAdapter, LlamaCppEscapesAndTuningFlags) {
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir_->file(name), std::ios::binary) << text;
+    return dir_->file(name);
+  };
+  int n = 0;
+  const auto dump = [&](const std::string& flags, std::string* err = nullptr) {
+    const std::string out = dir_->file("d" + std::to_string(n++) + ".safetensors");
+    const auto r = test::run_staticlm("run -m " + model() + " -n 1 --temp 0 --dump-logits " + out + " " + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.err;
+    if (err) *err = r.err;
+    std::ifstream f(out, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string newline = write("nl.txt", "x\ny"), literal = write("lit.txt", "x\\ny");
+  const std::string real = dump("-f " + newline), as_written = dump("-f " + literal);
+  ASSERT_FALSE(real.empty());
+  EXPECT_NE(real, as_written);  // the two prompts differ
+  EXPECT_EQ(dump("-p 'x\\ny'"), real);
+  EXPECT_EQ(dump("-e -p 'x\\ny'"), real);
+  EXPECT_EQ(dump("--no-escape -p 'x\\ny'"), as_written);
+  EXPECT_EQ(dump("-p '\\x41\\tb\\q\\\\'"), dump("-f " + write("tab.txt", "A\tb\\q\\")));
+  std::string err;
+  EXPECT_EQ(dump("-p 'x\\ny' -ngl 99 -fa -ub 64 -ctk f16 --mlock --color -b 32 -tb 1 --no-warmup", &err), real);
+  for (const char* note : {"note: --n-gpu-layers 99 has no effect", "note: --flash-attn has no effect", "note: --ubatch-size 64 has no effect",
+                           "note: --cache-type-k f16 has no effect", "note: --mlock has no effect", "note: --batch-size 32 has no effect",
+                           "note: --threads-batch 1 has no effect", "note: --no-warmup has no effect"}) {
+    EXPECT_NE(err.find(note), std::string::npos) << note << " in " << err;
+  }
+  EXPECT_EQ(err.find("--color"), std::string::npos) << err;  // cosmetic: accepted silently
+}
+
 // The CLI orchestrates nothing: no subcommand makes a thread pool, a back end, a runtime or a
 // static input builder (the library does, and owns them); apps/ turns flags into options and
 // prints results.
