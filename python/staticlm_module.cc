@@ -186,6 +186,7 @@ constexpr SamplingKeyword kSamplingKeywords[] = {
      }},
     {"ignore_eos", set_field<&P::ignore_eos>},
     {"json_schema", [](P& p, const py::handle& v) { p.json_schema = schema_text(v); }},
+    {"thought_first", set_field<&P::thought_first>},
     {"grammar", set_field<&P::grammar>},
     {"repeat_last_n", set_field<&P::repeat_last_n>},
     {"top_n_sigma", set_field<&P::top_n_sigma>},

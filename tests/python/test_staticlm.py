@@ -93,6 +93,20 @@ def test_json_schema_matches_run(model_dir, tmp_path):
     s = staticlm.Model(model_dir).session(max_seq=256)
     g = s.generate(prompt_ids=[2, 105, 2364], max_new_tokens=60, temperature=0, json_schema=schema)
     assert list(g) == expected
+    # thought_first (Gemma 4's thinking): the bias opens a thought (<|channel>, 100) and closes it
+    # (<channel|>, 101) before the value; without it the value comes first.
+    tok = staticlm.Model(model_dir).tokenizer
+    bias = {100: 40, 101: 50}
+    thought = list(s.generate(prompt_ids=[2, 105, 2364], max_new_tokens=20, temperature=0, json_schema={"type": "boolean"},
+                              thought_first=True, logit_bias=bias))
+    assert thought[:2] == [100, 101]
+    assert thought[-1] in (1, 50, 106)  # an end token: nothing but one may follow the value
+    assert isinstance(json.loads(tok.decode(thought[2:-1])), bool)
+    plain = list(s.generate(prompt_ids=[2, 105, 2364], max_new_tokens=20, temperature=0, json_schema={"type": "boolean"},
+                            logit_bias=bias))
+    assert plain[0] != 100
+    assert plain[-1] in (1, 50, 106)
+    assert isinstance(json.loads(tok.decode(plain[:-1])), bool)
     assert g.result["stop_reason"] == "eos"
     value = json.loads(g.result["text"])
     assert sorted(value) == ["n", "s"] and isinstance(value["n"], int) and len(value["s"]) <= 4
