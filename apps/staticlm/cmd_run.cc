@@ -67,6 +67,7 @@ struct RunArgs {
   std::optional<std::string> tool_choice;  // auto, none, required or a function's name
   std::vector<std::string> vars;
   bool chat = false, json = false;
+  bool verbose_prompt = false, no_perf = false;  // llama.cpp's --verbose-prompt, --no-perf
   std::vector<std::string> images;
   std::optional<std::int64_t> max_seq;
   SamplingFlags sampling;  // -n, --temp, --top-k, --top-p, --min-p, --repetition-penalty, --seed, --stop
@@ -168,6 +169,16 @@ void print_stats(const api::GenerationResult& r, bool image) {
             << "generated " << s.generated_tokens << " tokens; stopped: " << r.stop_reason << " (" << r.message << ")\n";
 }
 
+// llama.cpp's --verbose-prompt: the prompt's tokens, one "ID -> 'piece'" line each, on stderr.
+void print_prompt_tokens(const std::vector<std::int64_t>& ids, const std::optional<api::Tokenizer>& tok) {
+  std::cerr << "prompt: " << ids.size() << " tokens\n";
+  for (const std::int64_t id : ids) {
+    char head[32];
+    std::snprintf(head, sizeof head, "%8lld -> '", static_cast<long long>(id));
+    std::cerr << head << (tok ? tok->decode({id}) : std::string()) << "'\n";
+  }
+}
+
 // A thin adapter over the library (include/staticlm/session.h): flags in, stream and statistics out.
 void run_command(RunArgs& a) {
   if (a.sampling.escape) {  // llama.cpp's -e, before the checks (\xHH may make bytes that are not UTF-8)
@@ -259,6 +270,7 @@ void run_command(RunArgs& a) {
                        std::to_string(session->max_seq()) + " leaves room for " + std::to_string(session->max_seq() - 1) +
                        " (one slot is kept for decoding); raise --max-seq");
     }
+    if (a.verbose_prompt) print_prompt_tokens(prompt.ids, model.tokenizer());
   }
   // Text when the checkpoint has a tokenizer (control tokens left out), else token ids.
   const bool ids_only = !model.info().has_tokenizer;
@@ -284,7 +296,7 @@ void run_command(RunArgs& a) {
     std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(r.recorded_bytes) / (1 << 20));
     std::cerr << "recorded " << r.recorded_calls << " subgraph calls (" << mib << ") in " << *a.record << "\n";
   }
-  print_stats(r, !images.empty());
+  if (!a.no_perf) print_stats(r, !images.empty());
   if (const std::string where = session->backend_placement(); !where.empty()) std::cerr << where << "\n";
 }
 
@@ -317,6 +329,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");
   add_sampling_flags(*cmd, a->sampling);
   add_llama_cpp_tuning_flags(*cmd);
+  cmd->add_flag("--verbose-prompt", a->verbose_prompt, "print the prompt's tokens (ID -> 'piece') on stderr before generating");
+  cmd->add_flag("--no-perf,--log-disable", a->no_perf, "print no statistics on stderr after the reply (llama.cpp's --no-perf)");
   cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: prompt + generated tokens + 1")
       ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");

@@ -78,6 +78,23 @@ TEST_F(CliAdapter, LlamaCppEscapesAndTuningFlags) {
     EXPECT_NE(err.find(note), std::string::npos) << note << " in " << err;
   }
   EXPECT_EQ(err.find("--color"), std::string::npos) << err;  // cosmetic: accepted silently
+  EXPECT_NE(err.find("\nprefill: "), std::string::npos) << err;
+
+  // --verbose-prompt lists the prompt's ids as `tokenize` gives them; --no-perf drops the statistics.
+  const auto verbose = test::run_staticlm("run -m " + model() + " -n 1 --temp 0 --verbose-prompt --no-perf -p 'x\\ny z'");
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+  const auto ids = nlohmann::json::parse(test::run_staticlm("tokenize -m " + model() + " --json --text \"$(printf 'x\\ny z')\"").out);
+  ASSERT_GE(ids.size(), 3u);
+  std::istringstream lines(verbose.err);
+  std::string line;
+  std::vector<std::int64_t> listed;
+  ASSERT_TRUE(std::getline(lines, line));
+  EXPECT_EQ(line, "prompt: " + std::to_string(ids.size()) + " tokens");
+  while (std::getline(lines, line)) {
+    if (line.find(" -> '") != std::string::npos) listed.push_back(std::stoll(line));
+  }
+  EXPECT_EQ(nlohmann::json(listed), ids) << verbose.err;
+  EXPECT_EQ(verbose.err.find("prefill: "), std::string::npos) << verbose.err;
 }
 
 // The CLI orchestrates nothing: no subcommand makes a thread pool, a back end, a runtime or a
