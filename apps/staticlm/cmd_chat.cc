@@ -54,6 +54,7 @@ struct ChatArgs {
   std::optional<std::string> config_file, system, image;
   std::vector<std::string> sets;
   bool jinja = false;
+  bool no_perf = false;  // llama.cpp's --no-perf: no statistics on stderr
   std::string chat_template;
   std::vector<std::string> vars;
   std::optional<std::string> profile;  // --profile: prepended to sets
@@ -231,7 +232,7 @@ void chat_command(const ChatArgs& a) {
       ++turn_no;
       prefilled_total += t.prefilled_tokens;
       reused_total += t.reused_tokens;
-      print_turn(turn_no, t, *chat);
+      if (!a.no_perf) print_turn(turn_no, t, *chat);
     } catch (const Error& e) {
       if (!report(e.what())) throw;
     } catch (const api::Error& e) {
@@ -257,6 +258,7 @@ void add_chat_command(CLI::App& app) {
   add_mmap_flags(*cmd, a->resident_weights);
   add_sampling_flags(*cmd, a->sampling);
   add_llama_cpp_tuning_flags(*cmd);
+  cmd->add_flag("--no-perf,--log-disable", a->no_perf, "print no statistics on stderr after each turn (llama.cpp's --no-perf)");
   add_profile_option(*cmd, a->profile);
   cmd->add_flag("--jinja", a->jinja,
                 "lay turns out with the checkpoint's Jinja chat template (re-rendered whole each turn, the common "

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "api/serve_host.h"
+#include "api_keys.h"
 #include "backend_option.h"
 #include "base/error.h"
 #include "commands.h"
@@ -77,6 +78,10 @@ struct ServeArgs {
   bool resident_weights = false;
   std::string chat_template;
   std::string chat_template_kwargs;
+  std::string reasoning_format = "auto";
+  std::int64_t reasoning_budget = -1;
+  std::string api_key;                       // --api-key K[,K...]
+  std::optional<std::string> api_key_file;  // --api-key-file F
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
   std::optional<std::string> profile;  // --profile: prepended to sets
@@ -150,6 +155,7 @@ void serve_command(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) invalid_argument("--port " + std::to_string(a.port) + ": must be in [0, 65535] (0: any free port)");
   if (a.max_body < 1) invalid_argument("--max-body " + std::to_string(a.max_body) + ": must be at least 1");
   if (a.host.empty()) invalid_argument("--host: empty (an address to listen on, e.g. 127.0.0.1 or 0.0.0.0)");
+  const std::vector<std::string> api_keys = read_api_keys(a.api_key, a.api_key_file);
   api::ServeHostOptions o;
   o.model = a.model;
   o.threads = resolve_threads(a.threads);
@@ -164,6 +170,8 @@ void serve_command(const ServeArgs& a) {
   o.resident_weights = a.resident_weights;
   o.chat_template = a.chat_template;
   o.chat_template_kwargs = a.chat_template_kwargs;
+  o.reasoning_format = a.reasoning_format;
+  o.reasoning_budget = a.reasoning_budget;
   o.backend = a.backend;
   o.log = log_to_stderr;
 
@@ -188,8 +196,14 @@ void serve_command(const ServeArgs& a) {
   // Every answer is a whole JSON document or an event stream: a Range header is ignored (httplib
   // cut any 200 answer to the asked bytes, a POST's JSON included). The request object is the
   // server's own, not const; only the handler's view of it is.
-  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+  svr.set_pre_routing_handler([&api_keys](const httplib::Request& req, httplib::Response& res) {
     const_cast<httplib::Request&>(req).ranges.clear();
+    if (!api_keys.empty() && req.method != "OPTIONS" && !api_key_public_path(req.path) &&
+        !api_key_accepted(api_keys, req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"))) {
+      json_reply(res, 401, error_json("invalid or missing API key: send 'Authorization: Bearer KEY' with a key of the server's --api-key",
+                                      "authentication_error"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     return httplib::Server::HandlerResponse::Unhandled;
   });
   // A handler that throws (a bug) answers 500 in JSON; httplib's default put the exception's
@@ -466,6 +480,16 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--chat-template-kwargs", a->chat_template_kwargs,
                   "a JSON object of chat template variables for every chat request, e.g. '{\"enable_thinking\": true}' "
                   "(a request's chat_template_kwargs are set over them)");
+  cmd->add_option("--api-key", a->api_key,
+                  "llama.cpp's: requests must send 'Authorization: Bearer KEY' (or X-Api-Key) with one of these "
+                  "comma-separated keys, else 401 (/health and /v1/models stay open)");
+  cmd->add_option("--api-key-file", a->api_key_file, "llama.cpp's: a file of API keys, one a line (as --api-key)");
+  cmd->add_option("--reasoning-format", a->reasoning_format,
+                  "llama.cpp's: what a chat request without reasoning_format gets: auto (the default), deepseek or "
+                  "deepseek-legacy answer a thought as reasoning_content; none leaves it in the content");
+  cmd->add_option("--reasoning-budget", a->reasoning_budget,
+                  "llama.cpp's: -1 (the default) leaves thinking to the template's variables; 0 turns it off "
+                  "(enable_thinking=false, under --chat-template-kwargs and each request's)");
   cmd->add_flag("--jinja")->description("accepted for llama.cpp's command lines: chat templates are always rendered as Jinja");
   cmd->add_flag("--f32-activations", a->f32_activations,
                 "keep prefill/vision activations f32 on bf16 weights (default: rounded to bf16 as transformers "

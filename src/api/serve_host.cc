@@ -28,7 +28,17 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   // now, not at the first request, and before the slow checkpoint load; a checkpoint's own
   // broken template leaves completions served and each chat request answered 400 with the
   // reason.
-  const std::vector<std::string> vars = template_kwargs_vars(a.chat_template_kwargs);
+  if (a.reasoning_format != "none" && a.reasoning_format != "auto" && a.reasoning_format != "deepseek" &&
+      a.reasoning_format != "deepseek-legacy") {
+    invalid_argument("--reasoning-format " + a.reasoning_format + ": expected none, auto, deepseek or deepseek-legacy");
+  }
+  if (a.reasoning_budget != -1 && a.reasoning_budget != 0) {
+    invalid_argument("--reasoning-budget " + std::to_string(a.reasoning_budget) +
+                     ": only -1 (thinking as the template's variables set it) or 0 (thinking off) are supported, as in llama.cpp");
+  }
+  std::vector<std::string> vars;
+  if (a.reasoning_budget == 0) vars.push_back("enable_thinking=false");
+  for (std::string& v : template_kwargs_vars(a.chat_template_kwargs)) vars.push_back(std::move(v));
   std::shared_ptr<const ChatRenderer> renderer;
   try {
     renderer = std::make_shared<const ChatRenderer>(a.model, a.chat_template, vars);
@@ -78,7 +88,8 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   h->backend_ = create_backend(a.backend, ck, profile, bo);
   if (const std::string where = backend_placement(*h->backend_, /*with_calls=*/false); !where.empty()) note(a, where);
   h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images,
-                               std::make_shared<DryBreakerCache>(h->tokenizer_.get()), renderer, vars};
+                               std::make_shared<DryBreakerCache>(h->tokenizer_.get()), renderer, vars,
+                               a.reasoning_format != "none"};
   h->engine_ = std::make_unique<ServeEngine>(*h->backend_, ck, *h->tokenizer_, ServeOptions{a.slots, a.queue, h->pool_.get()});
   return h;
 }

@@ -41,6 +41,12 @@ struct ServeHostOptions {
   // llama.cpp's --chat-template-kwargs: a JSON object of template variables every chat request
   // gets (under its own chat_template_kwargs); "" for none.
   std::string chat_template_kwargs;
+  // llama.cpp's --reasoning-format: what a chat request without reasoning_format gets ("none":
+  // thoughts stay in the content; "auto", "deepseek", "deepseek-legacy": reasoning_content).
+  std::string reasoning_format = "auto";
+  // llama.cpp's --reasoning-budget: -1 leaves thinking to the template's variables, 0 turns it
+  // off (enable_thinking=false under --chat-template-kwargs and each request's).
+  std::int64_t reasoning_budget = -1;
   BackendChoice backend;
   // Notes for the operator ("staticlm serve: text only: ...", the plug-in placement); null: none.
   std::function<void(const std::string&)> log;

@@ -561,7 +561,7 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   }
   // llama.cpp's reasoning_format: "none" leaves a thought channel in the content as text; the
   // default (and "auto", "deepseek", "deepseek-legacy") answers it as reasoning_content.
-  job.take_reasoning = true;
+  job.take_reasoning = context.take_reasoning;  // the server's --reasoning-format
   if (given(doc, "reasoning_format")) {
     const ojson& f = doc["reasoning_format"];
     if (!f.is_string() || (f != "none" && f != "auto" && f != "deepseek" && f != "deepseek-legacy")) {

@@ -112,6 +112,8 @@ struct RequestContext {
   std::shared_ptr<const ChatRenderer> renderer;
   // --chat-template-kwargs as "KEY=JSON" (the renderer has them already).
   std::vector<std::string> template_vars;
+  // --reasoning-format other than "none": a request without reasoning_format takes thoughts out.
+  bool take_reasoning = true;
 };
 
 

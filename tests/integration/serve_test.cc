@@ -135,6 +135,7 @@ class Serve : public ::testing::Test {
     const std::string req = dir_->file("req" + n), resp = dir_->file("resp" + n), code = dir_->file("code" + n);
     std::string cmd = "curl -s -N -o " + resp + " -w '%{http_code}' ";
     if (chunked) cmd += "-H 'Transfer-Encoding: chunked' ";
+    cmd += auth_;
     if (body) {
       write(req, *body);
       cmd += "-H 'Content-Type: application/json' --data-binary @" + req + " ";
@@ -210,6 +211,7 @@ class Serve : public ::testing::Test {
   static pid_t pid_;
   static int port_;
   static std::atomic<int> counter_;
+  inline static std::string auth_;  // curl header flags every http() request sends (a server's API key)
 };
 test::TempDir* Serve::dir_ = nullptr;
 test::CommandResult Serve::made_;
@@ -934,6 +936,65 @@ TEST_F(ServeThinking, AJsonReplyMayFollowAThought) {
   ASSERT_EQ(off.status, 200) << off.body;
   EXPECT_TRUE(json::parse(json::parse(off.body)["choices"][0]["message"].value("content", std::string()), nullptr, false).is_boolean())
       << off.body;
+}
+
+// llama.cpp's server flags: --reasoning-budget 0 turns thinking off (a request's
+// chat_template_kwargs still set over it), --reasoning-format none leaves a thought in the
+// content unless a request asks otherwise, --api-key K1,K2 wants a key of every request but the
+// health and model list. Its own server; its http() requests send key k2.
+class ServeLlamaCppFlags : public Serve {
+ protected:
+  static void SetUpTestSuite() {
+    auth_ = "-H 'Authorization: Bearer k2' ";
+    // A template that thinks unless told not to (as Qwen 3's): the budget must turn it off.
+    start({"--max-seq", "128", "--threads", "1", "--reasoning-format", "none", "--reasoning-budget", "0", "--api-key", "k1,k2",
+           "--chat-template",
+           "{% if enable_thinking is not defined or enable_thinking %}<think>{% endif %}"
+           "{% for m in messages %}<|turn>{{ m.role }}\n{{ m.content }}<turn|>\n{% endfor %}<|turn>model\n"});
+  }
+  static void TearDownTestSuite() {
+    auth_.clear();
+    Serve::TearDownTestSuite();
+  }
+};
+
+TEST_F(ServeLlamaCppFlags, ApiKeyIsAskedOfEveryRequestButHealthAndModels) {
+  const std::string chat_body = "-H 'Content-Type: application/json' --data '" + request(kHello).dump() + "' ";
+  std::string headers;
+  for (const std::string& key : {std::string(), std::string("-H 'Authorization: Bearer k3' "), std::string("-H 'Authorization: k1' ")}) {
+    const HttpResult refused = request_with("POST", "/v1/chat/completions", chat_body + key, &headers);
+    EXPECT_EQ(refused.status, 401) << key << refused.body;
+    EXPECT_EQ(json::parse(refused.body, nullptr, false)["error"]["type"], "authentication_error") << refused.body;
+  }
+  EXPECT_EQ(request_with("POST", "/tokenize", "--data '{\"content\": \"hi\"}' ", &headers).status, 401);
+  EXPECT_EQ(request_with("POST", "/v1/chat/completions", chat_body + "-H 'X-Api-Key: k1' ", &headers).status, 200);
+  EXPECT_EQ(request_with("POST", "/v1/chat/completions", chat_body + "-H 'Authorization: Bearer k2' ", &headers).status, 200);
+  for (const char* open : {"/health", "/v1/models"}) EXPECT_EQ(request_with("GET", open, "", &headers).status, 200) << open;
+  EXPECT_EQ(request_with("OPTIONS", "/v1/chat/completions", "-H 'Origin: http://x' -H 'Access-Control-Request-Method: POST' ", &headers).status,
+            204);
+}
+
+TEST_F(ServeLlamaCppFlags, BudgetZeroTurnsThinkingOffAndFormatNoneKeepsTheThought) {
+  const auto prompt = [&](const json& extra) {
+    json body = {{"messages", kHello}};
+    body.update(extra);
+    const std::string b = body.dump();
+    const HttpResult h = http("/apply-template", &b);
+    EXPECT_EQ(h.status, 200) << h.body;
+    return json::parse(h.body).value("prompt", std::string());
+  };
+  EXPECT_EQ(prompt(json::object()).rfind("<|turn>user\nHello there", 0), 0u) << "the budget turns thinking off";
+  EXPECT_EQ(prompt({{"chat_template_kwargs", {{"enable_thinking", true}}}}).rfind("<think><|turn>user", 0), 0u);
+  json r = request(kHello);
+  r["max_tokens"] = 40;
+  r["grammar"] = "root ::= <|channel> \"thought\\nHmm.\" <channel|> \"Hi\"";
+  const json kept = json::parse(chat(r).body)["choices"][0]["message"];
+  EXPECT_EQ(kept.value("content", std::string()), "<|channel>thought\nHmm.<channel|>Hi") << kept;
+  EXPECT_FALSE(kept.contains("reasoning_content")) << kept;
+  r["reasoning_format"] = "auto";
+  const json taken = json::parse(chat(r).body)["choices"][0]["message"];
+  EXPECT_EQ(taken.value("content", std::string()), "Hi") << taken;
+  EXPECT_EQ(taken.value("reasoning_content", std::string()), "Hmm.") << taken;
 }
 
 // logprobs / top_logprobs: each content token's log-probability is the log-softmax of the
