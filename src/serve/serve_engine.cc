@@ -33,6 +33,11 @@ using ojson = nlohmann::ordered_json;
 // A field present and not null (clients send null for "not set").
 bool given(const ojson& doc, const char* key) { return doc.contains(key) && !doc[key].is_null(); }
 
+// llama.cpp's GBNF `grammar` field; "" is llama.cpp's default, none.
+bool grammar_given(const ojson& doc) {
+  return given(doc, "grammar") && !(doc["grammar"].is_string() && doc["grammar"].get<std::string>().empty());
+}
+
 // A field that is true or false; absent or null is false. param names it in the error.
 bool boolean_field(const ojson& doc, const char* key, const std::string& param) {
   if (!given(doc, key)) return false;
@@ -384,8 +389,7 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
   if (boolean_field(doc, "grammar_lazy", "grammar_lazy")) {
     bad("grammar_lazy", "lazy grammars (applied once a trigger appears) are not supported; give the grammar alone");
   }
-  // llama.cpp's GBNF grammar; "" is llama.cpp's default, none.
-  const bool has_grammar = given(doc, "grammar") && !(doc["grammar"].is_string() && doc["grammar"].get<std::string>().empty());
+  const bool has_grammar = grammar_given(doc);
   if (has_grammar) {
     if (!doc["grammar"].is_string()) bad("grammar", "expected a string (a GBNF grammar)");
     if (given(doc, "json_schema") || (given(doc, "response_format") && response_schema(doc))) {
@@ -555,8 +559,7 @@ void parse_chat_request(const std::string& body, const RequestContext& context, 
   apply_tool_choice(doc, context, g);
   // With thinking on, a JSON reply (response_format, json_schema) may follow one thought, as a
   // forced tool call may; a GBNF grammar is the request's own, thought or not.
-  const bool grammar = given(doc, "grammar") && !(doc["grammar"].is_string() && doc["grammar"].get<std::string>().empty());
-  if (g.constraint && !grammar && (given(doc, "response_format") || given(doc, "json_schema")) && thinking_requested(doc, context)) {
+  if (g.constraint && !grammar_given(doc) && (given(doc, "response_format") || given(doc, "json_schema")) && thinking_requested(doc, context)) {
     g.constraint = thought_first_factory(std::move(g.constraint), tok, g.eos_token_ids);
   }
   // llama.cpp's reasoning_format: "none" leaves a thought channel in the content as text; the
