@@ -76,7 +76,7 @@ left_out=(
   JsonMatcher.KeyPatternsChooseTheSchemaOfOtherKeys
   # llama.cpp's flag spellings and escapes: 14 CLI runs comparing logit dumps (17 s sanitized in
   # session 42's CI, which took 27.2 of its 30 minutes; the flags are parsed the same sanitized)
-  CliAdapter.LlamaCppEscapesAndTuningFlags
+  CliAdapter.LlamaCppEscapesAndTuningFlags CliAdapter.LlamaCliConversationSpecialAndRefusedFlags
 )
 default_filter="-$(IFS=:; echo "${left_out[*]}")"
 export GTEST_FILTER=${GTEST_FILTER:-$default_filter}

@@ -258,6 +258,8 @@ void add_chat_command(CLI::App& app) {
   add_mmap_flags(*cmd, a->resident_weights);
   add_sampling_flags(*cmd, a->sampling);
   add_llama_cpp_tuning_flags(*cmd);
+  add_llama_cpp_refused_flags(*cmd);
+  add_llama_cpp_mode_flags(*cmd, /*conversation=*/true);
   cmd->add_flag("--no-perf,--log-disable", a->no_perf, "print no statistics on stderr after each turn (llama.cpp's --no-perf)");
   add_profile_option(*cmd, a->profile);
   cmd->add_flag("--jinja", a->jinja,

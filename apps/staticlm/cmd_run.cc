@@ -67,6 +67,7 @@ struct RunArgs {
   std::optional<std::string> tool_choice;  // auto, none, required or a function's name
   std::vector<std::string> vars;
   bool chat = false, json = false;
+  bool special = false;  // llama.cpp's -sp: control tokens printed
   bool verbose_prompt = false, no_perf = false;  // llama.cpp's --verbose-prompt, --no-perf
   std::vector<std::string> images;
   std::optional<std::int64_t> max_seq;
@@ -220,6 +221,8 @@ void run_command(RunArgs& a) {
   }
   // With thinking on, a JSON reply may follow one thought (as serve's response_format).
   params.thought_first = thinking_enabled(a.vars);
+  params.special = a.special;
+  if (a.special && a.json) invalid_argument("run: --special prints the control tokens and --json parses the reply: give one");
   api::check_generate_params(params);
   if (a.dump_logits) {
     params.dump_logits = *a.dump_logits;
@@ -272,7 +275,7 @@ void run_command(RunArgs& a) {
     }
     if (a.verbose_prompt) print_prompt_tokens(prompt.ids, model.tokenizer());
   }
-  // Text when the checkpoint has a tokenizer (control tokens left out), else token ids.
+  // Text when the checkpoint has a tokenizer (control tokens left out unless --special), else token ids.
   const bool ids_only = !model.info().has_tokenizer;
   bool first = true;
   const api::GenerationResult r = session->generate(prompt, params, [&](std::int64_t token, std::string_view text) {
@@ -312,7 +315,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-f,--file", a->prompt_file, "file whose text is the prompt");
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as comma-separated token ids (needs no tokenizer)");
   cmd->add_option("--messages", a->messages, "chat messages (JSON file)");
-  cmd->add_flag("--chat", a->chat, "wrap the prompt in the chat format (the checkpoint's chat template)");
+  cmd->add_flag("--chat,--single-turn", a->chat,
+                "wrap the prompt in the chat format (the checkpoint's chat template); llama-cli's -st, one turn");
   cmd->add_option("--system,--system-prompt", a->system,
                   "a system message before the prompt, in the chat format (implies --chat; llama.cpp's -sys)");
   cmd->add_option("--chat-template,--chat-template-file", a->chat_template,
@@ -328,7 +332,10 @@ void add_run_command(CLI::App& app) {
                 "print {\"text\", \"tool_calls\"} as one JSON line at the end instead of streaming (Gemma 4 tool calls parsed)");
   cmd->add_option("--image", a->images, "image file (JPEG or PNG); one: the static profile holds one image span");
   add_sampling_flags(*cmd, a->sampling);
+  cmd->add_flag("--special", a->special, "print the control tokens and the end token too (llama.cpp's -sp)");
   add_llama_cpp_tuning_flags(*cmd);
+  add_llama_cpp_refused_flags(*cmd);
+  add_llama_cpp_mode_flags(*cmd, /*conversation=*/false);
   cmd->add_flag("--verbose-prompt", a->verbose_prompt, "print the prompt's tokens (ID -> 'piece') on stderr before generating");
   cmd->add_flag("--no-perf,--log-disable", a->no_perf, "print no statistics on stderr after the reply (llama.cpp's --no-perf)");
   cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: prompt + generated tokens + 1")

@@ -73,6 +73,8 @@ struct ServeArgs {
   std::string model, host = "127.0.0.1";
   int port = 8080, slots = 1, queue = 8, threads = 0;
   std::int64_t max_body = 1 << 20;
+  std::optional<int> timeout;  // llama-server's --timeout: seconds a read or write may wait
+  std::string alias;           // llama-server's --alias: the model's name in the API ("": the directory's)
   bool allow_local_files = false;
   bool f32_activations = false;
   bool resident_weights = false;
@@ -158,6 +160,7 @@ void serve_command(const ServeArgs& a) {
   const std::vector<std::string> api_keys = read_api_keys(a.api_key, a.api_key_file);
   api::ServeHostOptions o;
   o.model = a.model;
+  o.alias = a.alias;
   o.threads = resolve_threads(a.threads);
   o.slots = a.slots;
   o.queue = a.queue;
@@ -193,6 +196,10 @@ void serve_command(const ServeArgs& a) {
   const std::size_t conn_threads = static_cast<std::size_t>(a.queue + a.slots) + 8;
   svr.new_task_queue = [conn_threads] { return new httplib::ThreadPool(conn_threads); };
   svr.set_payload_max_length(static_cast<std::size_t>(a.max_body));
+  if (a.timeout) {
+    svr.set_read_timeout(*a.timeout, 0);
+    svr.set_write_timeout(*a.timeout, 0);
+  }
   // Every answer is a whole JSON document or an event stream: a Range header is ignored (httplib
   // cut any 200 answer to the asked bytes, a POST's JSON included). The request object is the
   // server's own, not const; only the handler's view of it is.
@@ -466,6 +473,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--port", a->port, "port (default 8080; 0: any free port, printed at start)");
   cmd->add_option("--slots,--parallel", a->slots,
                   "conversation slots kept as a prompt cache (default 1; llama.cpp's -np/--parallel names them)");
+  cmd->add_option("--timeout", a->timeout, "seconds a connection may wait for a request's bytes or a reply's write (llama-server's; default: cpp-httplib's 5)")
+      ->check(CLI::Range(1, 86400));
+  cmd->add_option("-a,--alias", a->alias, "the model's name in /v1/models and the replies (llama-server's; default: the directory's name)");
   cmd->add_option("--queue", a->queue, "requests that may wait while one runs; beyond them 503 (default 8)");
   cmd->add_option("--max-body", a->max_body, "largest request body in bytes; larger: 413 (default 1048576)");
   cmd->add_flag("--allow-local-files", a->allow_local_files, "let image parts name local files (default: data: URLs only)");
@@ -498,6 +508,8 @@ void add_serve_command(CLI::App& app) {
   add_mmap_flags(*cmd, a->resident_weights);
   add_sampling_flags(*cmd, a->sampling);
   add_llama_cpp_tuning_flags(*cmd);
+  add_llama_cpp_refused_flags(*cmd);
+  add_llama_server_flags(*cmd);
   add_profile_option(*cmd, a->profile);
   cmd->callback([a] {
     a->sets = with_profile(a->sets, a->profile);

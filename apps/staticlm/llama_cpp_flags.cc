@@ -3,13 +3,14 @@
 #include <array>
 #include <utility>
 
+#include "base/error.h"
 #include "commands.h"
 
 namespace staticlm::cli {
 
 void spell_llama_cpp_flags(int argc, char** argv) {
   // The long names are static: argv keeps pointing at them.
-  static std::array<std::pair<std::string_view, char*>, 9> names = {{
+  static std::array<std::pair<std::string_view, char*>, 42> names = {{
       {"-sys", const_cast<char*>("--system-prompt")},
       {"-ngl", const_cast<char*>("--n-gpu-layers")},
       {"-fa", const_cast<char*>("--flash-attn")},
@@ -19,6 +20,39 @@ void spell_llama_cpp_flags(int argc, char** argv) {
       {"-ctv", const_cast<char*>("--cache-type-v")},
       {"-nkvo", const_cast<char*>("--no-kv-offload")},
       {"-np", const_cast<char*>("--parallel")},
+      {"-cnv", const_cast<char*>("--conversation")},
+      {"-no-cnv", const_cast<char*>("--no-conversation")},
+      {"-st", const_cast<char*>("--single-turn")},
+      {"-if", const_cast<char*>("--interactive-first")},
+      {"-mli", const_cast<char*>("--multiline-input")},
+      {"-sp", const_cast<char*>("--special")},
+      {"-co", const_cast<char*>("--color")},
+      {"-jf", const_cast<char*>("--json-schema-file")},
+      {"-lv", const_cast<char*>("--verbosity")},
+      {"-dkvc", const_cast<char*>("--dump-kv-cache")},
+      {"-kvu", const_cast<char*>("--kv-unified")},
+      {"-sm", const_cast<char*>("--split-mode")},
+      {"-mg", const_cast<char*>("--main-gpu")},
+      {"-ts", const_cast<char*>("--tensor-split")},
+      {"-dev", const_cast<char*>("--device")},
+      {"-ot", const_cast<char*>("--override-tensor")},
+      {"-cmoe", const_cast<char*>("--cpu-moe")},
+      {"-ncmoe", const_cast<char*>("--n-cpu-moe")},
+      {"-nr", const_cast<char*>("--no-repack")},
+      {"-Cr", const_cast<char*>("--cpu-range")},
+      {"-Cb", const_cast<char*>("--cpu-mask-batch")},
+      {"-Crb", const_cast<char*>("--cpu-range-batch")},
+      {"-dt", const_cast<char*>("--defrag-thold")},
+      {"-cram", const_cast<char*>("--cache-ram")},
+      {"-hf", const_cast<char*>("--hf-repo")},
+      {"-hfr", const_cast<char*>("--hf-repo")},
+      {"-hff", const_cast<char*>("--hf-file")},
+      {"-mu", const_cast<char*>("--model-url")},
+      {"-md", const_cast<char*>("--model-draft")},
+      {"-cb", const_cast<char*>("--cont-batching")},
+      {"-nocb", const_cast<char*>("--no-cont-batching")},
+      {"-to", const_cast<char*>("--timeout")},
+      {"-sps", const_cast<char*>("--slot-prompt-similarity")},
   }};
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -48,26 +82,136 @@ void noted_flag(CLI::App& cmd, const std::string& names, const std::string& why)
       ->group("llama.cpp compatibility");
 }
 
+// A flag (with an optional value when `value`) that is cosmetic or already so here: accepted silently.
+void silent(CLI::App& cmd, const std::string& names, const std::string& why, bool value) {
+  CLI::Option* o = value ? cmd.add_option(names)->expected(0, 1) : cmd.add_flag(names);
+  o->description("accepted for llama.cpp's command lines (" + why + ")")->group("llama.cpp compatibility");
+}
+
+// A flag (with a value when `value`) that staticlm cannot honour: refused, naming it and why.
+void refused(CLI::App& cmd, const std::string& names, const std::string& why, bool value) {
+  const std::string name = names.substr(names.rfind(',') + 1);
+  const auto fail = [name, why] { invalid_argument(name + ": " + why); };
+  CLI::Option* o = value ? cmd.add_option_function<std::string>(names, [fail](const std::string&) { fail(); })
+                         : cmd.add_flag_function(names, [fail](std::int64_t) { fail(); });
+  o->description("llama.cpp's; refused: " + why)->group("llama.cpp compatibility");
+}
+
 }  // namespace
 
 void add_llama_cpp_tuning_flags(CLI::App& cmd) {
-  noted(cmd, "--gpu-layers,--n-gpu-layers", "the cpu back end runs every graph (a --backend plug-in places its own)");
+  const std::string devices = "the cpu back end runs every graph on this machine's cores (a --backend plug-in places its own)";
+  noted(cmd, "--gpu-layers,--n-gpu-layers", devices);
+  noted(cmd, "--split-mode", devices);
+  noted(cmd, "--main-gpu", devices);
+  noted(cmd, "--tensor-split", devices);
+  noted(cmd, "--device", devices);
+  noted(cmd, "--override-tensor", devices);
+  noted(cmd, "--n-cpu-moe", "Gemma 4 E2B has no experts");
+  noted_flag(cmd, "--cpu-moe", "Gemma 4 E2B has no experts");
+  noted_flag(cmd, "--no-op-offload", devices);
   noted(cmd, "--flash-attn", "decode attention already runs in one pass over key ranges", /*value_optional=*/true);
   noted(cmd, "-b,--batch-size", "prefill runs the static max_seq shape in one call");
   noted(cmd, "--ubatch-size", "prefill runs the static max_seq shape in one call");
   noted(cmd, "--threads-batch", "--threads sets the threads of prefill and decode alike");
   noted(cmd, "--cache-type-k", "the static graphs fix the KV cache's type");
   noted(cmd, "--cache-type-v", "the static graphs fix the KV cache's type");
+  noted_flag(cmd, "--kv-unified", "each sequence has its own static KV cache");
+  noted_flag(cmd, "--swa-full", "the static graphs fix the sliding window's cache");
+  noted(cmd, "--defrag-thold", "the static KV cache is never fragmented");
+  noted(cmd, "--keep", "the static KV cache never shifts: a reply stops when the cache is full");
+  noted_flag(cmd, "--context-shift", "the static KV cache never shifts: a reply stops when the cache is full");
+  noted_flag(cmd, "--no-context-shift", "the static KV cache never shifts: a reply stops when the cache is full");
   noted(cmd, "--numa", "threads are left to the operating system");
+  const std::string affinity = "threads are left to the operating system (taskset pins a process)";
+  noted(cmd, "-C,--cpu-mask", affinity);
+  noted(cmd, "--cpu-range", affinity);
+  noted(cmd, "--cpu-strict", affinity);
+  noted(cmd, "--prio", affinity);
+  noted(cmd, "--poll", affinity);
+  noted(cmd, "--cpu-mask-batch", affinity);
+  noted(cmd, "--cpu-range-batch", affinity);
+  noted(cmd, "--cpu-strict-batch", affinity);
+  noted(cmd, "--prio-batch", affinity);
+  noted(cmd, "--poll-batch", affinity);
+  noted_flag(cmd, "--no-repack", "the weights are used as the checkpoint stores them");
   noted_flag(cmd, "--mlock", "the weights are not locked in memory (--no-mmap copies the streamed ones off the page cache)");
   noted_flag(cmd, "--no-kv-offload", "the KV cache is in host memory");
   noted_flag(cmd, "--no-warmup", "nothing is warmed up before the first call");
   noted_flag(cmd, "--warmup", "nothing is warmed up before the first call");
+  const std::string logs = "staticlm writes one line per event on stderr and has no log levels";
+  noted_flag(cmd, "-v,--log-verbose,--verbose", logs);
+  noted(cmd, "--log-verbosity,--verbosity", logs);
+  noted(cmd, "--log-file", logs + " (redirect stderr: 2> FILE)");
+  noted_flag(cmd, "--dump-kv-cache", "bench and inspect report the KV cache");
   // Cosmetic or already so: accepted silently.
-  cmd.add_option("--color", "accepted for llama.cpp's command lines (output is not coloured)")->expected(0, 1)->group("llama.cpp compatibility");
-  cmd.add_flag("--no-display-prompt")
-      ->description("accepted for llama.cpp's command lines (the prompt is never echoed)")
-      ->group("llama.cpp compatibility");
+  silent(cmd, "--color", "output is not coloured", true);
+  silent(cmd, "--log-colors", "output is not coloured", true);
+  silent(cmd, "--log-prefix", "stderr lines carry no prefix", false);
+  silent(cmd, "--log-timestamps", "stderr lines carry no timestamps", false);
+  silent(cmd, "--no-display-prompt", "the prompt is never echoed", false);
+  silent(cmd, "--simple-io", "input and output are plain lines", false);
+  silent(cmd, "--perf", "statistics are printed unless --no-perf", false);
+}
+
+void add_llama_cpp_refused_flags(CLI::App& cmd) {
+  const auto unsupported = [&cmd](const std::string& names, const std::string& why) { refused(cmd, names, "not supported: " + why, true); };
+  const std::string local = "staticlm downloads nothing: -m takes a local checkpoint directory in Hugging Face layout";
+  unsupported("--hf-repo", local);
+  unsupported("--hf-file", local);
+  unsupported("--model-url", local);
+  unsupported("--model-draft", "there is no speculative decoding");
+  const std::string as_exported = "the static graphs compute the checkpoint as exported";
+  unsupported("--lora", as_exported);
+  unsupported("--lora-scaled", as_exported);
+  unsupported("--control-vector", as_exported);
+  unsupported("--control-vector-scaled", as_exported);
+  unsupported("--override-kv", as_exported + " (its config.json is the model's metadata)");
+  unsupported("--rope-scaling", as_exported + " (host RoPE tables follow config.json)");
+  unsupported("--rope-scale", as_exported + " (host RoPE tables follow config.json)");
+  unsupported("--rope-freq-base", as_exported + " (host RoPE tables follow config.json)");
+  unsupported("--rope-freq-scale", as_exported + " (host RoPE tables follow config.json)");
+  unsupported("--grp-attn-n", as_exported + " (no self-extend)");
+  unsupported("--grp-attn-w", as_exported + " (no self-extend)");
+}
+
+void add_llama_cpp_mode_flags(CLI::App& cmd, bool conversation) {
+  if (conversation) {
+    silent(cmd, "-i,--interactive,--interactive-first,--conversation", "chat is a conversation", false);
+    refused(cmd, "--no-conversation", "chat is a conversation; `staticlm run -m DIR -p TEXT` answers one prompt", false);
+    return;
+  }
+  silent(cmd, "--no-conversation", "run answers one prompt and exits", false);
+  const std::string chat = "run answers one prompt and exits; `staticlm chat -m DIR` holds a conversation";
+  refused(cmd, "-i,--interactive", chat, false);
+  refused(cmd, "--interactive-first", chat, false);
+  refused(cmd, "--conversation", chat, false);
+  refused(cmd, "--multiline-input", chat, false);
+  refused(cmd, "--in-prefix", chat, true);
+  refused(cmd, "--in-suffix", chat, true);
+  refused(cmd, "--in-prefix-bos", chat, false);
+}
+
+void add_llama_server_flags(CLI::App& cmd) {
+  const std::string scheduling = "each slot runs one request at a time; the others wait in the queue (--queue)";
+  noted_flag(cmd, "--cont-batching", scheduling);
+  noted_flag(cmd, "--no-cont-batching", scheduling);
+  noted(cmd, "--threads-http", "one thread per connection, up to the slots and the queue");
+  const std::string reuse = "a slot reuses the cached prefix its next prompt shares";
+  noted(cmd, "--cache-reuse", reuse);
+  noted(cmd, "--slot-prompt-similarity", reuse);
+  noted(cmd, "--cache-ram", reuse);
+  noted_flag(cmd, "--webui", "there is no web UI: the OpenAI-style endpoints only");
+  silent(cmd, "--no-webui", "there is no web UI", false);
+  refused(cmd, "--embedding,--embeddings", "not supported: serve generates text; it has no /embeddings endpoint", false);
+  refused(cmd, "--reranking,--rerank", "not supported: serve generates text; it has no /rerank endpoint", false);
+  refused(cmd, "--metrics", "not supported: serve has no /metrics endpoint (GET /health reports the slots)", false);
+  refused(cmd, "--path", "not supported: serve has no static files", true);
+  refused(cmd, "--api-prefix", "not supported: the endpoints are at /v1/... and /...", true);
+  refused(cmd, "--slot-save-path", "not supported: slots are not saved to files", true);
+  const std::string tls = "not supported: serve speaks plain HTTP (put a TLS proxy in front)";
+  refused(cmd, "--ssl-key-file", tls, true);
+  refused(cmd, "--ssl-cert-file", tls, true);
 }
 
 std::string process_escapes(std::string_view text) {

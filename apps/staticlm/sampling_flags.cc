@@ -49,7 +49,8 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--frequency-penalty", f.frequency_penalty,
                  "subtract this times its count in the reply from a token's logit (-2..2; 0: off)");
   cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0; -1: a random one, printed, as llama.cpp)");
-  cmd.add_option("--stop", f.stops, "stop a reply when its text contains this string (repeatable)");
+  cmd.add_option("--stop,-r,--reverse-prompt", f.stops,
+                 "stop a reply when its text contains this string (repeatable; llama.cpp's -r halts there too)");
   cmd.add_flag("-e,--escape,!--no-escape", f.escape,
                "-e (the default, as llama.cpp): \\n \\r \\t \\' \\\" \\\\ and \\xHH in -p, --system, --stop and "
                "--dry-sequence-breaker are the characters; --no-escape: the text as written");

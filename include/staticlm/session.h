@@ -83,6 +83,9 @@ struct GenerateParams {
   std::uint64_t seed = 0;
   std::vector<std::string> stop;  // stop when the text contains one (needs a tokenizer)
   std::string dump_logits;        // write prefill/decode logits and tokens here (safetensors; "" : off)
+  // The streamed text holds the control tokens and the end token too (llama.cpp's --special);
+  // else they are left out. Session::generate only (a Chat's replies are kept as text).
+  bool special = false;
 };
 
 // Exactly one of ids and text. With images (one file: the static layout holds one image span),

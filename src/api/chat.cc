@@ -146,6 +146,7 @@ std::unique_ptr<Chat> Model::chat(const SessionOptions& o, const ChatOptions& c)
 
 GenerateOptions Chat::Impl::generate_options(const GenerateParams& params) const {
   if (!params.dump_logits.empty()) invalid_argument("dump_logits: a Chat writes no logits dump (Session::generate does)");
+  if (params.special) invalid_argument("special: a Chat keeps its replies as text without control tokens (Session::generate streams them)");
   return api::generate_options(params, *model->checkpoint, &tokenizer());
 }
 

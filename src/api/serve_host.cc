@@ -58,7 +58,7 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   h->tokenizer_ = staticlm::Tokenizer::load(tok_path);
   const GenerateOptions defaults = generate_options(a.defaults, ck, h->tokenizer_.get());
   const std::string name = std::filesystem::path(a.model).lexically_normal().filename().string();
-  h->model_name_ = name.empty() ? a.model : name;
+  h->model_name_ = !a.alias.empty() ? a.alias : name.empty() ? a.model : name;
 
   h->pool_ = std::make_unique<ThreadPool>(a.threads);
   SubgraphProfile profile;

@@ -28,6 +28,7 @@ namespace staticlm::api {
 
 struct ServeHostOptions {
   std::string model;
+  std::string alias;  // the model's name in the API ("": the directory's name)
   int threads = 1;  // workers of the pool (already resolved: > 0)
   int slots = 1, queue = 8;
   std::optional<std::string> config_file;
@@ -59,7 +60,7 @@ class ServeHost {
 
   ServeEngine& engine() { return *engine_; }
   const RequestContext& context() const { return context_; }
-  const std::string& model_name() const { return model_name_; }  // the directory's name
+  const std::string& model_name() const { return model_name_; }  // the alias, else the directory's name
   std::int64_t max_seq() const { return context_.max_seq; }
 
  private:

@@ -189,7 +189,7 @@ GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& p
     s.last = &e;
 
     GenerationResult out;
-    TokenStream text(tok, g, out, on_token);
+    TokenStream text(tok, g, out, on_token, params.special);
     const staticlm::TokenCallback& stream = text.callback();
     const double encode_before = e.tap->vision_seconds();
     staticlm::GenerationResult r;

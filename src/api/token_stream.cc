@@ -3,17 +3,17 @@
 namespace staticlm::api {
 
 TokenStream::TokenStream(const staticlm::Tokenizer* tok, GenerateOptions& g, GenerationResult& out,
-                         const TokenCallback& on_token)
+                         const TokenCallback& on_token, bool special)
     : out_(out) {
   if (!g.stop_strings.empty()) {
     stop_text_ = std::make_unique<IncrementalDetokenizer>(*tok);
     g.token_text = [this](std::int64_t t) { return stop_text_->push(static_cast<int>(t)); };
   }
-  if (tok) text_ = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/true);
-  // The token that ends the reply is not its text: Gemma 4's <|tool_response> (an end token
-  // after a tool call) is not a control token, and would otherwise be printed.
-  stream_ = [this, &on_token, &g](std::int64_t token) {
-    const std::string piece = text_ && !g.is_eos(token) ? text_->push(static_cast<int>(token)) : std::string();
+  if (tok) text_ = std::make_unique<IncrementalDetokenizer>(*tok, /*skip_special_tokens=*/!special);
+  // The token that ends the reply is not its text (unless `special`): Gemma 4's <|tool_response>
+  // (an end token after a tool call) is not a control token, and would otherwise be printed.
+  stream_ = [this, &on_token, &g, special](std::int64_t token) {
+    const std::string piece = text_ && (special || !g.is_eos(token)) ? text_->push(static_cast<int>(token)) : std::string();
     out_.text += piece;
     return on_token ? on_token(token, piece) : true;
   };

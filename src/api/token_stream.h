@@ -15,9 +15,11 @@ namespace staticlm::api {
 
 class TokenStream {
  public:
-  // `tok` null: no text. Sets g.token_text when g has stop strings (they need `tok`). `g`, `out` and
-  // `on_token` must outlive the stream.
-  TokenStream(const staticlm::Tokenizer* tok, GenerateOptions& g, GenerationResult& out, const TokenCallback& on_token);
+  // `tok` null: no text. Sets g.token_text when g has stop strings (they need `tok`). `special`:
+  // the text keeps control tokens and the end token. `g`, `out` and `on_token` must outlive the
+  // stream.
+  TokenStream(const staticlm::Tokenizer* tok, GenerateOptions& g, GenerationResult& out, const TokenCallback& on_token,
+              bool special = false);
   TokenStream(const TokenStream&) = delete;
   TokenStream& operator=(const TokenStream&) = delete;
 

@@ -280,6 +280,9 @@ const Row kRows[] = {
     {"serve_max_seq_oversized", "serve -m {M} --port 0 --max-seq 999999999", "--max-seq 999999999"},
     {"serve_runtime_config_truncated", "serve -m {M} --port 0 --config {D}/trunc.yaml", "{D}/trunc.yaml"},
     {"serve_threads_negative", "serve -m {M} --port 0 --threads -1", "--threads -1"},
+    {"serve_embeddings_unsupported", "serve -m {M} --port 0 --embeddings", "--embeddings"},
+    {"serve_tls_unsupported", "serve -m {M} --port 0 --ssl-key-file {D}/k.pem", "--ssl-key-file"},
+    {"serve_timeout_zero", "serve -m {M} --port 0 -to 0", "--timeout"},
     // inputs
     {"inputs_missing_model", "inputs -m {D}/nope --prompt hi --out {O}/x.safetensors", "{D}/nope", "x.safetensors"},
     {"inputs_config_wrong_type", "inputs -m {D}/m_cfg_type --prompt hi --out {O}/x.safetensors", "text_config.hidden_size",

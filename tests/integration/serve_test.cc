@@ -938,7 +938,8 @@ TEST_F(ServeThinking, AJsonReplyMayFollowAThought) {
       << off.body;
 }
 
-// llama.cpp's server flags: --reasoning-budget 0 turns thinking off (a request's
+// llama.cpp's server flags: -a names the model in the API, -to / -cb / -sps / --no-webui are
+// taken (the model list is asked for in the test below), and --reasoning-budget 0 turns thinking off (a request's
 // chat_template_kwargs still set over it), --reasoning-format none leaves a thought in the
 // content unless a request asks otherwise, --api-key K1,K2 wants a key of every request but the
 // health and model list. Its own server; its http() requests send key k2.
@@ -948,6 +949,7 @@ class ServeLlamaCppFlags : public Serve {
     auth_ = "-H 'Authorization: Bearer k2' ";
     // A template that thinks unless told not to (as Qwen 3's): the budget must turn it off.
     start({"--max-seq", "128", "--threads", "1", "--reasoning-format", "none", "--reasoning-budget", "0", "--api-key", "k1,k2",
+           "-a", "gemma-e2b-test", "-to", "30", "-cb", "-sps", "0.5", "--no-webui",
            "--chat-template",
            "{% if enable_thinking is not defined or enable_thinking %}<think>{% endif %}"
            "{% for m in messages %}<|turn>{{ m.role }}\n{{ m.content }}<turn|>\n{% endfor %}<|turn>model\n"});
@@ -970,6 +972,10 @@ TEST_F(ServeLlamaCppFlags, ApiKeyIsAskedOfEveryRequestButHealthAndModels) {
   EXPECT_EQ(request_with("POST", "/v1/chat/completions", chat_body + "-H 'X-Api-Key: k1' ", &headers).status, 200);
   EXPECT_EQ(request_with("POST", "/v1/chat/completions", chat_body + "-H 'Authorization: Bearer k2' ", &headers).status, 200);
   for (const char* open : {"/health", "/v1/models"}) EXPECT_EQ(request_with("GET", open, "", &headers).status, 200) << open;
+  // -a: the model's name in the list, its own page and a reply.
+  EXPECT_EQ(json::parse(request_with("GET", "/v1/models", "", &headers).body)["data"][0]["id"], "gemma-e2b-test");
+  EXPECT_EQ(request_with("GET", "/v1/models/gemma-e2b-test", "", &headers).status, 200);
+  EXPECT_EQ(json::parse(request_with("POST", "/v1/chat/completions", chat_body + "-H 'X-Api-Key: k1' ", &headers).body)["model"], "gemma-e2b-test");
   EXPECT_EQ(request_with("OPTIONS", "/v1/chat/completions", "-H 'Origin: http://x' -H 'Access-Control-Request-Method: POST' ", &headers).status,
             204);
 }

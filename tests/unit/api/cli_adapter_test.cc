@@ -97,6 +97,72 @@ TEST_F(CliAdapter, LlamaCppEscapesAndTuningFlags) {
   EXPECT_EQ(verbose.err.find("prefill: "), std::string::npos) << verbose.err;
 }
 
+// llama-cli's command lines: -no-cnv is what run does anyway, -st is --chat (one turn), -r is a
+// stop string, -sp prints the control tokens (a bias forces <bos>, a control token, three times),
+// and its one-dash placement and logging flags are noted without changing the logits; what run
+// cannot be (-cnv, -i) or cannot compute as asked (-hf, --lora, --rope-freq-base) is refused by
+// name, exit 2, before the model loads. chat takes -i / -cnv and refuses -no-cnv.
+TEST_F(CliAdapter, LlamaCliConversationSpecialAndRefusedFlags) {
+  const auto run = [&](const std::string& flags) {
+    return test::run_staticlm("run -m " + model() + " --temp 0 " + (flags.find("-n ") == std::string::npos ? "-n 3 " : "") + flags);
+  };
+  const auto plain = run("-p 'x y'");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(run("-p 'x y' -no-cnv").out, plain.out);
+  const auto chat = run("-p 'x y' --chat");
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_EQ(run("-p 'x y' -st").out, chat.out);
+  EXPECT_NE(chat.out, plain.out);  // the chat format is another prompt
+
+  // -r: the reply stops at the text, as --stop (an ASCII letter of the reply past its first byte).
+  const auto free = run("-p 'x y' -n 12 --ignore-eos --no-perf");
+  const std::size_t at = free.out.find_first_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 1);
+  ASSERT_NE(at, std::string::npos) << free.out;
+  const std::string letter = free.out.substr(at, 1);
+  const auto stopped = run("-p 'x y' -n 12 --ignore-eos --no-perf -r " + letter);
+  EXPECT_EQ(stopped.out, run("-p 'x y' -n 12 --ignore-eos --no-perf --stop " + letter).out);
+  EXPECT_LT(stopped.out.size(), free.out.size()) << stopped.out;
+
+  const auto special = run("-p hi -l 2+1000 -sp --no-perf"), bare = run("-p hi -l 2+1000 --no-perf");
+  ASSERT_EQ(special.exit_code, 0) << special.err;
+  EXPECT_EQ(special.out, "<bos><bos><bos>\n");
+  EXPECT_EQ(bare.out, "\n");  // control tokens left out
+  EXPECT_EQ(run("-p hi -sp --json").exit_code, 2);
+
+  // Placement, affinity and logging flags: noted, the prefill logits unchanged.
+  const std::string a = dir_->file("a.safetensors"), b = dir_->file("b.safetensors");
+  ASSERT_EQ(run("-p 'x y' -n 1 --dump-logits " + a).exit_code, 0);
+  const auto tuned = run("-p 'x y' -n 1 --dump-logits " + b + " -sm none -mg 0 -ts 1 -dev none -ot x=CPU -C 0x3 -Cr 0-1 -kvu -lv 1 -v -co --keep 4");
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  const auto bytes = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  EXPECT_EQ(bytes(a), bytes(b));
+  for (const char* note : {"note: --split-mode none has no effect", "note: --main-gpu 0 has no effect", "note: --tensor-split 1 has no effect",
+                           "note: --device none has no effect", "note: --override-tensor x=CPU has no effect", "note: --cpu-mask 0x3 has no effect",
+                           "note: --cpu-range 0-1 has no effect", "note: --kv-unified has no effect", "note: --verbosity 1 has no effect",
+                           "note: --verbose has no effect", "note: --keep 4 has no effect"}) {
+    EXPECT_NE(tuned.err.find(note), std::string::npos) << note << " in " << tuned.err;
+  }
+
+  for (const auto& [flags, named] : std::vector<std::pair<std::string, std::string>>{
+           {"-cnv", "error: --conversation: run answers one prompt"},
+           {"-i", "error: --interactive: run answers one prompt"},
+           {"--in-prefix 'U:'", "error: --in-prefix: run answers one prompt"},
+           {"-hf google/gemma-4-E2B-it", "error: --hf-repo: not supported: staticlm downloads nothing"},
+           {"--lora x.gguf", "error: --lora: not supported"},
+           {"--rope-freq-base 20000", "error: --rope-freq-base: not supported"}}) {
+    const auto r = test::run_staticlm("run -m " + dir_->file("no-such-model") + " -p hi " + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags;
+    EXPECT_EQ(r.err.rfind(named, 0), 0u) << flags << ": " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  }
+  EXPECT_EQ(test::run_staticlm("chat -m " + dir_->file("no-such-model") + " -no-cnv").err.rfind("error: --no-conversation: chat is a conversation", 0), 0u);
+  const auto interactive = test::run_staticlm("chat -m " + model() + " -i -cnv -if --no-perf -n 2 </dev/null");
+  EXPECT_EQ(interactive.exit_code, 0) << interactive.err;
+}
+
 // The CLI orchestrates nothing: no subcommand makes a thread pool, a back end, a runtime or a
 // static input builder (the library does, and owns them); apps/ turns flags into options and
 // prints results.
