@@ -201,6 +201,9 @@ constexpr SamplingKeyword kSamplingKeywords[] = {
     {"dry_allowed_length", set_field<&P::dry_allowed_length>},
     {"dry_penalty_last_n", set_field<&P::dry_penalty_last_n>},
     {"dry_sequence_breakers", set_field<&P::dry_sequence_breakers>},
+    {"dynatemp_range", set_field<&P::dynatemp_range>},
+    {"dynatemp_exponent", set_field<&P::dynatemp_exponent>},
+    {"samplers", set_field<&P::samplers>},
 };
 
 std::string sampling_keyword_names() {

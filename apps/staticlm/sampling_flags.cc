@@ -10,6 +10,7 @@
 #include "base/file.h"
 #include "commands.h"
 #include "llama_cpp_flags.h"
+#include "runtime/sampler_order.h"
 #include "text/gbnf.h"
 
 namespace staticlm::cli {
@@ -40,6 +41,16 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("--dry-sequence-breaker", f.dry_sequence_breakers,
                  "DRY: a repeat never runs through a token holding this text (repeatable; replaces the defaults "
                  "\\n : \" *; 'none': no breakers)");
+  cmd.add_option("--dynatemp-range", f.dynatemp_range,
+                 "dynamic temperature: each step's temperature in --temp +- this, higher the less sure the model is (0: off)");
+  cmd.add_option("--dynatemp-exp", f.dynatemp_exponent, "dynamic temperature: the exponent of the normalised entropy (default 1)");
+  cmd.add_option("--samplers", f.samplers,
+                 "the sampling stages in this order, llama.cpp's names separated by ';', e.g. "
+                 "'penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature' (llama.cpp's default; a stage left "
+                 "out is off; default here: Hugging Face's order)");
+  cmd.add_option("--sampling-seq,--sampler-seq", f.sampling_seq,
+                 "as --samplers, by letters: e penalties, d dry, s top_n_sigma, k top_k, y typ_p, p top_p, m min_p, x xtc, "
+                 "t temperature (llama.cpp's default: edskypmxt)");
   cmd.add_option("--repetition-penalty,--repeat-penalty", f.repetition_penalty, "penalty for tokens already seen (1: off)");
   cmd.add_option("--repeat-last-n", f.repeat_last_n,
                  "the repetition penalty looks at the last N tokens of prompt and reply (-1, the default: all of them, "
@@ -134,6 +145,15 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
   p.dry_base = f.dry_base;
   p.dry_allowed_length = f.dry_allowed_length;
   p.dry_penalty_last_n = f.dry_penalty_last_n;
+  p.dynatemp_range = f.dynatemp_range;
+  p.dynatemp_exponent = f.dynatemp_exponent;
+  if (f.samplers && f.sampling_seq) invalid_argument("--samplers and --sampling-seq: give one");
+  // Read here, so an error names the flag; passed on by llama.cpp's names.
+  const std::vector<SamplerStage> order = f.samplers       ? sampler_order_from_list(*f.samplers, "--samplers")
+                                          : f.sampling_seq ? sampler_order_from_letters(*f.sampling_seq, "--sampling-seq")
+                                                           : std::vector<SamplerStage>{};
+  for (const SamplerStage stage : order) p.samplers.emplace_back(sampler_stage_name(stage));
+  if ((f.samplers || f.sampling_seq) && order.empty()) invalid_argument(f.samplers ? "--samplers: no sampler named" : "--sampling-seq: no sampler named");
   if (!f.dry_sequence_breakers.empty()) {
     // llama.cpp's: the flags replace the defaults; "none" alone leaves no breakers.
     if (f.dry_sequence_breakers.size() > 1 &&

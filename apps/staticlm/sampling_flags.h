@@ -23,6 +23,8 @@ struct SamplingFlags {
   std::vector<std::string> dry_sequence_breakers;  // "none": no breakers
   std::optional<double> temperature, top_p, min_p, repetition_penalty, presence_penalty, frequency_penalty;
   std::optional<double> top_n_sigma, typical_p, xtc_probability, xtc_threshold;
+  std::optional<double> dynatemp_range, dynatemp_exponent;
+  std::optional<std::string> samplers, sampling_seq;  // llama.cpp's "top_k;top_p;..." and "kpt"
   std::int64_t seed = 0;  // -1: a random seed
   std::vector<std::string> stops;
   std::vector<std::string> logit_bias;  // llama.cpp's TOKEN_ID(+|-)BIAS

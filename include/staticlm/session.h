@@ -69,6 +69,13 @@ struct GenerateParams {
   std::optional<double> dry_multiplier, dry_base;
   std::optional<std::int64_t> dry_allowed_length, dry_penalty_last_n;
   std::optional<std::vector<std::string>> dry_sequence_breakers;
+  // Dynamic temperature (0: off): each step's temperature moves within temperature +- range with
+  // the entropy of its distribution, raised to the exponent (default 1); llama.cpp's.
+  std::optional<double> dynatemp_range, dynatemp_exponent;
+  // The sampling stages in this order, by llama.cpp's names ("penalties", "dry", "top_n_sigma",
+  // "top_k", "typ_p", "top_p", "min_p", "xtc", "temperature"); a stage left out is not applied.
+  // Empty: the default order (docs/generation.md, "Sampling order").
+  std::vector<std::string> samplers;
   std::vector<std::pair<std::int64_t, float>> logit_bias;    // (token, added to its logit; -inf bans it)
   bool ignore_eos = false;                                    // ban the EOS tokens: generate max_new_tokens
   // A JSON Schema (its JSON text) the reply must be a value of ("{}": any JSON value; see

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "runtime/dry_breakers.h"
 #include "runtime/generation_defaults.h"
+#include "runtime/sampler_order.h"
 #include "text/grammar_constraint.h"
 #include "text/json_constraint.h"
 #include "text/thought_first_constraint.h"
@@ -38,6 +39,9 @@ void apply_given_sampling(const GenerateParams& p, SamplingOptions& s) {
   if (p.dry_allowed_length) s.dry_allowed_length = *p.dry_allowed_length;
   if (p.dry_penalty_last_n) s.dry_penalty_last_n = *p.dry_penalty_last_n;
   if (p.dry_sequence_breakers) s.dry_sequence_breakers = *p.dry_sequence_breakers;
+  if (p.dynatemp_range) s.dynatemp_range = *p.dynatemp_range;
+  if (p.dynatemp_exponent) s.dynatemp_exponent = *p.dynatemp_exponent;
+  if (!p.samplers.empty()) s.samplers = sampler_order_from_names(p.samplers, "samplers");
 }
 
 }  // namespace

@@ -49,6 +49,18 @@ std::optional<SamplingProblem> check_sampling_options(const SamplingOptions& o) 
   if (o.dry_penalty_last_n < -1) {
     bad("dry_penalty_last_n", static_cast<double>(o.dry_penalty_last_n), "an integer >= -1 (-1: every token, 0: none)");
   }
+  if (!std::isfinite(o.dynatemp_range) || o.dynatemp_range < 0) bad("dynatemp_range", o.dynatemp_range, "a number >= 0 (0: off)");
+  if (!std::isfinite(o.dynatemp_exponent) || o.dynatemp_exponent < 0) bad("dynatemp_exponent", o.dynatemp_exponent, "a number >= 0");
+  // Penalties and DRY change scores before any truncation (sampler.h): an order that puts them
+  // later would mean something this sampler does not do.
+  const auto other = std::find_if(o.samplers.begin(), o.samplers.end(),
+                                  [](SamplerStage s) { return s != SamplerStage::kPenalties && s != SamplerStage::kDry; });
+  for (auto it = other; it != o.samplers.end() && !problem; ++it) {
+    if (*it == SamplerStage::kPenalties || *it == SamplerStage::kDry) {
+      problem = SamplingProblem{"samplers", std::string(sampler_stage_name(*it)) + " after " + std::string(sampler_stage_name(*other)),
+                                "penalties and dry before the other samplers"};
+    }
+  }
   for (const auto& [token, bias] : o.logit_bias) {
     if (token < 0) bad("logit_bias", static_cast<double>(token), "a token id >= 0");
     if ((std::isnan(bias) || bias == INFINITY) && !problem) {
@@ -59,6 +71,43 @@ std::optional<SamplingProblem> check_sampling_options(const SamplingOptions& o) 
   }
   return problem;
 }
+
+namespace {
+
+// Candidates by value, the larger first (ties: the smaller token id first).
+bool by_value(const std::pair<std::int64_t, double>& a, const std::pair<std::int64_t, double>& b) {
+  return a.second > b.second || (a.second == b.second && a.first < b.first);
+}
+
+// The dynamic temperature (sampler.h) of a step whose scores are `values` (the -inf ones left
+// out) at the base temperature o.temperature. H = ln(sum e) - sum(e x) / sum(e), e = exp(x - max),
+// is the entropy of their softmax in one pass.
+template <class Values, class Value>
+double dynamic_temperature(const SamplingOptions& o, const Values& values, Value value) {
+  double mx = -INFINITY;
+  std::size_t n = 0;
+  for (const auto& v : values) {
+    const double x = value(v);
+    if (x == -INFINITY) continue;
+    mx = std::max(mx, x);
+    ++n;
+  }
+  if (n <= 1) return o.temperature;  // one choice: any temperature picks it
+  double sum = 0, weighted = 0;
+  for (const auto& v : values) {
+    const double x = value(v);
+    if (x == -INFINITY) continue;
+    const double e = std::exp(x - mx);
+    sum += e;
+    weighted += e * (x - mx);
+  }
+  const double entropy = std::log(sum) - weighted / sum;
+  const double normalized = std::clamp(entropy / std::log(static_cast<double>(n)), 0.0, 1.0);
+  const double lo = std::max(0.0, o.temperature - o.dynatemp_range), hi = o.temperature + o.dynatemp_range;
+  return lo + (hi - lo) * std::pow(normalized, o.dynatemp_exponent);
+}
+
+}  // namespace
 
 Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {
   validate_sampling_options(options);
@@ -138,8 +187,15 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   // The scores: the logits themselves, or a copy that the bias and penalties change.
   std::span<const float> scores = logits;
   float top = v > 0 ? scan.max : 0.0f;
-  if (!options_.logit_bias.empty() || options_.repetition_penalty != 1.0 || options_.presence_penalty != 0 ||
-      options_.frequency_penalty != 0 || options_.dry_multiplier > 0) {
+  // With an order, the penalties and DRY apply where it lists them (always first, as checked).
+  const bool ordered = !options_.samplers.empty();
+  const auto listed = [&](SamplerStage s) {
+    return !ordered || std::find(options_.samplers.begin(), options_.samplers.end(), s) != options_.samplers.end();
+  };
+  const bool penalties = listed(SamplerStage::kPenalties) &&
+                         (options_.repetition_penalty != 1.0 || options_.presence_penalty != 0 || options_.frequency_penalty != 0);
+  const bool dry = listed(SamplerStage::kDry) && options_.dry_multiplier > 0;
+  if (!options_.logit_bias.empty() || penalties || dry) {
     scores_.assign(logits.begin(), logits.end());
     for (const auto& [t, bias] : options_.logit_bias) {
       if (t >= v) {
@@ -150,7 +206,7 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     }
     // Repetition penalty (once per distinct token of the window): divide positive scores,
     // multiply negative ones.
-    if (options_.repetition_penalty != 1.0) {
+    if (penalties && options_.repetition_penalty != 1.0) {
       const float pen = static_cast<float>(options_.repetition_penalty);
       const auto last = static_cast<std::size_t>(options_.repeat_last_n);
       const auto window = options_.repeat_last_n >= 0 && history.size() > last ? history.last(last) : history;
@@ -165,28 +221,33 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     }
     // Presence and frequency penalties on what this sampler picked (OpenAI: logit -= frequency x
     // count + presence x (count > 0)).
-    if (options_.presence_penalty != 0 || options_.frequency_penalty != 0) {
+    if (penalties && (options_.presence_penalty != 0 || options_.frequency_penalty != 0)) {
       for (const auto& [t, count] : picked_) {
         if (t < 0 || t >= v) continue;
         scores_[static_cast<std::size_t>(t)] -=
             static_cast<float>(options_.frequency_penalty * count + options_.presence_penalty);
       }
     }
-    if (options_.dry_multiplier > 0) penalize_repeats(history);
+    if (dry) penalize_repeats(history);
     scores = scores_;
     top = v > 0 ? scan_max(scores).max : 0.0f;
   }
   candidates_.clear();
   if (top == -INFINITY) invalid_argument("sampling: every token's logit is -inf (logit_bias or the response format bans them all)");
-  // A temperature so small that the scaled scores overflow (say 5e-324) is its limit, greedy.
-  const double inv_t = 1.0 / options_.temperature;
-  if (options_.greedy() || !std::isfinite(inv_t) || (std::isfinite(top) && !std::isfinite(top * inv_t))) {
-    candidates_.emplace_back(first_index_of(scores, top), 1.0);  // the first maximum, as torch.argmax
-    return;
+  const bool mirostat = options_.mirostat != 0;  // truncates on its own, after the softmax
+  const auto greedy = [&] { candidates_.emplace_back(first_index_of(scores, top), 1.0); };  // the first maximum, as torch.argmax
+  if (options_.greedy()) return greedy();
+  if (ordered && !mirostat) return filter_in_order(scores);
+  // A temperature so small that the scaled scores overflow (say 5e-324) is its limit, greedy;
+  // so is a dynamic temperature of 0.
+  step_temperature_ = options_.temperature;
+  if (options_.dynatemp_range > 0 && !mirostat) {
+    step_temperature_ = dynamic_temperature(options_, scores, [](float x) { return static_cast<double>(x); });
   }
+  const double inv_t = 1.0 / step_temperature_;
+  if (!std::isfinite(inv_t) || (std::isfinite(top) && !std::isfinite(top * inv_t))) return greedy();
   // Top-n-sigma: a floor under the scores, from their mean and (population) standard deviation
   // over the tokens that can be picked; temperature-free, so applied to the unscaled scores.
-  const bool mirostat = options_.mirostat != 0;  // truncates on its own, after the softmax
   float sigma_floor = -INFINITY;
   if (options_.top_n_sigma > 0 && !mirostat) {
     double sum = 0, sum_sq = 0;
@@ -232,64 +293,151 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
     const double y = static_cast<double>(x) * inv_t;
     if (y >= cut) candidates_.emplace_back(i, y);
   }
-  auto by_score = [](const auto& a, const auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); };
-  // Softmax over the survivors.
+  softmax();  // over the survivors
+  if (mirostat) {
+    mirostat_truncate(v);
+    return;
+  }
+  if (options_.top_p < 1.0) keep_top_p();
+  if (options_.min_p > 0) keep_min_p();
+  normalize();
+  if (options_.typical_p < 1.0) keep_typical();
+}
+
+void Sampler::keep_top_p() {
+  // Keep a token while the probability mass strictly before it is below top_p. Only the most
+  // likely tokens need an order: the 256 most likely are put first and sorted, and the rest is
+  // sorted only when the cut falls past them (without top-k, a peaked distribution would
+  // otherwise sort the whole vocabulary for a few tokens).
+  const auto first = candidates_.begin();
+  const std::size_t k = std::min<std::size_t>(candidates_.size(), 256);
+  std::nth_element(first, first + static_cast<std::ptrdiff_t>(k), candidates_.end(), by_value);
+  std::sort(first, first + static_cast<std::ptrdiff_t>(k), by_value);
+  double before = 0;
+  std::size_t keep = 0;
+  while (keep < candidates_.size() && (keep == 0 || before < options_.top_p)) {
+    if (keep == k) std::sort(first + static_cast<std::ptrdiff_t>(k), candidates_.end(), by_value);
+    before += candidates_[keep++].second;
+  }
+  candidates_.resize(keep);
+}
+
+void Sampler::keep_min_p() {
+  // Drop tokens less likely than min_p times the most likely one (which always stays).
+  double top = 0;
+  for (const auto& c : candidates_) top = std::max(top, c.second);
+  const double floor = options_.min_p * top;
+  candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(), [floor](const auto& c) { return c.second < floor; }),
+                    candidates_.end());
+}
+
+void Sampler::normalize() {
+  double total = 0;
+  for (const auto& c : candidates_) total += c.second;
+  for (auto& c : candidates_) c.second /= total;
+}
+
+void Sampler::keep_typical() {
+  // Order by |surprisal - entropy| of the (normalised) distribution, and keep tokens while the
+  // mass before them is below typical_p, as top-p does.
+  if (candidates_.size() <= 1) return;
+  double entropy = 0;
+  for (const auto& c : candidates_) entropy -= c.second > 0 ? c.second * std::log(c.second) : 0.0;
+  auto distance = [entropy](double p) { return std::abs(-std::log(p) - entropy); };
+  std::sort(candidates_.begin(), candidates_.end(), [&](const auto& a, const auto& b) {
+    const double da = distance(a.second), db = distance(b.second);
+    return da < db || (da == db && a.first < b.first);
+  });
+  double before = 0;
+  std::size_t keep = 0;
+  while (keep < candidates_.size() && (keep == 0 || before < options_.typical_p)) before += candidates_[keep++].second;
+  candidates_.resize(keep);
+  normalize();
+}
+
+void Sampler::filter_in_order(std::span<const float> scores) {
+  // candidates_ hold (token, score): the scores, divided by any temperature met so far. A stage
+  // that truncates by probability works on their softmax and gets the survivors' scores back
+  // from value_of_ (a truncation changes no score).
+  candidates_.clear();
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i] != -INFINITY) candidates_.emplace_back(static_cast<std::int64_t>(i), scores[i]);
+  }
+  value_of_.resize(scores.size());
+  const auto to_probabilities = [this] {
+    for (const auto& c : candidates_) value_of_[static_cast<std::size_t>(c.first)] = c.second;
+    softmax();
+  };
+  // A truncation on the softmax; the survivors keep their scores.
+  const auto by_probability = [&](auto keep) {
+    to_probabilities();
+    keep();
+    for (auto& c : candidates_) c.second = value_of_[static_cast<std::size_t>(c.first)];
+  };
+  for (const SamplerStage stage : options_.samplers) {
+    if (candidates_.size() <= 1) break;
+    switch (stage) {
+      case SamplerStage::kPenalties:
+      case SamplerStage::kDry:
+        break;  // applied to the scores (they come first)
+      case SamplerStage::kTopNSigma:
+        if (options_.top_n_sigma > 0) {
+          double sum = 0, sum_sq = 0, top = -INFINITY;
+          for (const auto& c : candidates_) {
+            sum += c.second;
+            sum_sq += c.second * c.second;
+            top = std::max(top, c.second);
+          }
+          const double n = static_cast<double>(candidates_.size()), mean = sum / n;
+          const double floor = top - options_.top_n_sigma * std::sqrt(std::max(0.0, sum_sq / n - mean * mean));
+          std::erase_if(candidates_, [floor](const auto& c) { return c.second < floor; });
+        }
+        break;
+      case SamplerStage::kTopK:
+        if (options_.top_k > 0 && static_cast<std::size_t>(options_.top_k) < candidates_.size()) {
+          const auto kth = candidates_.begin() + (options_.top_k - 1);
+          std::nth_element(candidates_.begin(), kth, candidates_.end(), by_value);
+          const double cut = kth->second;  // ties with the k-th stay, as in the default order
+          std::erase_if(candidates_, [cut](const auto& c) { return c.second < cut; });
+        }
+        break;
+      case SamplerStage::kTopP:
+        if (options_.top_p < 1.0) by_probability([this] { keep_top_p(); });
+        break;
+      case SamplerStage::kMinP:
+        if (options_.min_p > 0) by_probability([this] { keep_min_p(); });
+        break;
+      case SamplerStage::kTypicalP:
+        if (options_.typical_p < 1.0) by_probability([this] { keep_typical(); });
+        break;
+      case SamplerStage::kXtc:  // on the probabilities of this place
+        if (options_.xtc_probability > 0) by_probability([this] { exclude_top_choices(1.0); });
+        break;
+      case SamplerStage::kTemperature: {
+        double t = options_.temperature;
+        if (options_.dynatemp_range > 0) t = dynamic_temperature(options_, candidates_, [](const auto& c) { return c.second; });
+        const double inv_t = 1.0 / t;
+        double top = -INFINITY;
+        for (const auto& c : candidates_) top = std::max(top, c.second);
+        if (!std::isfinite(inv_t) || !std::isfinite(top * inv_t)) {  // 0, or so small it overflows: greedy
+          const auto best = *std::min_element(candidates_.begin(), candidates_.end(), by_value);
+          candidates_.assign(1, best);
+        } else {
+          for (auto& c : candidates_) c.second *= inv_t;
+        }
+        break;
+      }
+    }
+  }
+  softmax();
+}
+
+void Sampler::softmax() {
   double mx = -INFINITY;
   for (const auto& c : candidates_) mx = std::max(mx, c.second);
   double sum = 0;
   for (auto& c : candidates_) sum += (c.second = std::exp(c.second - mx));
   for (auto& c : candidates_) c.second /= sum;
-  if (mirostat) {
-    mirostat_truncate(v);
-    return;
-  }
-  // top-p: keep a token while the probability mass strictly before it is below top_p. Only the
-  // most likely tokens need an order: the 256 most likely are put first and sorted, and the rest
-  // is sorted only when the cut falls past them (without top-k, a peaked distribution would
-  // otherwise sort the whole vocabulary for a few tokens).
-  if (options_.top_p < 1.0) {
-    const auto first = candidates_.begin();
-    const std::size_t k = std::min<std::size_t>(candidates_.size(), 256);
-    std::nth_element(first, first + static_cast<std::ptrdiff_t>(k), candidates_.end(), by_score);
-    std::sort(first, first + static_cast<std::ptrdiff_t>(k), by_score);
-    double before = 0;
-    std::size_t keep = 0;
-    while (keep < candidates_.size() && (keep == 0 || before < options_.top_p)) {
-      if (keep == k) std::sort(first + static_cast<std::ptrdiff_t>(k), candidates_.end(), by_score);
-      before += candidates_[keep++].second;
-    }
-    candidates_.resize(keep);
-  }
-  // min-p: drop tokens less likely than min_p times the most likely one (which always stays).
-  if (options_.min_p > 0) {
-    double top = 0;
-    for (const auto& c : candidates_) top = std::max(top, c.second);
-    const double floor = options_.min_p * top;
-    candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(),
-                                     [floor](const auto& c) { return c.second < floor; }),
-                      candidates_.end());
-  }
-  double total = 0;
-  for (const auto& c : candidates_) total += c.second;
-  for (auto& c : candidates_) c.second /= total;
-  // Typical: order by |surprisal - entropy| of the survivors' distribution, and keep tokens while
-  // the mass before them is below typical_p, as top-p does.
-  if (options_.typical_p < 1.0 && candidates_.size() > 1) {
-    double entropy = 0;
-    for (const auto& c : candidates_) entropy -= c.second > 0 ? c.second * std::log(c.second) : 0.0;
-    auto distance = [entropy](double p) { return std::abs(-std::log(p) - entropy); };
-    std::sort(candidates_.begin(), candidates_.end(), [&](const auto& a, const auto& b) {
-      const double da = distance(a.second), db = distance(b.second);
-      return da < db || (da == db && a.first < b.first);
-    });
-    double before = 0;
-    std::size_t keep = 0;
-    while (keep < candidates_.size() && (keep == 0 || before < options_.typical_p)) before += candidates_[keep++].second;
-    candidates_.resize(keep);
-    total = 0;
-    for (const auto& c : candidates_) total += c.second;
-    for (auto& c : candidates_) c.second /= total;
-  }
 }
 
 void Sampler::mirostat_truncate(std::int64_t vocab) {
@@ -337,7 +485,7 @@ void Sampler::mirostat_truncate(std::int64_t vocab) {
   for (auto& c : candidates_) c.second /= total;
 }
 
-void Sampler::exclude_top_choices() {
+void Sampler::exclude_top_choices(double t) {
   // A threshold above 0.5 never finds two tokens: no draw then, as llama.cpp (the stream of
   // draws stays that of XTC off).
   if (options_.xtc_probability <= 0 || options_.xtc_threshold > 0.5 || candidates_.size() < 2) return;
@@ -347,7 +495,6 @@ void Sampler::exclude_top_choices() {
   // XTC before its temperature: p^T renormalised (our probabilities are at temperature T), taken
   // relative to the likeliest so that a high T cannot underflow them all to 0. That is monotonic
   // in p, so it becomes one cut on our probabilities: p^T / norm >= threshold.
-  const double t = options_.temperature;
   double best = 0;
   for (const auto& c : candidates_) best = std::max(best, c.second);
   const double log_best = std::log(best);
@@ -377,7 +524,7 @@ std::int64_t Sampler::sample(std::span<const float> logits, std::span<const std:
   if (logits.empty()) invalid_argument("sampler: empty logits");
   filter(logits, history);
   const bool mirostat = options_.mirostat != 0 && !options_.greedy();
-  if (!mirostat) exclude_top_choices();
+  if (!mirostat && options_.samplers.empty()) exclude_top_choices(step_temperature_);  // an order places XTC itself
   // If rounding leaves u at or above the total: the last candidate that has a chance (a capped
   // DRY penalty can leave candidates at probability 0).
   auto fallback = std::find_if(candidates_.rbegin(), candidates_.rend(), [](const auto& c) { return c.second > 0; });

@@ -2,7 +2,8 @@
 // top-p and min-p, after an optional repetition penalty, in Hugging Face's order (penalty,
 // temperature, top-k, top-p, min-p). A logit bias (OpenAI's logit_bias, llama.cpp's
 // --logit-bias) is added first; OpenAI's presence and frequency penalties (on the tokens this
-// sampler has picked, as OpenAI and vLLM count them) follow the repetition penalty.
+// sampler has picked, as OpenAI and vLLM count them) follow the repetition penalty. Another
+// order of the stages (llama.cpp's --samplers) is SamplingOptions::samplers.
 // Deterministic for a given seed.
 //
 // Ownership: a Sampler owns its random generator and scratch; it is not thread-safe.
@@ -15,6 +16,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "runtime/sampler_order.h"
 
 namespace staticlm {
 
@@ -62,6 +65,18 @@ struct SamplingOptions {
   std::int64_t dry_penalty_last_n = -1;
   std::vector<std::string> dry_sequence_breakers = {"\n", ":", "\"", "*"};
   std::vector<std::int64_t> dry_breaker_ids;  // sorted
+  // Dynamic temperature (llama.cpp's --dynatemp-range, after Kalomaze's "entropy sampling"): with a
+  // range d > 0 the temperature of a step is T - d + 2d x (H / ln n) ^ dynatemp_exponent (the
+  // bottom held at 0), H the entropy of the step's distribution over its n candidates: a sure
+  // step is sharpened, an unsure one flattened. 0: off.
+  double dynatemp_range = 0.0;
+  double dynatemp_exponent = 1.0;
+  // The stages in this order (llama.cpp's --samplers; runtime/sampler_order.h), each on what the
+  // ones before it left: truncations read the probabilities of the current scores (after a
+  // temperature only where one came before), XTC at its place (not at temperature 1), and a stage
+  // left out is not applied. Penalties and DRY, where listed, must come before the others. Empty:
+  // the default order above. Greedy (temperature 0) and Mirostat ignore the order.
+  std::vector<SamplerStage> samplers;
   std::uint64_t seed = 0;
   bool greedy() const { return temperature == 0.0; }
 };
@@ -100,8 +115,19 @@ class Sampler {
  private:
   // Fills candidates_ (token, probability) with the survivors, summing to 1.
   void filter(std::span<const float> logits, std::span<const std::int64_t> history);
-  // XTC on candidates_ (filter's), at a step drawn with xtc_probability.
-  void exclude_top_choices();
+  // filter's stages in options_.samplers' order, from the (biased, penalised) scores.
+  void filter_in_order(std::span<const float> scores);
+  // On candidates_ as probabilities: top-p's, min-p's and typical's truncations (typical wants
+  // them normalised; it renormalises); normalise() makes them sum to 1.
+  void keep_top_p();
+  void keep_min_p();
+  void keep_typical();
+  void normalize();
+  // candidates_' values (scores) -> their softmax.
+  void softmax();
+  // XTC on candidates_ (probabilities), at a step drawn with xtc_probability; its threshold is on
+  // the probabilities raised to `t` and renormalised (filter's are at temperature t; XTC's is 1).
+  void exclude_top_choices(double t);
   // Mirostat's truncation of candidates_ (all the tokens, by probability) at the current mu_.
   void mirostat_truncate(std::int64_t vocab);
   // DRY's penalties on scores_ from the history.
@@ -111,6 +137,8 @@ class Sampler {
   std::mt19937_64 rng_;
   std::vector<float> scores_;
   std::vector<std::pair<std::int64_t, double>> candidates_;
+  std::vector<double> value_of_;  // filter_in_order: a candidate's score by token, across a truncation
+  double step_temperature_ = 1;   // the temperature filter used (dynamic or not), for XTC
   std::vector<double> best_;  // top-k: a min-heap of the k best scores so far
   std::vector<std::pair<std::int64_t, int>> picked_;  // token, times picked (in first-pick order)
   double mu_ = 0;  // mirostat: the surprise bound, 2 tau at first, learnt from each pick

@@ -12,6 +12,7 @@
 #include "base/sha256.h"
 #include "runtime/prefiller.h"
 #include "runtime/dry_breakers.h"
+#include "runtime/sampler_order.h"
 #include "text/chat_render.h"
 #include "text/detokenizer.h"
 #include "text/grammar_constraint.h"
@@ -354,8 +355,30 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
                              std::pair{"top_p", &s.top_p}, std::pair{"min_p", &s.min_p},
                              std::pair{"top_n_sigma", &s.top_n_sigma}, std::pair{"typical_p", &s.typical_p},
                              std::pair{"xtc_probability", &s.xtc_probability}, std::pair{"xtc_threshold", &s.xtc_threshold},
-                             std::pair{"mirostat_tau", &s.mirostat_tau}, std::pair{"mirostat_eta", &s.mirostat_eta}}) {
+                             std::pair{"mirostat_tau", &s.mirostat_tau}, std::pair{"mirostat_eta", &s.mirostat_eta},
+                             std::pair{"dynatemp_range", &s.dynatemp_range}, std::pair{"dynatemp_exponent", &s.dynatemp_exponent}}) {
     if (given(doc, key)) *target = number_field(doc, key);
+  }
+  // llama-server's `samplers`: its names in order, or a string of its letters ("kpmt").
+  if (given(doc, "samplers")) {
+    const ojson& order = doc["samplers"];
+    try {
+      if (order.is_string()) {
+        s.samplers = sampler_order_from_letters(order.get<std::string>(), "samplers");
+      } else if (order.is_array()) {
+        std::vector<std::string> names;
+        for (const ojson& x : order) {
+          if (!x.is_string()) bad("samplers", "expected an array of sampler names or a string of sampler letters");
+          names.push_back(x.get<std::string>());
+        }
+        s.samplers = sampler_order_from_names(names, "samplers");
+      } else {
+        bad("samplers", "expected an array of sampler names or a string of sampler letters");
+      }
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kInvalidArgument) throw;
+      throw RequestError{e.what(), "samplers"};  // "samplers: unknown sampler ..."
+    }
   }
   if (given(doc, "repeat_last_n")) s.repeat_last_n = integer_field(doc, "repeat_last_n", -1);
   if (given(doc, "top_k")) s.top_k = integer_field(doc, "top_k", 0);
@@ -713,6 +736,7 @@ std::string props_reply(const RequestContext& context, int slots) {
                         {"xtc_probability", s.xtc_probability}, {"xtc_threshold", s.xtc_threshold},
                         {"mirostat", s.mirostat},          {"mirostat_tau", s.mirostat_tau},
                         {"mirostat_eta", s.mirostat_eta},
+                        {"dynatemp_range", s.dynatemp_range}, {"dynatemp_exponent", s.dynatemp_exponent},
                         {"dry_multiplier", s.dry_multiplier}, {"dry_base", s.dry_base},
                         {"dry_allowed_length", s.dry_allowed_length}, {"dry_penalty_last_n", s.dry_penalty_last_n},
                         {"dry_sequence_breakers", s.dry_sequence_breakers},

@@ -1015,7 +1015,8 @@ class ServeF32 : public Serve {
   static void SetUpTestSuite() { start({"--slots", "1", "--max-seq", "128", "--threads", "1", "--f32-activations"}); }
 };
 
-// llama.cpp's samplers (top_n_sigma, typical_p, xtc_probability / xtc_threshold, mirostat, DRY) reach the
+// llama.cpp's samplers (top_n_sigma, typical_p, xtc_probability / xtc_threshold, mirostat,
+// dynatemp, an order of the stages as names or letters, DRY) reach the
 // sampler as run's flags do: a seeded reply at temperature 3 changes with each, to run's. On
 // ServeF32's server, as run --f32-activations: with bf16 activations a prefix reused from the
 // slot gives logits a rounding apart from a whole prefill's, enough to move a sample this flat.
@@ -1034,7 +1035,10 @@ TEST_F(ServeF32, LlamaCppSamplersEqualRunFlags) {
            {{{"typical_p", 0.2}}, " --typical 0.2"},
            {{{"xtc_probability", 1}, {"xtc_threshold", 0.001}}, " --xtc-probability 1 --xtc-threshold 0.001"},
            {{{"mirostat", 2}, {"mirostat_tau", 3}}, " --mirostat 2 --mirostat-ent 3"},
-           {{{"mirostat", 1}, {"mirostat_eta", 0.5}}, " --mirostat 1 --mirostat-lr 0.5"}}) {
+           {{{"mirostat", 1}, {"mirostat_eta", 0.5}}, " --mirostat 1 --mirostat-lr 0.5"},
+           {{{"dynatemp_range", 2.5}, {"dynatemp_exponent", 0.5}}, " --dynatemp-range 2.5 --dynatemp-exp 0.5"},
+           {{{"top_k", 3}, {"samplers", {"top_k", "temperature"}}}, " --top-k 3 --samplers 'top_k;temperature'"},
+           {{{"top_p", 0.5}, {"samplers", "pt"}}, " --top-p 0.5 --sampling-seq pt"}}) {
     json r = request(kHello);
     r["temperature"] = 3;
     r["seed"] = 5;
@@ -1374,6 +1378,12 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"xtc_threshold", {{"messages", kHello}, {"xtc_threshold", -0.1}}},
       {"mirostat", {{"messages", kHello}, {"mirostat", 3}}},
       {"mirostat_tau", {{"messages", kHello}, {"mirostat_tau", -1}}},
+      {"dynatemp_range", {{"messages", kHello}, {"dynatemp_range", -0.5}}},
+      {"dynatemp_exponent", {{"messages", kHello}, {"dynatemp_exponent", "high"}}},
+      {"samplers", {{"messages", kHello}, {"samplers", {"top_k", "frobnicate"}}}},
+      {"samplers", {{"messages", kHello}, {"samplers", "kq"}}},
+      {"samplers", {{"messages", kHello}, {"samplers", 5}}},
+      {"samplers", {{"messages", kHello}, {"samplers", {"temperature", "penalties"}}}},
       {"dry_base", {{"messages", kHello}, {"dry_base", 0.5}}},
       {"dry_allowed_length", {{"messages", kHello}, {"dry_allowed_length", 0}}},
       {"dry_sequence_breakers", {{"messages", kHello}, {"dry_sequence_breakers", "\n"}}},

@@ -56,6 +56,8 @@ def test_llama_cpp_samplers_match_run(model_dir, tmp_path):
                           ({"xtc_probability": 1, "xtc_threshold": 0.001}, "--xtc-probability 1 --xtc-threshold 0.001"),
                           ({"mirostat": 2, "mirostat_tau": 3}, "--mirostat 2 --mirostat-ent 3"),
                           ({"mirostat": 1, "mirostat_eta": 0.9}, "--mirostat 1 --mirostat-lr 0.9"),
+                          ({"dynatemp_range": 2.5, "dynatemp_exponent": 0.5}, "--dynatemp-range 2.5 --dynatemp-exp 0.5"),
+                          ({"top_p": 0.5, "samplers": ["top_p", "temperature"]}, "--top-p 0.5 --sampling-seq pt"),
                           # the older keywords, through the same table
                           ({"top_k": 3}, "--top-k 3"), ({"top_p": 0.2}, "--top-p 0.2"), ({"min_p": 0.9}, "--min-p 0.9"),
                           ({"repetition_penalty": 5, "repeat_last_n": 4}, "--repetition-penalty 5 --repeat-last-n 4"),
@@ -78,6 +80,8 @@ def test_llama_cpp_samplers_match_run(model_dir, tmp_path):
                            dry_allowed_length=1, dry_sequence_breakers=["e"])) == hellos
     with pytest.raises(ValueError, match=re.escape("typical_p = 0: expected a number in (0, 1]")):
         list(s.generate(prompt_ids=ids, max_new_tokens=1, typical_p=0))
+    with pytest.raises(ValueError, match=re.escape("samplers: unknown sampler 'bogus'")):
+        list(s.generate(prompt_ids=ids, max_new_tokens=1, samplers=["top_k", "bogus"]))
     chat = staticlm.Model(model_dir).chat(max_seq=256)
     with pytest.raises(ValueError, match=re.escape("xtc_threshold = 2: expected a number in [0, 1]")):
         chat.say("hi", xtc_threshold=2)

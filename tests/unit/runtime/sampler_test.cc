@@ -601,6 +601,171 @@ TEST(Sampler, DryEqualsTheDirectDefinition) {
   }
 }
 
+// The stages in a given order, against a direct computation in the test: each stage on what
+// the ones before left, truncations by the softmax of the current scores, a temperature
+// dividing them where it stands. Scores 3, 2, 1, 0, -1 with top_k 4, top_p 0.8, temperature 2:
+//  - llama.cpp's order (top_k, top_p, then temperature): top-p at temperature 1 sees
+//    softmax(3, 2, 1, 0) = .644, .237, .087, .032 and keeps 2 tokens; then softmax(1.5, 1);
+//  - the default order (temperature first): softmax(1.5, 1, .5, 0) = .422, .256, .155, .094
+//    keeps 3 tokens.
+std::vector<double> softmax_of(const std::vector<double>& x) {
+  double mx = -INFINITY, sum = 0;
+  for (double v : x) mx = std::max(mx, v);
+  std::vector<double> p;
+  for (double v : x) sum += p.emplace_back(v == -INFINITY ? 0.0 : std::exp(v - mx));
+  for (double& v : p) v /= sum;
+  return p;
+}
+
+TEST(SamplerOrder, EachStageWorksOnWhatTheOnesBeforeLeft) {
+  const std::vector<float> l = {3, 2, 1, 0, -1};
+  SamplingOptions o = opts(2.0);
+  o.top_k = 4;
+  o.top_p = 0.8;
+  Sampler hf(o);
+  const auto three = softmax_of({1.5, 1, 0.5, -INFINITY, -INFINITY});
+  expect_dist(hf.distribution(l, {}), three);
+  o.samplers = sampler_order_from_list("top_k;top_p;temperature", "test");
+  Sampler llama(o);
+  expect_dist(llama.distribution(l, {}), softmax_of({1.5, 1, -INFINITY, -INFINITY, -INFINITY}));
+  // The same stages with the temperature first: the default's distribution.
+  o.samplers = sampler_order_from_letters("tkp", "test");
+  Sampler hot_first(o);
+  expect_dist(hot_first.distribution(l, {}), three);
+  // A stage left out is not applied: top-k and top-p are set but only the temperature runs.
+  o.samplers = sampler_order_from_names({"temperature"}, "test");
+  Sampler only_t(o);
+  expect_dist(only_t.distribution(l, {}), softmax_of({1.5, 1, 0.5, 0, -0.5}));
+  // min-p after the temperature reads the flattened distribution: 0.3 x p_max keeps more.
+  o = opts(0.5);
+  o.min_p = 0.3;
+  o.samplers = sampler_order_from_list("min_p;temperature", "test");
+  Sampler cold_after(o);  // at 1: .636, .234, .086, ... >= .191: tokens 0, 1; then scores / 0.5
+  expect_dist(cold_after.distribution(l, {}), softmax_of({6, 4, -INFINITY, -INFINITY, -INFINITY}));
+  o.samplers = sampler_order_from_list("temperature;min_p", "test");
+  Sampler cold_first(o);  // at 0.5: softmax(6, 4, 2, 0, -2) = .867, .117, ... >= .260: token 0 alone
+  expect_dist(cold_first.distribution(l, {}), {1, 0, 0, 0, 0});
+  // top-n-sigma on the scores as they stand, typical on their softmax (n sigma over 5 scores of
+  // sd sqrt(2): 1 sigma keeps 3 and 2; typical 0.5 of softmax(3, 2) keeps the one nearer the
+  // entropy, ordered as the default's typical stage).
+  o = opts(1.0);
+  o.top_n_sigma = 1.0;
+  o.samplers = sampler_order_from_names({"top_n_sigma"}, "test");
+  Sampler sigma(o);
+  expect_dist(sigma.distribution(l, {}), softmax_of({3, 2, -INFINITY, -INFINITY, -INFINITY}));  // floor 3 - 1.414
+  // Typical 0.5 of softmax(3, 2) = .731, .269 (entropy .582; surprisals .313, 1.313): token 0 is
+  // nearer, and its mass alone passes 0.5.
+  o.typical_p = 0.5;
+  o.samplers = sampler_order_from_names({"top_n_sigma", "typ_p"}, "test");
+  Sampler typical(o);
+  expect_dist(typical.distribution(l, {}), {1, 0, 0, 0, 0});
+}
+
+// Penalties and DRY run only where listed, and must come before the other stages.
+TEST(SamplerOrder, PenaltiesOnlyWhereListedAndFirst) {
+  const std::vector<float> l = {2, 1, 0};
+  const std::vector<std::int64_t> history = {0};
+  SamplingOptions o = opts();
+  o.repetition_penalty = 2;
+  o.samplers = sampler_order_from_names({"penalties", "temperature"}, "test");
+  Sampler with(o);
+  expect_dist(with.distribution(l, history), softmax_of({1, 1, 0}));
+  o.samplers = sampler_order_from_names({"temperature"}, "test");
+  Sampler without(o);
+  expect_dist(without.distribution(l, history), softmax_of({2, 1, 0}));
+  o.samplers = sampler_order_from_names({"top_k", "penalties"}, "test");
+  try {
+    Sampler s(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "sampling option samplers = penalties after top_k: expected penalties and dry before the other samplers");
+  }
+}
+
+// llama.cpp's names and letters; unknown ones named with the known.
+TEST(SamplerOrder, NamesAndLettersAreLlamaCpps) {
+  EXPECT_EQ(sampler_order_from_letters("edskypmxt", "x"),
+            sampler_order_from_list("penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature", "x"));
+  EXPECT_EQ(sampler_order_from_names({"typical", "nucleus", "temp", "top-k"}, "x"),
+            (std::vector<SamplerStage>{SamplerStage::kTypicalP, SamplerStage::kTopP, SamplerStage::kTemperature, SamplerStage::kTopK}));
+  for (const SamplerStage s : sampler_order_from_letters("edskypmxt", "x")) {
+    EXPECT_EQ(sampler_order_from_names({std::string(sampler_stage_name(s))}, "x"), std::vector<SamplerStage>{s});
+  }
+  try {
+    sampler_order_from_list("top_k;frobnicate", "--samplers");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--samplers: unknown sampler 'frobnicate' (expected one of penalties, dry, top_n_sigma", 0), 0u)
+        << e.what();
+  }
+  EXPECT_THROW(sampler_order_from_letters("kq", "--sampling-seq"), Error);
+  EXPECT_THROW(sampler_order_from_names({"infill"}, "samplers"), Error);
+}
+
+// Dynamic temperature: T - d + 2d (H / ln n)^e (floored at 0), H the entropy of the step's
+// softmax, here over three scores computed directly; the same in the default order and where
+// an order places the temperature (after top-k 2, over the two that are left).
+TEST(SamplerOrder, DynamicTemperatureFollowsTheEntropy) {
+  const std::vector<float> l = {2, 1, 0};
+  const auto expected = [](const std::vector<double>& x, double t, double d, double e) {
+    const std::vector<double> p = softmax_of(x);
+    double h = 0;
+    for (double q : p) h -= q > 0 ? q * std::log(q) : 0;
+    const double lo = std::max(0.0, t - d), hi = t + d;
+    const double dyn = lo + (hi - lo) * std::pow(h / std::log(static_cast<double>(x.size())), e);
+    std::vector<double> scaled;
+    for (double v : x) scaled.push_back(v / dyn);
+    return softmax_of(scaled);
+  };
+  SamplingOptions o = opts(1.0);
+  o.dynatemp_range = 0.8;
+  o.dynatemp_exponent = 2;
+  Sampler dyn(o);
+  const auto want = expected({2, 1, 0}, 1.0, 0.8, 2);
+  expect_dist(dyn.distribution(l, {}), want);
+  EXPECT_LT(want[0], softmax_of({2, 1, 0})[0]);  // (H / ln 3)^2 = .573: T = 1.12, flattened
+  const auto sure = expected({6, 0, 0}, 1.0, 0.8, 2);
+  expect_dist(dyn.distribution(std::vector<float>{6, 0, 0}, {}), sure);
+  EXPECT_GT(sure[0], softmax_of({6, 0, 0})[0]);  // a sure step is sharpened (T near 0.2)
+  o.top_k = 2;
+  o.samplers = sampler_order_from_names({"top_k", "temperature"}, "test");
+  Sampler ordered(o);
+  const auto two = expected({2, 1}, 1.0, 0.8, 2);
+  expect_dist(ordered.distribution(l, {}), {two[0], two[1], 0});
+  // A range past the temperature floors the bottom at 0: a certain step is greedy.
+  o = opts(0.5);
+  o.dynatemp_range = 1;
+  o.dynatemp_exponent = 1;
+  Sampler floor(o);
+  expect_dist(floor.distribution(std::vector<float>{30, 0, 0}, {}), {1, 0, 0});
+}
+
+// XTC where an order puts it reads the probabilities of that place: after top-k 3 of
+// logits_of(.5, .3, .15, .05) the survivors are .526, .316, .158 (threshold 0.2 finds tokens 0
+// and 1), and before a temperature of 2 XTC's cut is not moved by it.
+TEST(SamplerOrder, XtcAtItsPlace) {
+  const auto l = logits_of({0.5, 0.3, 0.15, 0.05});
+  SamplingOptions o = opts(2.0);
+  o.seed = 3;
+  o.top_k = 3;
+  o.xtc_probability = 1;
+  o.xtc_threshold = 0.2;
+  o.samplers = sampler_order_from_names({"top_k", "xtc", "temperature"}, "test");
+  Sampler s(o);
+  std::vector<double> f(4, 0);
+  for (int i = 0; i < 20000; ++i) f[static_cast<std::size_t>(s.sample(l, {}))] += 1.0 / 20000;
+  const double r1 = std::sqrt(0.3), r2 = std::sqrt(0.15);
+  EXPECT_EQ(f[0], 0.0);
+  EXPECT_EQ(f[3], 0.0);
+  EXPECT_NEAR(f[1], r1 / (r1 + r2), 0.016);
+  // After the temperature XTC reads its probabilities: sqrt(.5), sqrt(.3), sqrt(.15) normalised,
+  // .431, .333, .236, all at least 0.2: only token 2 stays (at temperature 1 token 2 would not
+  // be a top choice, and token 1 would stay beside it).
+  o.samplers = sampler_order_from_names({"top_k", "temperature", "xtc"}, "test");
+  Sampler late(o);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(late.sample(l, {}), 2);
+}
+
 TEST(Sampler, BadOptionsAreRefused) {
   SamplingOptions o = opts();
   o.top_p = 0.0;
@@ -631,7 +796,9 @@ TEST(Sampler, BadOptionsAreRefused) {
            {&SamplingOptions::mirostat_tau, {-1, nan, inf}},
            {&SamplingOptions::mirostat_eta, {-0.1, nan}},
            {&SamplingOptions::dry_multiplier, {-1, nan, inf}},
-           {&SamplingOptions::dry_base, {0.5, nan, inf}}}) {
+           {&SamplingOptions::dry_base, {0.5, nan, inf}},
+           {&SamplingOptions::dynatemp_range, {-0.1, nan, inf}},
+           {&SamplingOptions::dynatemp_exponent, {-1, nan, inf}}}) {
     for (const double bad : bad_values) {
       o = opts();
       o.*field = bad;
