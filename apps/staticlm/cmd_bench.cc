@@ -1,4 +1,4 @@
-// staticlm bench -m DIR [-p N] [-n N] [--max-seq S] [--threads T] [--image-encode] [--json]
+// staticlm bench -m DIR [-p N] [-n N] [-r N] [--max-seq S] [--threads T] [--image-encode] [--json | -o FMT]
 // [--backend cpu|plugin:PATH.so[:k=v,...]] [--fallback none|cpu]:
 // prefill and decode speed of the CPU backend on a checkpoint, each next to a ceiling measured
 // in the same run. Decode reads every text weight once per token (the tied LM head included; of
@@ -7,11 +7,15 @@
 // vision_prefill over a full patch grid) is compute-bound: its flops (model/flops.h) per second
 // over the measured f32 FMA and bf16 dot-product peaks say how close it runs to the compute limit.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/bench.h"
 #include "backends/cpu/kernels/dispatch.h"
@@ -19,6 +23,7 @@
 #include "backend_option.h"
 #include "commands.h"
 #include "kernel_target_option.h"
+#include "llama_cpp_flags.h"
 #include "threads_option.h"
 
 namespace staticlm::cli {
@@ -31,8 +36,10 @@ struct BenchArgs {
   std::int64_t decode_tokens = 32;
   std::int64_t max_seq = 1024;
   int threads = 0;
+  int repetitions = 1;
   bool image_encode = false;
   bool json = false;
+  std::string output = "text";  // llama-bench's -o: text, json, jsonl or md
   bool f32_activations = false;
   bool resident_weights = false;
   std::optional<std::string> kernel_target;
@@ -45,6 +52,50 @@ std::string percent(double fraction) {
   return buf;
 }
 
+// The mean and the sample standard deviation (0 for one value).
+std::pair<double, double> mean_and_sd(const std::vector<double>& x) {
+  const double n = static_cast<double>(x.size());
+  double sum = 0, sq = 0;
+  for (const double v : x) sum += v;
+  const double mean = sum / n;
+  for (const double v : x) sq += (v - mean) * (v - mean);
+  return {mean, x.size() > 1 ? std::sqrt(sq / (n - 1)) : 0.0};
+}
+
+std::string plus_minus(const std::vector<double>& x) {
+  const auto [mean, sd] = mean_and_sd(x);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f ± %.2f", mean, sd);
+  return buf;
+}
+
+// llama-bench's markdown table (model, size, params, backend, threads, test, t/s), a row per
+// test (ppN: prefill of N tokens, tgN: decoding N), and the share of the ceiling this run
+// measured (the f32 FMA peak for pp, the read bandwidth for tg's median step) after it.
+void print_markdown(const BenchArgs& a, const api::BenchResult& r, int threads, const std::vector<double>& prefill_rates,
+                    const std::vector<double>& decode_rates, double prefill_share, double decode_share) {
+  std::uintmax_t size = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(a.model, ec)) {
+    if (e.path().extension() == ".safetensors") size += e.file_size(ec);
+  }
+  const std::string name = std::filesystem::path(a.model).lexically_normal().filename().string();
+  char model[256], size_text[32], params[32];
+  std::snprintf(model, sizeof model, "%s %s", name.empty() ? a.model.c_str() : name.c_str(),
+                r.quantization_scheme == "none" ? "(unquantized)" : r.quantization_scheme.c_str());
+  std::snprintf(size_text, sizeof size_text, "%.2f GiB", static_cast<double>(size) / (1024.0 * 1024.0 * 1024.0));
+  std::snprintf(params, sizeof params, "%.2f B", static_cast<double>(r.parameters) / 1e9);
+  const std::string backend = a.backend.backend == "cpu" ? "CPU (" + r.dispatch_target + ")" : a.backend.backend;
+  std::printf("| model | size | params | backend | threads | test | t/s | of the ceiling |\n");
+  std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
+  const auto row = [&](const std::string& test, const std::vector<double>& rates, double share, const char* ceiling) {
+    std::printf("| %s | %s | %s | %s | %d | %s | %s | %s %s |\n", model, size_text, params, backend.c_str(), threads, test.c_str(),
+                plus_minus(rates).c_str(), percent(share).c_str(), ceiling);
+  };
+  row("pp" + std::to_string(a.prompt_len), prefill_rates, prefill_share, "FMA");
+  row("tg" + std::to_string(a.decode_tokens), decode_rates, decode_share, "bandwidth");
+}
+
 // A thin adapter over the library's measurement (api/bench.h): flags in, the report out.
 void bench_command(const BenchArgs& a) {
   api::BenchOptions o;
@@ -53,6 +104,7 @@ void bench_command(const BenchArgs& a) {
   o.decode_tokens = a.decode_tokens;
   o.max_seq = a.max_seq;
   o.threads = resolve_threads(a.threads);
+  o.repetitions = a.repetitions;
   o.image_encode = a.image_encode;
   o.f32_activations = a.f32_activations;
   o.resident_weights = a.resident_weights;
@@ -80,7 +132,19 @@ void bench_command(const BenchArgs& a) {
   const std::int64_t flops = r.prefill_flops;
   const double prefill_gflop_s = static_cast<double>(flops) / prefill_s / 1e9;
   const double image_gflop_s = image ? static_cast<double>(image->flops) / image->seconds / 1e9 : 0.0;
-  if (a.json) {
+  // Tokens per second of each repetition: their mean and sample deviation, as llama-bench.
+  const auto rates = [](std::int64_t tokens, const std::vector<double>& seconds) {
+    std::vector<double> tps;
+    for (const double s : seconds) tps.push_back(static_cast<double>(tokens) / s);
+    return tps;
+  };
+  const std::vector<double> prefill_rates = rates(a.prompt_len, r.prefill_seconds_each);
+  const std::vector<double> decode_rates = rates(a.decode_tokens, r.decode_seconds_each);
+  if (a.output == "md") {
+    print_markdown(a, r, threads, prefill_rates, decode_rates, prefill_gflop_s / fma_peak, median_gb_s / bandwidth);
+    return;
+  }
+  if (a.json || a.output == "json" || a.output == "jsonl") {
     nlohmann::ordered_json j = {{"model_dir", a.model},
                                 {"threads", threads},
                                 {"max_seq", a.max_seq},
@@ -91,9 +155,13 @@ void bench_command(const BenchArgs& a) {
                                 {"bf16_dot_peak_gflop_s", bf16_peak},
                                 {"bf16_dot_kernels", r.bf16_dot_kernels},
                                 {"bf16_dot_speed_over_fma", r.bf16_dot_speed_over_fma},
+                                {"repetitions", a.repetitions},
                                 {"prompt_tokens", a.prompt_len},
                                 {"prefill_seconds", prefill_s},
                                 {"prefill_tok_s", prefill_tps},
+                                {"prefill_seconds_each", r.prefill_seconds_each},
+                                {"prefill_tok_s_mean", mean_and_sd(prefill_rates).first},
+                                {"prefill_tok_s_stdev", mean_and_sd(prefill_rates).second},
                                 {"prefill_flops", flops},
                                 {"prefill_gflop_s", prefill_gflop_s},
                                 {"prefill_fraction_of_peak", prefill_gflop_s / fma_peak},
@@ -103,6 +171,9 @@ void bench_command(const BenchArgs& a) {
                                 {"decode_tokens", a.decode_tokens},
                                 {"decode_seconds", decode_s},
                                 {"decode_tok_s", decode_tps},
+                                {"decode_seconds_each", r.decode_seconds_each},
+                                {"decode_tok_s_mean", mean_and_sd(decode_rates).first},
+                                {"decode_tok_s_stdev", mean_and_sd(decode_rates).second},
                                 {"decode_weight_bytes_per_token", bytes},
                                 {"decode_gb_s", achieved},
                                 {"decode_fraction_of_bandwidth", achieved / bandwidth},
@@ -127,7 +198,9 @@ void bench_command(const BenchArgs& a) {
     j["peak_rss_fraction_of_decode_bytes"] =
         static_cast<double>(decode_rss) / static_cast<double>(bytes + kv_bytes);
     j["process_peak_rss_bytes"] = rss;
-    std::cout << j.dump(2) << "\n";
+    j["quantization_scheme"] = r.quantization_scheme;
+    j["parameters"] = r.parameters;
+    std::cout << j.dump(a.output == "jsonl" ? -1 : 2) << "\n";
     return;
   }
   std::printf("bench    %s, %d threads, max_seq %lld, kernels %s\n", a.model.c_str(), threads,
@@ -152,6 +225,11 @@ void bench_command(const BenchArgs& a) {
   std::printf("prefill  %lld tokens in %.3f s: %.2f tok/s; %.3f GFLOP -> %.2f GFLOP/s, %s of the f32 FMA peak%s\n",
               static_cast<long long>(a.prompt_len), prefill_s, prefill_tps, flops / 1e9, prefill_gflop_s,
               percent(prefill_gflop_s / fma_peak).c_str(), bf16_share.c_str());
+  if (a.repetitions > 1) {
+    std::printf("runs     %d: prefill %s tok/s, decode %s tok/s (mean ± sample deviation of the runs' rates; the seconds "
+                "above are their means)\n",
+                a.repetitions, plus_minus(prefill_rates).c_str(), plus_minus(decode_rates).c_str());
+  }
   std::printf("first    token after %.3f s (prefill and the LM-head argmax)\n", first_token_s);
   std::printf("decode   %lld tokens in %.3f s: %.2f tok/s; %.3f GB of weights per token -> %.2f GB/s, %s of the "
               "measured bandwidth\n",
@@ -193,6 +271,11 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--image-encode", a->image_encode,
                 "also time one vision_prefill over a full synthetic patch grid (models with a vision tower)");
   cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_option("-r,--repetitions", a->repetitions, "prefill and decode this many times on the loaded model; t/s as mean ± "
+                                                     "sample deviation (llama-bench's -r; default 1)");
+  cmd->add_option("-o,--output", a->output, "text (default), json (as --json), jsonl (one line) or md (llama-bench's table)")
+      ->check(CLI::IsMember({"text", "json", "jsonl", "md"}));
+  add_llama_cpp_tuning_flags(*cmd);
   cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
   add_kernel_target_option(*cmd, a->kernel_target);
   add_backend_options(*cmd, a->backend);

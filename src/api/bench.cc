@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <numeric>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -19,6 +20,7 @@
 #include "model/checkpoint.h"
 #include "model/flops.h"
 #include "model/weight_stats.h"
+#include "model/weights.h"
 #include "runtime/argmax.h"
 #include "runtime/runtime.h"
 
@@ -105,6 +107,9 @@ void log(const BenchOptions& o, const std::string& line) {
 BenchResult run_bench(const BenchOptions& a) {
   if (a.prompt_len < 1) invalid_argument("-p " + std::to_string(a.prompt_len) + ": the prompt needs at least 1 token");
   if (a.decode_tokens < 1) invalid_argument("-n " + std::to_string(a.decode_tokens) + ": must be at least 1");
+  if (a.repetitions < 1 || a.repetitions > 1000) {
+    invalid_argument("-r " + std::to_string(a.repetitions) + ": expected 1 to 1000 repetitions");
+  }
   if (a.prompt_len + a.decode_tokens > a.max_seq - 1) {
     invalid_argument("bench: -p " + std::to_string(a.prompt_len) + " plus -n " + std::to_string(a.decode_tokens) +
                      " tokens do not fit max_seq " + std::to_string(a.max_seq) + " (one slot is kept); raise --max-seq");
@@ -144,21 +149,27 @@ BenchResult run_bench(const BenchOptions& a) {
   prompt[0] = ck->config().text.bos_token_id;
   for (std::size_t i = 1; i < prompt.size(); ++i) prompt[i] = 1000 + static_cast<std::int64_t>(i);
 
-  auto t0 = std::chrono::steady_clock::now();
-  auto logits = runtime->prefill_tokens(prompt);
-  r.prefill_seconds = seconds_since(t0);
-  std::int64_t token = argmax_first(logits);
-  r.time_to_first_token_seconds = seconds_since(t0);  // the first token id is known here
-  t0 = std::chrono::steady_clock::now();
   r.decode_peak_rss_bytes = resident_bytes();
-  for (std::int64_t i = 0; i < a.decode_tokens; ++i) {
-    const auto step = std::chrono::steady_clock::now();
-    logits = runtime->decode(token);
-    token = argmax_first(logits);
-    r.decode_step_seconds.push_back(seconds_since(step));
-    r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());  // a read of /proc: microseconds
+  for (int rep = 0; rep < a.repetitions; ++rep) {
+    if (a.repetitions > 1) log(a, "bench: run " + std::to_string(rep + 1) + " of " + std::to_string(a.repetitions) + "...");
+    auto t0 = std::chrono::steady_clock::now();
+    auto logits = runtime->prefill_tokens(prompt);  // starts over: the cache is rewritten
+    r.prefill_seconds_each.push_back(seconds_since(t0));
+    std::int64_t token = argmax_first(logits);
+    if (rep == 0) r.time_to_first_token_seconds = seconds_since(t0);  // the first token id is known here
+    t0 = std::chrono::steady_clock::now();
+    for (std::int64_t i = 0; i < a.decode_tokens; ++i) {
+      const auto step = std::chrono::steady_clock::now();
+      logits = runtime->decode(token);
+      token = argmax_first(logits);
+      r.decode_step_seconds.push_back(seconds_since(step));
+      r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());  // a read of /proc: microseconds
+    }
+    r.decode_seconds_each.push_back(seconds_since(t0));
   }
-  r.decode_seconds = seconds_since(t0);
+  const auto mean = [](const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size()); };
+  r.prefill_seconds = mean(r.prefill_seconds_each);
+  r.decode_seconds = mean(r.decode_seconds_each);
   // What decode must hold: the weights it reads per token and the KV cache.
   r.kv_cache_bytes = static_cast<std::uint64_t>(runtime->cache().bytes());
   if (a.image_encode) {
@@ -172,6 +183,8 @@ BenchResult run_bench(const BenchOptions& a) {
   r.matrices = matrix_alignment(ck->weights());
   r.prefill_flops = prefill_flops(ck->config(), ck->layers(), a.prompt_len);
   r.backend_placement = backend_placement(*backend, /*with_calls=*/false);
+  r.quantization_scheme = quantization_scheme(*ck);
+  r.parameters = count_parameters(ck->config()).total();
   return r;
 }
 

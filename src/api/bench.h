@@ -25,6 +25,9 @@ struct BenchOptions {
   std::int64_t decode_tokens = 32;
   std::int64_t max_seq = 1024;
   int threads = 1;  // workers of the pool (already resolved: > 0)
+  // Prefill and decode this many times on the one loaded model (llama-bench's -r), between the
+  // two measurements of the ceilings.
+  int repetitions = 1;
   bool image_encode = false;
   bool f32_activations = false;
   bool resident_weights = false;  // CpuBackendOptions::resident_weights (`--no-mmap`)
@@ -51,10 +54,13 @@ struct BenchResult {
   // target was chosen by.
   bool bf16_dot_kernels = false;
   double bf16_dot_speed_over_fma = 0;
+  // The means over the repetitions (the first token: the first repetition's), and each
+  // repetition's seconds.
   double prefill_seconds = 0, time_to_first_token_seconds = 0, decode_seconds = 0;
-  // Each decode step's seconds (the decode call and its argmax), in order: on a shared machine a
-  // few steps the host preempts, and the first step's warm-up, weigh on the mean; the median
-  // step says what the kernels sustain.
+  std::vector<double> prefill_seconds_each, decode_seconds_each;
+  // Each decode step's seconds (the decode call and its argmax), in order, every repetition's:
+  // on a shared machine a few steps the host preempts, and the first step's warm-up, weigh on
+  // the mean; the median step says what the kernels sustain.
   std::vector<double> decode_step_seconds;
   std::int64_t prefill_flops = 0;
   std::uint64_t decode_weight_bytes = 0;  // weight bytes decode reads per token
@@ -63,6 +69,8 @@ struct BenchResult {
   std::uint64_t decode_peak_rss_bytes = 0;   // VmRSS, highest seen during decode
   std::uint64_t process_peak_rss_bytes = 0;  // getrusage: the whole run, the bandwidth buffer included
   std::string backend_placement;             // "" for the CPU back end
+  std::string quantization_scheme;           // model/weight_stats.h's name ("bf16", "q4", ...)
+  std::int64_t parameters = 0;               // model/weights.h count_parameters, text and vision
   std::optional<BenchImageEncode> image;     // with image_encode
 };
 

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -130,6 +134,53 @@ TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
   auto bad = test::run_staticlm("bench -m " + dir.path() + " -p 60 -n 4 --max-seq 64");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("do not fit max_seq 64"), std::string::npos) << bad.err;
+}
+
+// llama-bench's habits: -r N runs prefill and decode N times (each run's seconds, their mean,
+// tok/s as mean and sample deviation of the runs' rates, computed here from the seconds), -o
+// jsonl is the same object on one line, -o md its table, and its tuning flags (-ngl, -fa) are
+// noted.
+TEST_F(Bench, RepetitionsAndLlamaBenchOutput) {
+  const auto r = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 --threads 1 -r 3 -o jsonl -ngl 99 -fa 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.err.find("note: --n-gpu-layers 99 has no effect"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("note: --flash-attn 1 has no effect"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["repetitions"], 3);
+  const std::vector<double> prefill = j["prefill_seconds_each"], decode = j["decode_seconds_each"];
+  ASSERT_EQ(prefill.size(), 3u);
+  ASSERT_EQ(decode.size(), 3u);
+  EXPECT_EQ(j["decode_step_seconds"].size(), 12u);  // 4 steps a run
+  const auto check = [&](const std::vector<double>& seconds, double tokens, const char* mean_key, const char* sd_key, const char* s_key) {
+    double s = 0, m = 0, v = 0;
+    for (const double x : seconds) {
+      s += x / 3;
+      m += tokens / x / 3;
+    }
+    for (const double x : seconds) v += (tokens / x - m) * (tokens / x - m) / 2;
+    EXPECT_NEAR(j[s_key].get<double>(), s, 1e-12);
+    EXPECT_NEAR(j[mean_key].get<double>(), m, 1e-9 * m);
+    EXPECT_NEAR(j[sd_key].get<double>(), std::sqrt(v), 1e-9 * m);
+  };
+  check(prefill, 8, "prefill_tok_s_mean", "prefill_tok_s_stdev", "prefill_seconds");
+  check(decode, 4, "decode_tok_s_mean", "decode_tok_s_stdev", "decode_seconds");
+
+  const auto md = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 --threads 1 -r 2 -o md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  std::vector<std::string> rows;
+  std::istringstream lines(md.out);
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 4u) << md.out;
+  EXPECT_EQ(rows[0], "| model | size | params | backend | threads | test | t/s | of the ceiling |");
+  for (const auto& [row, test] : {std::pair{2, "| pp8 | "}, std::pair{3, "| tg4 | "}}) {
+    EXPECT_NE(rows[static_cast<std::size_t>(row)].find(std::string("| 1 ") + test), std::string::npos) << rows[static_cast<std::size_t>(row)];
+    EXPECT_NE(rows[static_cast<std::size_t>(row)].find(" ± "), std::string::npos) << rows[static_cast<std::size_t>(row)];
+  }
+  for (const char* bad : {"-r 0", "-o csv"}) {
+    const auto e = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 " + bad);
+    EXPECT_EQ(e.exit_code, 2) << bad;
+  }
 }
 
 TEST_F(Bench, ImageEncodeAgainstThePeak) {
