@@ -185,6 +185,17 @@ STATICLM_API staticlm_status staticlm_generate(staticlm_session* session, const 
                                                const staticlm_generate_params* params,
                                                staticlm_token_callback callback, void* user_data, int64_t* tokens,
                                                size_t capacity, size_t* n_tokens);
+/* As staticlm_generate, with the options the params struct has no field for (its layout is
+ * fixed) in `options_json`, a JSON object (NULL or "{}": none), by the Python keywords' names:
+ * "thought_first" (bool: a json_schema value may follow one thought), "special" (bool: the
+ * text keeps control tokens and the end token), "dynatemp_range", "dynatemp_exponent" (numbers:
+ * dynamic temperature), "samplers" (an array of llama.cpp's sampler names: the stages' order).
+ * An unknown key or a value of the wrong type is INVALID_ARGUMENT naming it. */
+STATICLM_API staticlm_status staticlm_generate_with_options(staticlm_session* session, const staticlm_prompt* prompt,
+                                                            const staticlm_generate_params* params,
+                                                            const char* options_json, staticlm_token_callback callback,
+                                                            void* user_data, int64_t* tokens, size_t capacity,
+                                                            size_t* n_tokens);
 /* The text of the session's last generate, control tokens left out (what `staticlm run`
  * prints). Buffer as staticlm_detokenize. */
 STATICLM_API staticlm_status staticlm_session_text(const staticlm_session* session, char* text, size_t capacity,

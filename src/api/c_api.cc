@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "api/guarded.h"
 #include "base/error.h"
 #include "staticlm/inputs.h"
@@ -351,10 +353,49 @@ staticlm_generate_params staticlm_generate_default_params(void) {
   return p;
 }
 
+namespace {
+
+// staticlm_generate_with_options' JSON object onto g: each key as the Python keyword of its name.
+void apply_options_json(const char* text, staticlm::api::GenerateParams& g) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "options_json: expected a JSON object"};
+  for (const auto& [key, value] : j.items()) {
+    const auto wrong = [&](const char* expected) {
+      throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "options_json." + key + ": expected " + expected};
+    };
+    if (key == "thought_first" || key == "special") {
+      if (!value.is_boolean()) wrong("true or false");
+      (key == "special" ? g.special : g.thought_first) = value.get<bool>();
+    } else if (key == "dynatemp_range" || key == "dynatemp_exponent") {
+      if (!value.is_number()) wrong("a number");
+      (key == "dynatemp_range" ? g.dynatemp_range : g.dynatemp_exponent) = value.get<double>();
+    } else if (key == "samplers") {
+      if (!value.is_array()) wrong("an array of sampler names");
+      g.samplers.clear();
+      for (const auto& name : value) {
+        if (!name.is_string()) wrong("an array of sampler names");
+        g.samplers.push_back(name.get<std::string>());
+      }
+    } else {
+      throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "options_json: unknown key '" + key +
+                                                        "' (known: thought_first, special, dynatemp_range, dynatemp_exponent, samplers)"};
+    }
+  }
+}
+
+}  // namespace
+
 staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prompt* prompt,
                                   const staticlm_generate_params* params, staticlm_token_callback callback,
                                   void* user_data, int64_t* tokens, size_t capacity, size_t* n_tokens) {
-  return boundary("staticlm_generate", [&] {
+  return staticlm_generate_with_options(session, prompt, params, nullptr, callback, user_data, tokens, capacity, n_tokens);
+}
+
+staticlm_status staticlm_generate_with_options(staticlm_session* session, const staticlm_prompt* prompt,
+                                               const staticlm_generate_params* params, const char* options_json,
+                                               staticlm_token_callback callback, void* user_data, int64_t* tokens,
+                                               size_t capacity, size_t* n_tokens) {
+  return boundary(options_json != nullptr ? "staticlm_generate_with_options" : "staticlm_generate", [&] {
     staticlm_session* s = checked(session, "staticlm_session");
     require(prompt, "prompt");
     if (tokens == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "tokens is null but capacity is not 0"};
@@ -441,6 +482,7 @@ staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prom
       if (params->json_schema != nullptr) g.json_schema = params->json_schema;
       if (params->grammar != nullptr) g.grammar = params->grammar;
     }
+    if (options_json != nullptr) apply_options_json(options_json, g);
     staticlm::api::TokenCallback cb;
     if (callback != nullptr) {
       cb = [&](std::int64_t token, std::string_view text) { return callback(token, text.data(), text.size(), user_data) != 0; };

@@ -321,6 +321,92 @@ TEST_F(CApi, GenerateParamsAreRunsFlags) {
   staticlm_model_free(m);
 }
 
+// staticlm_generate_with_options: the options the struct has no field for, as run's flags
+// (dynamic temperature, an order of the stages) or their effect (special: the control tokens in
+// the text; thought_first: a JSON reply may open a thought); bad ones refused by name.
+TEST_F(CApi, OptionsJsonAreRunsFlags) {
+  staticlm_model* m = nullptr;
+  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
+  staticlm_session_params sp = staticlm_session_default_params();
+  sp.max_seq = 64;
+  staticlm_session* s = nullptr;
+  ASSERT_EQ(staticlm_session_create(m, &sp, &s), STATICLM_OK) << last_error();
+  const std::string prompt = "The quick brown fox";
+  staticlm_prompt p = {prompt.c_str(), nullptr, 0, nullptr};
+  std::string text;
+  auto generate = [&](const staticlm_generate_params& g, const char* options, staticlm_status want = STATICLM_OK) {
+    std::vector<int64_t> out(16);
+    size_t n = 0;
+    EXPECT_EQ(staticlm_generate_with_options(s, &p, &g, options, nullptr, nullptr, out.data(), out.size(), &n), want) << last_error();
+    out.resize(want == STATICLM_OK ? n : 0);
+    size_t size = 0;
+    text.assign(4096, '\0');
+    if (want == STATICLM_OK) {
+      EXPECT_EQ(staticlm_session_text(s, text.data(), text.size(), &size), STATICLM_OK) << last_error();
+      text.resize(size - 1);
+    }
+    return out;
+  };
+  staticlm_generate_params sampled = staticlm_generate_default_params();
+  sampled.max_new_tokens = 8;
+  sampled.temperature = 3;
+  sampled.seed = 5;
+  const std::vector<int64_t> base = generate(sampled, nullptr);
+  EXPECT_EQ(generate(sampled, "{}"), base);
+  int case_number = 0;
+  staticlm_generate_params top_p = sampled;
+  top_p.top_p = 0.5;
+  for (const auto& [g, options, flags] : std::vector<std::tuple<staticlm_generate_params, std::string, std::string>>{
+           {sampled, R"({"dynatemp_range": 2.5, "dynatemp_exponent": 0.5})", "--dynatemp-range 2.5 --dynatemp-exp 0.5"},
+           {top_p, R"({"samplers": ["top_p", "temperature"]})", "--top-p 0.5 --sampling-seq pt"}}) {
+    const std::vector<int64_t> got = generate(g, options.c_str());
+    EXPECT_NE(got, base) << flags << ": the setting changed nothing, so the check is empty";
+    EXPECT_EQ(got, run_tokens(model(), "-p '" + prompt + "' -n 8 --temp 3 -s 5 --max-seq 64 " + flags,
+                              dir_->file("o" + std::to_string(case_number++) + ".st")))
+        << flags;
+  }
+  // special: a bias forces <bos> (a control token), which the text leaves out unless asked.
+  staticlm_generate_params bos = staticlm_generate_default_params();
+  bos.max_new_tokens = 3;
+  bos.temperature = 0;
+  const int64_t two[] = {2};
+  const float plus1000[] = {1000};
+  bos.logit_bias_tokens = two;
+  bos.logit_bias_values = plus1000;
+  bos.n_logit_bias = 1;
+  EXPECT_EQ(generate(bos, R"({"special": true})"), std::vector<int64_t>(3, 2));
+  EXPECT_EQ(text, "<bos><bos><bos>");
+  generate(bos, R"({"special": false})");
+  EXPECT_EQ(text, "");
+  // thought_first: with a JSON Schema the first token may be <|channel> (100) only so.
+  staticlm_generate_params json = staticlm_generate_default_params();
+  json.max_new_tokens = 2;
+  json.temperature = 0;
+  json.json_schema = R"({"type": "integer"})";
+  const int64_t channel[] = {100};
+  const float plus50[] = {50};
+  json.logit_bias_tokens = channel;
+  json.logit_bias_values = plus50;
+  json.n_logit_bias = 1;
+  EXPECT_NE(generate(json, nullptr).at(0), 100);
+  EXPECT_EQ(generate(json, R"({"thought_first": true})").at(0), 100);
+
+  for (const auto& [options, named] : std::vector<std::pair<const char*, std::string>>{
+           {"[1]", "options_json: expected a JSON object"},
+           {"{bad", "options_json: expected a JSON object"},
+           {R"({"bogus": 1})", "options_json: unknown key 'bogus'"},
+           {R"({"special": 1})", "options_json.special: expected true or false"},
+           {R"({"dynatemp_range": "wide"})", "options_json.dynatemp_range: expected a number"},
+           {R"({"samplers": "kt"})", "options_json.samplers: expected an array of sampler names"},
+           {R"({"samplers": ["frobnicate"]})", "samplers: unknown sampler 'frobnicate'"},
+           {R"({"dynatemp_range": -1})", "dynatemp_range"}}) {
+    generate(sampled, options, STATICLM_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(last_error().find(named), std::string::npos) << options << ": " << last_error();
+  }
+  staticlm_session_free(s);
+  staticlm_model_free(m);
+}
+
 // The same fields' bad values are refused by name (sanitized too: the arrays are read at the boundary).
 TEST_F(CApi, BadGenerateParamsAreRefusedByName) {
   staticlm_model* m = nullptr;
