@@ -21,9 +21,25 @@
 namespace staticlm {
 namespace {
 
-class CApi : public test::TinyModelTest {};
-
 std::string last_error() { return staticlm_last_error(); }
+
+class CApi : public test::TinyModelTest {
+ protected:
+  // The tiny model and a session of max_seq 64 on it, freed by TearDown.
+  staticlm_session* open_session() {
+    EXPECT_EQ(staticlm_model_open(model().c_str(), &model_), STATICLM_OK) << last_error();
+    staticlm_session_params sp = staticlm_session_default_params();
+    sp.max_seq = 64;
+    EXPECT_EQ(staticlm_session_create(model_, &sp, &session_), STATICLM_OK) << last_error();
+    return session_;
+  }
+  void TearDown() override {
+    if (session_ != nullptr) staticlm_session_free(session_);
+    if (model_ != nullptr) staticlm_model_free(model_);
+  }
+  staticlm_model* model_ = nullptr;
+  staticlm_session* session_ = nullptr;
+};
 
 TEST_F(CApi, NullAndFreedHandlesAreErrors) {
   int64_t vocab = 0;
@@ -181,12 +197,8 @@ TEST_F(CApi, ExampleGeneratesRunsTokens) {
 // each setting gives run's tokens (and text, for stop), and changes them from the plain call's,
 // so a field the C API dropped would fail here.
 TEST_F(CApi, GenerateParamsAreRunsFlags) {
-  staticlm_model* m = nullptr;
-  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
-  staticlm_session_params sp = staticlm_session_default_params();
-  sp.max_seq = 64;
-  staticlm_session* s = nullptr;
-  ASSERT_EQ(staticlm_session_create(m, &sp, &s), STATICLM_OK) << last_error();
+  staticlm_session* s = open_session();
+  ASSERT_NE(s, nullptr);
   const std::string prompt = "The quick brown fox";
   staticlm_prompt p = {prompt.c_str(), nullptr, 0, nullptr};
   std::string text;
@@ -316,21 +328,14 @@ TEST_F(CApi, GenerateParamsAreRunsFlags) {
   g = plain;
   g.ignore_eos = 1;
   EXPECT_EQ(generate(g), run_tokens(model(), "-p '" + prompt + "' -n 8 --temp 0 --max-seq 64 --ignore-eos", dir_->file("e.st")));
-
-  staticlm_session_free(s);
-  staticlm_model_free(m);
 }
 
 // staticlm_generate_with_options: the options the struct has no field for, as run's flags
 // (dynamic temperature, an order of the stages) or their effect (special: the control tokens in
 // the text; thought_first: a JSON reply may open a thought); bad ones refused by name.
 TEST_F(CApi, OptionsJsonAreRunsFlags) {
-  staticlm_model* m = nullptr;
-  ASSERT_EQ(staticlm_model_open(model().c_str(), &m), STATICLM_OK) << last_error();
-  staticlm_session_params sp = staticlm_session_default_params();
-  sp.max_seq = 64;
-  staticlm_session* s = nullptr;
-  ASSERT_EQ(staticlm_session_create(m, &sp, &s), STATICLM_OK) << last_error();
+  staticlm_session* s = open_session();
+  ASSERT_NE(s, nullptr);
   const std::string prompt = "The quick brown fox";
   staticlm_prompt p = {prompt.c_str(), nullptr, 0, nullptr};
   std::string text;
@@ -403,8 +408,6 @@ TEST_F(CApi, OptionsJsonAreRunsFlags) {
     generate(sampled, options, STATICLM_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(last_error().find(named), std::string::npos) << options << ": " << last_error();
   }
-  staticlm_session_free(s);
-  staticlm_model_free(m);
 }
 
 // The same fields' bad values are refused by name (sanitized too: the arrays are read at the boundary).
