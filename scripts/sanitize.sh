@@ -41,7 +41,7 @@ left_out=(
   Generate.LlamaCppFlagSpellingsMatchTheLongNames Quantize.DirectoryIsCompleteAndDeterministic
   Replay.ImageRecordingReplaysBitExactOnTheCpuBackend Serve.NpmOpenAiClientStreamedAndNot
   ServeF32.TextCompletionsContinueARawPromptAsRunDoes Quantize.ResidentWeightsGiveTheMappedBits
-  CApi.GenerateParamsAreRunsFlags ServeTools.RunToolChoiceGivesServesCalls CApi.ToolCallGrammarAndParseGiveRunsCalls
+  CApi.GenerateParamsAreRunsFlags CApi.OptionsJsonAreRunsFlags ServeTools.RunToolChoiceGivesServesCalls CApi.ToolCallGrammarAndParseGiveRunsCalls
   ServeF32.LlamaCppSamplersEqualRunFlags Chat.ATemplatedChatEqualsRunOverItsSavedMessages
   ApiChat.TemplatedVisionChatReusesTheImageAndEqualsRun
   # forced tool calls through serve (13 s sanitized; the serve_request fuzzer parses tool_choice

@@ -359,7 +359,9 @@ namespace {
 void apply_options_json(const char* text, staticlm::api::GenerateParams& g) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "options_json: expected a JSON object"};
-  for (const auto& [key, value] : j.items()) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();  // not a structured binding: clang 14 cannot capture one
+    const nlohmann::json& value = it.value();
     const auto wrong = [&](const char* expected) {
       throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "options_json." + key + ": expected " + expected};
     };

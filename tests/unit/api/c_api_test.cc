@@ -332,24 +332,23 @@ TEST_F(CApi, GenerateParamsAreRunsFlags) {
 
 // staticlm_generate_with_options: the options the struct has no field for, as run's flags
 // (dynamic temperature, an order of the stages) or their effect (special: the control tokens in
-// the text; thought_first: a JSON reply may open a thought); bad ones refused by name.
+// the text; thought_first: a JSON reply may open a thought).
 TEST_F(CApi, OptionsJsonAreRunsFlags) {
   staticlm_session* s = open_session();
   ASSERT_NE(s, nullptr);
   const std::string prompt = "The quick brown fox";
   staticlm_prompt p = {prompt.c_str(), nullptr, 0, nullptr};
   std::string text;
-  auto generate = [&](const staticlm_generate_params& g, const char* options, staticlm_status want = STATICLM_OK) {
+  auto generate = [&](const staticlm_generate_params& g, const char* options) {
     std::vector<int64_t> out(16);
     size_t n = 0;
-    EXPECT_EQ(staticlm_generate_with_options(s, &p, &g, options, nullptr, nullptr, out.data(), out.size(), &n), want) << last_error();
-    out.resize(want == STATICLM_OK ? n : 0);
+    EXPECT_EQ(staticlm_generate_with_options(s, &p, &g, options, nullptr, nullptr, out.data(), out.size(), &n), STATICLM_OK)
+        << last_error();
+    out.resize(n);
     size_t size = 0;
     text.assign(4096, '\0');
-    if (want == STATICLM_OK) {
-      EXPECT_EQ(staticlm_session_text(s, text.data(), text.size(), &size), STATICLM_OK) << last_error();
-      text.resize(size - 1);
-    }
+    EXPECT_EQ(staticlm_session_text(s, text.data(), text.size(), &size), STATICLM_OK) << last_error();
+    text.resize(size - 1);
     return out;
   };
   staticlm_generate_params sampled = staticlm_generate_default_params();
@@ -395,7 +394,16 @@ TEST_F(CApi, OptionsJsonAreRunsFlags) {
   json.n_logit_bias = 1;
   EXPECT_NE(generate(json, nullptr).at(0), 100);
   EXPECT_EQ(generate(json, R"({"thought_first": true})").at(0), 100);
+}
 
+// Bad options_json: not an object, an unknown key, a wrong type, a value the sampler refuses.
+TEST_F(CApi, BadOptionsJsonIsRefusedByName) {
+  staticlm_session* s = open_session();
+  ASSERT_NE(s, nullptr);
+  const int64_t ids[] = {2, 105, 2364};
+  staticlm_prompt p = {nullptr, ids, 3, nullptr};
+  staticlm_generate_params g = staticlm_generate_default_params();
+  g.max_new_tokens = 1;
   for (const auto& [options, named] : std::vector<std::pair<const char*, std::string>>{
            {"[1]", "options_json: expected a JSON object"},
            {"{bad", "options_json: expected a JSON object"},
@@ -405,7 +413,9 @@ TEST_F(CApi, OptionsJsonAreRunsFlags) {
            {R"({"samplers": "kt"})", "options_json.samplers: expected an array of sampler names"},
            {R"({"samplers": ["frobnicate"]})", "samplers: unknown sampler 'frobnicate'"},
            {R"({"dynatemp_range": -1})", "dynatemp_range"}}) {
-    generate(sampled, options, STATICLM_ERROR_INVALID_ARGUMENT);
+    size_t n = 0;
+    EXPECT_EQ(staticlm_generate_with_options(s, &p, &g, options, nullptr, nullptr, nullptr, 0, &n), STATICLM_ERROR_INVALID_ARGUMENT)
+        << options;
     EXPECT_NE(last_error().find(named), std::string::npos) << options << ": " << last_error();
   }
 }
