@@ -176,6 +176,7 @@ void add_llama_cpp_refused_flags(CLI::App& cmd) {
 }
 
 void add_llama_cpp_mode_flags(CLI::App& cmd, bool conversation) {
+  noted(cmd, "--parallel", "one sequence at a time here (serve's -np / --parallel sets its slots)");
   if (conversation) {
     silent(cmd, "-i,--interactive,--interactive-first,--conversation", "chat is a conversation", false);
     refused(cmd, "--no-conversation", "chat is a conversation; `staticlm run -m DIR -p TEXT` answers one prompt", false);

@@ -51,6 +51,9 @@ std::optional<SamplingProblem> check_sampling_options(const SamplingOptions& o) 
   }
   if (!std::isfinite(o.dynatemp_range) || o.dynatemp_range < 0) bad("dynatemp_range", o.dynatemp_range, "a number >= 0 (0: off)");
   if (!std::isfinite(o.dynatemp_exponent) || o.dynatemp_exponent < 0) bad("dynatemp_exponent", o.dynatemp_exponent, "a number >= 0");
+  if (o.samplers.size() > kMaxSamplerStages) {
+    bad("samplers", static_cast<double>(o.samplers.size()), "at most 64 stages (each runs every step)");
+  }
   // Penalties and DRY change scores before any truncation (sampler.h): an order that puts them
   // later would mean something this sampler does not do.
   const auto other = std::find_if(o.samplers.begin(), o.samplers.end(),

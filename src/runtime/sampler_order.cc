@@ -57,6 +57,13 @@ std::string known_names() {
   return out;
 }
 
+void check_length(std::size_t n, std::string_view field) {
+  if (n > kMaxSamplerStages) {
+    invalid_argument(std::string(field) + ": " + std::to_string(n) + " samplers; at most " + std::to_string(kMaxSamplerStages) +
+                     " (each runs every step)");
+  }
+}
+
 }  // namespace
 
 std::string_view sampler_stage_name(SamplerStage stage) {
@@ -67,6 +74,7 @@ std::string_view sampler_stage_name(SamplerStage stage) {
 }
 
 std::vector<SamplerStage> sampler_order_from_names(const std::vector<std::string>& names, std::string_view field) {
+  check_length(names.size(), field);
   std::vector<SamplerStage> order;
   for (const std::string& name : names) {
     const Spelling* found = nullptr;
@@ -94,6 +102,7 @@ std::vector<SamplerStage> sampler_order_from_list(std::string_view list, std::st
 }
 
 std::vector<SamplerStage> sampler_order_from_letters(std::string_view letters, std::string_view field) {
+  check_length(letters.size(), field);
   std::vector<SamplerStage> order;
   for (const char c : letters) {
     const auto* found = std::find_if(kLetters.begin(), kLetters.end(), [c](const auto& l) { return l.first == c; });

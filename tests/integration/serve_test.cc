@@ -1383,6 +1383,7 @@ TEST_F(Serve, BadRequestsAre400NamingTheField) {
       {"samplers", {{"messages", kHello}, {"samplers", {"top_k", "frobnicate"}}}},
       {"samplers", {{"messages", kHello}, {"samplers", "kq"}}},
       {"samplers", {{"messages", kHello}, {"samplers", 5}}},
+      {"samplers", {{"messages", kHello}, {"samplers", std::string(1000, 'k')}}},
       {"samplers", {{"messages", kHello}, {"samplers", {"temperature", "penalties"}}}},
       {"dry_base", {{"messages", kHello}, {"dry_base", 0.5}}},
       {"dry_allowed_length", {{"messages", kHello}, {"dry_allowed_length", 0}}},

@@ -699,6 +699,13 @@ TEST(SamplerOrder, NamesAndLettersAreLlamaCpps) {
         << e.what();
   }
   EXPECT_THROW(sampler_order_from_letters("kq", "--sampling-seq"), Error);
+  // At most 64 stages (each runs every step; a request could otherwise list a million).
+  EXPECT_EQ(sampler_order_from_letters(std::string(kMaxSamplerStages, 'k'), "x").size(), kMaxSamplerStages);
+  EXPECT_THROW(sampler_order_from_letters(std::string(kMaxSamplerStages + 1, 'k'), "x"), Error);
+  EXPECT_THROW(sampler_order_from_names(std::vector<std::string>(kMaxSamplerStages + 1, "top_k"), "x"), Error);
+  SamplingOptions many = opts();
+  many.samplers.assign(kMaxSamplerStages + 1, SamplerStage::kTopK);
+  EXPECT_THROW(Sampler{many}, Error);
   EXPECT_THROW(sampler_order_from_names({"infill"}, "samplers"), Error);
 }
 
