@@ -41,6 +41,7 @@
 #include "sampling_flags.h"
 #include "staticlm/model.h"
 #include "text/chat_render.h"
+#include "text/thought_split.h"
 #include "template_var_options.h"
 #include "threads_option.h"
 #include "vision/image_decode.h"
@@ -55,6 +56,9 @@ struct ChatArgs {
   std::vector<std::string> sets;
   bool jinja = false;
   bool no_perf = false;  // llama.cpp's --no-perf: no statistics on stderr
+  // llama.cpp's --reasoning-format: none prints a thought as the model wrote it (markers and
+  // all); the others print it on stderr, apart from the answer on stdout.
+  std::string reasoning_format = "auto";
   std::string chat_template;
   std::vector<std::string> vars;
   std::optional<std::string> profile;  // --profile: prepended to sets
@@ -217,8 +221,29 @@ void chat_command(const ChatArgs& a) {
         }
         continue;
       }
-      const api::TokenCallback stream = [](std::int64_t, std::string_view text) {
-        std::cout << text << std::flush;
+      // A thought (Gemma 4's thinking) goes to stderr as "[thinking] ..." on its own line, the
+      // answer to stdout; with --reasoning-format none both go to stdout as written.
+      const bool raw = a.reasoning_format == "none";
+      ThoughtSplit split;
+      bool thinking = false;  // a "[thinking] " line is open on stderr
+      const auto show = [&](const ThoughtSplit::Parts& parts) {
+        if (!parts.thought.empty()) {
+          if (!thinking) std::cerr << "[thinking] ";
+          thinking = true;
+          std::cerr << parts.thought << std::flush;
+        }
+        if (thinking && !split.in_thought()) {
+          std::cerr << "\n" << std::flush;
+          thinking = false;
+        }
+        std::cout << parts.answer << std::flush;
+      };
+      const api::TokenCallback stream = [&](std::int64_t, std::string_view text) {
+        if (raw) {
+          std::cout << text << std::flush;
+        } else {
+          show(split.push(text));
+        }
         return true;
       };
       api::TurnResult t;
@@ -228,7 +253,14 @@ void chat_command(const ChatArgs& a) {
       } else {
         t = chat->say(line, params, stream);
       }
-      std::cout << t.result.text_tail << "\n" << std::flush;
+      if (raw) {
+        std::cout << t.result.text_tail;
+      } else {
+        show(split.push(t.result.text_tail));
+        show(split.finish());
+        if (thinking) std::cerr << "\n";
+      }
+      std::cout << "\n" << std::flush;
       ++turn_no;
       prefilled_total += t.prefilled_tokens;
       reused_total += t.reused_tokens;
@@ -261,6 +293,10 @@ void add_chat_command(CLI::App& app) {
   add_llama_cpp_refused_flags(*cmd);
   add_llama_cpp_mode_flags(*cmd, /*conversation=*/true);
   cmd->add_flag("--no-perf,--log-disable", a->no_perf, "print no statistics on stderr after each turn (llama.cpp's --no-perf)");
+  cmd->add_option("--reasoning-format", a->reasoning_format,
+                  "a reply's thought (Gemma 4's thinking): auto (the default), deepseek or deepseek-legacy print it on "
+                  "stderr as '[thinking] ...', apart from the answer on stdout; none prints it as written")
+      ->check(CLI::IsMember({"none", "auto", "deepseek", "deepseek-legacy"}));
   add_profile_option(*cmd, a->profile);
   cmd->add_flag("--jinja", a->jinja,
                 "lay turns out with the checkpoint's Jinja chat template (re-rendered whole each turn, the common "

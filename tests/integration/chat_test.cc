@@ -347,6 +347,22 @@ TEST_F(Chat, TemplatedChatTruncatesSavesAndRefusesByName) {
 
 // The tiny preset is multimodal and its registered profile's image span [1, 265) does not fit
 // max_seq 64: a text-only prompt is laid out without it.
+// A reply's thought (here forced by a grammar: a thought channel, then "Hi") goes to stderr as
+// "[thinking] Hmm." and the answer alone to stdout; --reasoning-format none prints the reply
+// as the model wrote it, markers and all; an unknown format is refused.
+TEST_F(Chat, ThoughtsGoToStderrApartFromTheAnswer) {
+  const std::string grammar = "--grammar 'root ::= <|channel> \"thought\\nHmm.\" <channel|> \"Hi\"' -n 20 --no-perf";
+  const test::CommandResult apart = chat("hello\nagain\n", grammar);
+  ASSERT_EQ(apart.exit_code, 0) << apart.err;
+  EXPECT_EQ(apart.out, "Hi\nHi\n");
+  EXPECT_NE(apart.err.find("[thinking] Hmm.\n[thinking] Hmm.\n"), std::string::npos) << apart.err;
+  const test::CommandResult raw = chat("hello\n", grammar + " --reasoning-format none");
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_EQ(raw.out, "<|channel>thought\nHmm.<channel|>Hi\n");
+  EXPECT_EQ(raw.err.find("[thinking]"), std::string::npos) << raw.err;
+  EXPECT_EQ(chat("hello\n", "--reasoning-format hidden").exit_code, 2);
+}
+
 TEST_F(Chat, TextOnlyInputsOnAMultimodalCheckpoint) {
   const std::string out = dir_->file("hello.safetensors");
   const auto r = test::run_staticlm("inputs -m " + model() + " --prompt Hello --max-seq 64 --out " + out);
