@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make ninja-build nodejs npm libgtest-dev libbenchmark-dev nlohmann-json3-dev
           libcli11-dev libyaml-cpp-dev libstb-dev libhwy-dev python3 python3-pil
-          libjpeg62-turbo-dev libpng-dev pkg-config libsimdjson-dev libonig-dev libutf8proc-dev
+          libjpeg62-turbo-dev libpng-dev pkg-config libsimdjson-dev libonig-dev libutf8proc-dev libxxhash-dev
           python3-jinja2 python3-jsonschema clang-14 libclang-rt-14-dev lld-14 libcpp-httplib-dev curl
           python3-numpy python3-pytest python3-pybind11 pybind11-dev python3-dev)
 missing=()

@@ -70,7 +70,7 @@ std::string plus_minus(const std::vector<double>& x) {
 }
 
 // llama-bench's markdown table (model, size, params, backend, threads, test, t/s), a row per
-// test (ppN: prefill of N tokens, tgN: decoding N), and the share of the ceiling this run
+// test (ppN: prefill of N tokens, tgN: decoding N, imgN: encoding an image into N tokens), and the share of the ceiling this run
 // measured (the f32 FMA peak for pp, the read bandwidth for tg's median step) after it.
 void print_markdown(const BenchArgs& a, const api::BenchResult& r, int threads, const std::vector<double>& prefill_rates,
                     const std::vector<double>& decode_rates, double prefill_share, double decode_share) {
@@ -94,6 +94,12 @@ void print_markdown(const BenchArgs& a, const api::BenchResult& r, int threads, 
   };
   row("pp" + std::to_string(a.prompt_len), prefill_rates, prefill_share, "FMA");
   row("tg" + std::to_string(a.decode_tokens), decode_rates, decode_share, "bandwidth");
+  if (r.image) {  // encoded once: its image tokens per second, no deviation
+    const double gflop_s = static_cast<double>(r.image->flops) / r.image->seconds / 1e9;
+    std::printf("| %s | %s | %s | %s | %d | img%lld | %.2f | %s FMA |\n", model, size_text, params, backend.c_str(), threads,
+                static_cast<long long>(r.image->tokens), static_cast<double>(r.image->tokens) / r.image->seconds,
+                percent(gflop_s / r.fma_peak_gflop_s).c_str());
+  }
 }
 
 // A thin adapter over the library's measurement (api/bench.h): flags in, the report out.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <utility>
 
 #include "api/generate_params.h"
@@ -117,6 +118,37 @@ std::pair<std::int64_t, float> parse_logit_bias(const std::string& s) {
   return {id, bias};
 }
 
+// A flag whose stage the order leaves out changes nothing; say so (llama.cpp is silent, and a
+// --repeat-penalty that quietly does nothing is easy to miss).
+void note_flags_outside_order(const SamplingFlags& f, const std::vector<SamplerStage>& order) {
+  const std::string by = f.samplers ? "--samplers" : "--sampling-seq";
+  if (f.temperature && *f.temperature <= 0) {  // greedy: no stage runs
+    std::ostringstream t;
+    t << *f.temperature;
+    log_to_stderr("note: " + by + " has no effect: --temp " + t.str() + " is greedy");
+    return;
+  }
+  const auto note = [&](bool set, const char* flag, SamplerStage stage) {
+    if (set && std::find(order.begin(), order.end(), stage) == order.end()) {
+      log_to_stderr("note: " + std::string(flag) + " has no effect: " + by + " leaves out " +
+                    std::string(sampler_stage_name(stage)));
+    }
+  };
+  const auto above = [](const std::optional<double>& v, double off) { return v.has_value() && *v > off; };
+  note(f.repetition_penalty && *f.repetition_penalty != 1, "--repeat-penalty", SamplerStage::kPenalties);
+  note(f.presence_penalty && *f.presence_penalty != 0, "--presence-penalty", SamplerStage::kPenalties);
+  note(f.frequency_penalty && *f.frequency_penalty != 0, "--frequency-penalty", SamplerStage::kPenalties);
+  note(above(f.dry_multiplier, 0), "--dry-multiplier", SamplerStage::kDry);
+  note(above(f.top_n_sigma, 0), "--top-n-sigma", SamplerStage::kTopNSigma);
+  note(f.top_k && *f.top_k > 0, "--top-k", SamplerStage::kTopK);
+  note(f.typical_p && *f.typical_p < 1, "--typical", SamplerStage::kTypicalP);
+  note(f.top_p && *f.top_p < 1, "--top-p", SamplerStage::kTopP);
+  note(above(f.min_p, 0), "--min-p", SamplerStage::kMinP);
+  note(above(f.xtc_probability, 0), "--xtc-probability", SamplerStage::kXtc);
+  note(f.temperature.has_value(), "--temp", SamplerStage::kTemperature);  // > 0 here
+  note(above(f.dynatemp_range, 0), "--dynatemp-range", SamplerStage::kTemperature);
+}
+
 }  // namespace
 
 api::GenerateParams generate_params(const SamplingFlags& f) {
@@ -154,6 +186,7 @@ api::GenerateParams generate_params(const SamplingFlags& f) {
                                                            : std::vector<SamplerStage>{};
   for (const SamplerStage stage : order) p.samplers.emplace_back(sampler_stage_name(stage));
   if ((f.samplers || f.sampling_seq) && order.empty()) invalid_argument(f.samplers ? "--samplers: no sampler named" : "--sampling-seq: no sampler named");
+  if (!order.empty()) note_flags_outside_order(f, order);
   if (!f.dry_sequence_breakers.empty()) {
     // llama.cpp's: the flags replace the defaults; "none" alone leaves no breakers.
     if (f.dry_sequence_breakers.size() > 1 &&

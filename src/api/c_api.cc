@@ -387,17 +387,14 @@ void apply_options_json(const char* text, staticlm::api::GenerateParams& g) {
 
 }  // namespace
 
-staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prompt* prompt,
-                                  const staticlm_generate_params* params, staticlm_token_callback callback,
-                                  void* user_data, int64_t* tokens, size_t capacity, size_t* n_tokens) {
-  return staticlm_generate_with_options(session, prompt, params, nullptr, callback, user_data, tokens, capacity, n_tokens);
-}
+namespace {
 
-staticlm_status staticlm_generate_with_options(staticlm_session* session, const staticlm_prompt* prompt,
-                                               const staticlm_generate_params* params, const char* options_json,
-                                               staticlm_token_callback callback, void* user_data, int64_t* tokens,
-                                               size_t capacity, size_t* n_tokens) {
-  return boundary(options_json != nullptr ? "staticlm_generate_with_options" : "staticlm_generate", [&] {
+// Both generate entry points; `fn` names the one called in the last-error message.
+staticlm_status generate(const char* fn, staticlm_session* session, const staticlm_prompt* prompt,
+                         const staticlm_generate_params* params, const char* options_json,
+                         staticlm_token_callback callback, void* user_data, int64_t* tokens, size_t capacity,
+                         size_t* n_tokens) {
+  return boundary(fn, [&] {
     staticlm_session* s = checked(session, "staticlm_session");
     require(prompt, "prompt");
     if (tokens == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "tokens is null but capacity is not 0"};
@@ -508,6 +505,22 @@ staticlm_status staticlm_generate_with_options(staticlm_session* session, const 
                                                         std::to_string(r.tokens.size()) + " were generated"};
     }
   });
+}
+
+}  // namespace
+
+staticlm_status staticlm_generate(staticlm_session* session, const staticlm_prompt* prompt,
+                                  const staticlm_generate_params* params, staticlm_token_callback callback,
+                                  void* user_data, int64_t* tokens, size_t capacity, size_t* n_tokens) {
+  return generate("staticlm_generate", session, prompt, params, nullptr, callback, user_data, tokens, capacity, n_tokens);
+}
+
+staticlm_status staticlm_generate_with_options(staticlm_session* session, const staticlm_prompt* prompt,
+                                               const staticlm_generate_params* params, const char* options_json,
+                                               staticlm_token_callback callback, void* user_data, int64_t* tokens,
+                                               size_t capacity, size_t* n_tokens) {
+  return generate("staticlm_generate_with_options", session, prompt, params, options_json, callback, user_data, tokens,
+                  capacity, n_tokens);
 }
 
 staticlm_status staticlm_session_text(const staticlm_session* session, char* text, size_t capacity,

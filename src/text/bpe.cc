@@ -162,6 +162,76 @@ void BpeModel::build_merges(const BpeSpec& spec, const std::string& where) {
   can_cut_ = has_marker;
 }
 
+void BpeModel::save(ByteWriter& w) const {
+  w.put_string(arena_);
+  w.put_vector(id_str_);
+  w.put_vector(vocab_.slots());
+  w.put_vector(merges_.slots());
+  w.put_vector(merged_);
+  std::vector<std::uint32_t> chars;  // the single-character tokens, sparse (most of the BMP has none)
+  std::vector<int> char_ids;
+  for (std::size_t c = 0; c < bmp_ids_.size(); ++c) {
+    if (bmp_ids_[c] < 0) continue;
+    chars.push_back(static_cast<std::uint32_t>(c));
+    char_ids.push_back(bmp_ids_[c]);
+  }
+  w.put_vector(chars);
+  w.put_vector(char_ids);
+  w.put(byte_ids_);
+  w.put<std::uint8_t>(unk_token_.has_value());
+  w.put_string(unk_token_.value_or(""));
+  for (const bool b : {fuse_unk_, byte_fallback_, ignore_merges_, can_cut_}) w.put<std::uint8_t>(b);
+  w.put_vector(crossing_);
+  w.put<std::uint64_t>(max_bytes_per_token_);
+}
+
+std::unique_ptr<BpeModel> BpeModel::restore(ByteReader& r) {
+  auto m = std::unique_ptr<BpeModel>(new BpeModel());
+  m->arena_ = r.get_string();
+  m->id_str_ = r.get_vector<BpeSpec::Str>();
+  if (m->id_str_.size() > PairMap::kMaxId) return nullptr;
+  for (const BpeSpec::Str& s : m->id_str_) {
+    if (s.offset == kNoId) continue;
+    // Inside the arena, and UTF-8 as every string of a JSON file is.
+    if (std::uint64_t{s.offset} + s.size > m->arena_.size() || !is_valid_utf8(std::string_view(m->arena_).substr(s.offset, s.size))) {
+      return nullptr;
+    }
+  }
+  const BpeModel& model = *m;
+  const auto valid = [&model](int id) { return model.has_id(id); };
+  const auto valid_or_none = [&model](int id) { return id == -1 || model.has_id(id); };
+  if (!m->vocab_.assign_slots(r.get_vector<std::uint64_t>(), valid)) return nullptr;
+  std::vector<std::uint64_t> merge_slots = r.get_vector<std::uint64_t>();
+  m->merged_ = r.get_vector<int>();
+  if (m->merged_.size() > PairMap::kMaxRank || !std::all_of(m->merged_.begin(), m->merged_.end(), valid)) return nullptr;
+  if (!m->merges_.assign_slots(std::move(merge_slots), static_cast<std::uint32_t>(m->id_limit()),
+                               static_cast<std::uint32_t>(m->merged_.size()))) {
+    return nullptr;
+  }
+  const std::vector<std::uint32_t> chars = r.get_vector<std::uint32_t>();
+  const std::vector<int> char_ids = r.get_vector<int>();
+  if (chars.size() != char_ids.size()) return nullptr;
+  m->bmp_ids_.assign(0x10000, -1);
+  for (std::size_t i = 0; i < chars.size(); ++i) {
+    if (chars[i] >= 0x10000 || !valid(char_ids[i])) return nullptr;
+    m->bmp_ids_[chars[i]] = char_ids[i];
+  }
+  r.get_into(m->byte_ids_);
+  if (!std::all_of(std::begin(m->byte_ids_), std::end(m->byte_ids_), valid_or_none)) return nullptr;
+  const bool has_unk = r.get_bool();
+  std::string unk = r.get_string();
+  if (!is_valid_utf8(unk)) return nullptr;
+  if (has_unk) m->unk_token_ = std::move(unk);
+  m->fuse_unk_ = r.get_bool();
+  m->byte_fallback_ = r.get_bool();
+  m->ignore_merges_ = r.get_bool();
+  m->can_cut_ = r.get_bool();
+  m->crossing_ = r.get_vector<char32_t>();
+  if (!std::is_sorted(m->crossing_.begin(), m->crossing_.end())) return nullptr;
+  m->max_bytes_per_token_ = r.get<std::uint64_t>();
+  return m;
+}
+
 int BpeModel::char_id(char32_t c, std::string_view utf8) const {
   if (c < 0x10000) return bmp_ids_[c];
   return vocab_.get(utf8);

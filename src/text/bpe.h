@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_stream.h"
 #include "text/flat_maps.h"
 #include "text/tokenizer_spec.h"
 
@@ -57,6 +58,12 @@ class BpeModel {
   // Takes the vocabulary and merges out of `spec`. `where` names the file for errors (a merge
   // that names a token missing from the vocabulary, an id given twice, ...).
   static std::unique_ptr<BpeModel> create(BpeSpec&& spec, const std::string& where);
+
+  // The built tables, for the tokenizer cache (tokenizer_cache.h), and back. restore() checks
+  // every offset, id and table, so that a damaged or crafted file cannot make encode() read out
+  // of bounds: nullptr when they do not hold (ByteReader::Short when the bytes end early).
+  void save(ByteWriter& w) const;
+  static std::unique_ptr<BpeModel> restore(ByteReader& r);
 
   // Appends the ids of one pre-tokenized piece (valid UTF-8). Throws kInvalidFile when a
   // character needs an unk_token that the vocabulary does not have.

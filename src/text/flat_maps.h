@@ -8,9 +8,31 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace staticlm {
+
+// Saved slots become a table's (`table`, its mask and size) when they form one: a power of two
+// of at least 16 slots, at most half of them other than `empty` (so every probe ends), each of
+// those passing `valid`. Else false, and the table is unchanged.
+template <class Valid>
+bool assign_table(std::vector<std::uint64_t> slots, std::uint64_t empty, Valid valid, std::vector<std::uint64_t>& table,
+                  std::size_t& mask, std::size_t& size) {
+  const std::size_t cap = slots.size();
+  if (cap < 16 || (cap & (cap - 1)) != 0) return false;
+  std::size_t used = 0;
+  for (const std::uint64_t s : slots) {
+    if (s == empty) continue;
+    if (!valid(s)) return false;
+    ++used;
+  }
+  if (used * 2 > cap) return false;
+  table = std::move(slots);
+  mask = cap - 1;
+  size = used;
+  return true;
+}
 
 // Keys are not stored: a slot holds the key's 32-bit hash and its id, and `key_of(id)` gives the
 // key back for comparison, so a slot is 8 bytes and 262144 tokens fit in 4 MiB.
@@ -57,6 +79,14 @@ class StringIdMap {
     if (!slots_.empty()) __builtin_prefetch(&slots_[static_cast<std::uint32_t>(full_hash) & mask_]);
   }
   std::size_t size() const { return size_; }
+
+  // The slots as they are, to save; assign_slots takes saved ones back (assign_table) when every
+  // id passes `valid_id` (key_of must be able to give its key).
+  const std::vector<std::uint64_t>& slots() const { return slots_; }
+  template <class ValidId>
+  bool assign_slots(std::vector<std::uint64_t> slots, ValidId valid_id) {
+    return assign_table(std::move(slots), 0, [&](std::uint64_t s) { return valid_id(id_of(s)); }, slots_, mask_, size_);
+  }
 
  private:
   static std::uint64_t pack(std::uint32_t h, int id) { return (std::uint64_t{h} << 32) | (static_cast<std::uint32_t>(id) + 1u); }
@@ -122,6 +152,18 @@ class PairMap {
     }
   }
   std::size_t size() const { return size_; }
+
+  // As StringIdMap's: the slots to save, and saved ones taken back when their ids are below
+  // `id_limit` and their ranks below `rank_limit`.
+  const std::vector<std::uint64_t>& slots() const { return slots_; }
+  bool assign_slots(std::vector<std::uint64_t> slots, std::uint32_t id_limit, std::uint32_t rank_limit) {
+    const auto valid = [&](std::uint64_t s) {
+      const auto a = static_cast<std::uint32_t>(s >> (kIdBits + kRankBits));
+      const auto b = static_cast<std::uint32_t>((s >> kRankBits) & ((1u << kIdBits) - 1));
+      return a < id_limit && b < id_limit && (s & kMaxRank) < rank_limit;
+    };
+    return assign_table(std::move(slots), kEmpty, valid, slots_, mask_, size_);
+  }
 
  private:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};

@@ -5,15 +5,45 @@
 
 #include "base/error.h"
 #include "base/mmap.h"
+#include "text/tokenizer_cache.h"
 #include "text/tokenizer_json.h"
 #include "text/utf8.h"
 
 namespace staticlm {
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
-  const auto file = MappedFile::open(path);
+  const auto file = MappedFile::open(path, true);
   if (file->size() == 0) invalid_file(path + ": the file is empty (expected a tokenizer.json)");
-  return from_json(std::string_view(reinterpret_cast<const char*>(file->data()), file->size()), path);
+  const std::string_view json(reinterpret_cast<const char*>(file->data()), file->size());
+  const std::string dir = tokenizer_cache_dir();
+  if (dir.empty()) return from_json(json, path);
+  const TokenizerCacheKey key = tokenizer_cache_key(json);
+  const std::string cache = tokenizer_cache_file(dir, key);
+  if (std::optional<TokenizerCacheEntry> e = read_tokenizer_cache(cache, key)) {
+    if (auto t = from_cache_entry(std::move(*e), path)) return t;
+  }
+  TokenizerSpec spec = parse_tokenizer_json(json, path);
+  BpeSpec model = std::move(spec.model);
+  TokenizerSpec parts = spec;  // all but the vocabulary and merges, for the cache
+  spec.model = std::move(model);
+  auto t = from_spec(std::move(spec), path);
+  write_tokenizer_cache(cache, tokenizer_cache_bytes(key, parts, *t->model_));
+  return t;
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_cache(std::string_view bytes, std::string_view json, const std::string& name) {
+  std::optional<TokenizerCacheEntry> e = tokenizer_cache_entry(bytes, tokenizer_cache_key(json));
+  return e ? from_cache_entry(std::move(*e), name) : nullptr;
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_cache_entry(TokenizerCacheEntry entry, const std::string& name) {
+  try {
+    auto t = from_parts(std::move(entry.parts), std::move(entry.model), name);
+    t->from_cache_ = true;
+    return t;
+  } catch (const std::exception&) {
+    return nullptr;  // parts no JSON would have given (a damaged file): the caller reads the JSON
+  }
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::from_json(std::string_view json, const std::string& name) {
@@ -21,13 +51,17 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json(std::string_view json, const std
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::from_spec(TokenizerSpec spec, const std::string& name) {
+  return from_parts(std::move(spec), nullptr, name);
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_parts(TokenizerSpec spec, std::unique_ptr<BpeModel> model, const std::string& name) {
   auto t = std::unique_ptr<Tokenizer>(new Tokenizer());
   t->name_ = name;
   if (spec.normalizer) t->normalizer_ = Normalizer::create(*spec.normalizer, name + ": normalizer");
   if (spec.pre_tokenizer) t->pre_tokenizer_ = PreTokenizer::create(*spec.pre_tokenizer, name + ": pre_tokenizer");
   t->track_origins_ = t->pre_tokenizer_ && t->pre_tokenizer_->needs_origins();
   if (spec.decoder) t->decoder_ = Decoder::create(*spec.decoder, name + ": decoder");
-  t->model_ = BpeModel::create(std::move(spec.model), name);
+  t->model_ = model != nullptr ? std::move(model) : BpeModel::create(std::move(spec.model), name);
 
   // Added tokens keep the model's id when the model has their string (as upstream); a file that
   // says otherwise is refused rather than silently renumbered.

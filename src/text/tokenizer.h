@@ -23,14 +23,20 @@
 
 namespace staticlm {
 
+struct TokenizerCacheEntry;  // tokenizer_cache.h
+
 class Tokenizer {
  public:
   // Reads tokenizer.json at `path`. Bad files throw kInvalidFile, unsupported components
-  // kUnsupported; the message names the file and the field.
+  // kUnsupported; the message names the file and the field. The built tables come from the
+  // tokenizer cache when it holds this file's bytes (tokenizer_cache.h), and go into it when not.
   static std::unique_ptr<Tokenizer> load(const std::string& path);
   // Same from the file's text; `name` stands for the file in messages.
   static std::unique_ptr<Tokenizer> from_json(std::string_view json, const std::string& name);
   static std::unique_ptr<Tokenizer> from_spec(TokenizerSpec spec, const std::string& name);
+  // From a tokenizer cache file's bytes for the tokenizer.json `json`; nullptr when they are not
+  // an intact cache of it (tokenizer_cache.h).
+  static std::unique_ptr<Tokenizer> from_cache(std::string_view bytes, std::string_view json, const std::string& name);
 
   // ids[n] of `text` (valid UTF-8; anything else throws kInvalidArgument). With
   // add_special_tokens the post-processor's tokens (e.g. <bos>) are added.
@@ -56,12 +62,17 @@ class Tokenizer {
   bool is_special(int id) const;
   // One past the largest id.
   int id_limit() const { return id_limit_; }
+  // Whether load() took the built tables from the tokenizer cache.
+  bool from_cache() const { return from_cache_; }
   const std::string& name() const { return name_; }
   // The vocabulary as sorted bytes, for constrained generation; built on first use (thread-safe).
   const TokenIndex& token_index() const;
 
  private:
   Tokenizer() = default;
+  // The Tokenizer of `spec`'s parts and `model` (built from spec.model when null).
+  static std::unique_ptr<Tokenizer> from_parts(TokenizerSpec spec, std::unique_ptr<BpeModel> model, const std::string& name);
+  static std::unique_ptr<Tokenizer> from_cache_entry(TokenizerCacheEntry entry, const std::string& name);
   // encode() that throws TooMany once the ids surely pass `limit`: a piece is first checked by
   // its length (BpeModel::max_bytes_per_token), then by its ids.
   struct TooMany {
@@ -103,6 +114,7 @@ class Tokenizer {
   bool has_template_ = false;
   TemplateSpec template_;
   int id_limit_ = 0;
+  bool from_cache_ = false;
 };
 
 }  // namespace staticlm

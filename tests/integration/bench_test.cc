@@ -197,6 +197,15 @@ TEST_F(Bench, ImageEncodeAgainstThePeak) {
   EXPECT_GT(of_peak, 0.0);
   EXPECT_LT(of_peak, 10.0);
   EXPECT_TRUE(j.contains("prefill_flops"));
+  // llama-bench's table gains a row: the image tokens per second and the share of the FMA peak.
+  const auto md = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 --threads 1 --image-encode -o md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  const std::size_t img = md.out.find("| img280 | ");
+  ASSERT_NE(img, std::string::npos) << md.out;
+  const std::string cells = md.out.substr(img + 11, md.out.find('\n', img) - img - 11);  // "T/S | P% FMA |"
+  const double tok_s = std::stod(cells);
+  EXPECT_GT(tok_s, 0.0);
+  EXPECT_NE(cells.find("% FMA |"), std::string::npos) << cells;
 
   test::TempDir text_only;
   const auto made = test::run_staticlm("make-model --preset tiny --seed 5 --text-only --out " + text_only.path());

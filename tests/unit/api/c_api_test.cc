@@ -418,6 +418,13 @@ TEST_F(CApi, BadOptionsJsonIsRefusedByName) {
         << options;
     EXPECT_NE(last_error().find(named), std::string::npos) << options << ": " << last_error();
   }
+  // Without options, an error still names the function the caller called.
+  staticlm_prompt both = {"hi", ids, 3, nullptr};
+  EXPECT_EQ(staticlm_generate_with_options(s, &both, &g, nullptr, nullptr, nullptr, nullptr, 0, nullptr),
+            STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().rfind("staticlm_generate_with_options:", 0), 0u) << last_error();
+  EXPECT_EQ(staticlm_generate(s, &both, &g, nullptr, nullptr, nullptr, 0, nullptr), STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().rfind("staticlm_generate:", 0), 0u) << last_error();
 }
 
 // The same fields' bad values are refused by name (sanitized too: the arrays are read at the boundary).

@@ -146,6 +146,21 @@ TEST_F(CliAdapter, LlamaCliConversationSpecialAndRefusedFlags) {
     EXPECT_NE(tuned.err.find(note), std::string::npos) << note << " in " << tuned.err;
   }
 
+  // A sampling flag whose stage an order leaves out is noted; those in the order are not.
+  const auto sampled = [&](const std::string& flags) { return test::run_staticlm("run -m " + model() + " -p hi -n 1 --seed 1 " + flags); };
+  const auto ordered = sampled("--temp 0.7 --samplers 'top_k;temperature' --top-k 5 --top-p 0.5 --repeat-penalty 1.3");
+  ASSERT_EQ(ordered.exit_code, 0) << ordered.err;
+  EXPECT_NE(ordered.err.find("note: --top-p has no effect: --samplers leaves out top_p\n"), std::string::npos) << ordered.err;
+  EXPECT_NE(ordered.err.find("note: --repeat-penalty has no effect: --samplers leaves out penalties\n"), std::string::npos) << ordered.err;
+  EXPECT_EQ(ordered.err.find("--top-k has no effect"), std::string::npos) << ordered.err;
+  EXPECT_EQ(ordered.err.find("--temp has no effect"), std::string::npos) << ordered.err;
+  const auto letters = sampled("--sampling-seq kp --min-p 0.2 --temp 0.7");
+  EXPECT_NE(letters.err.find("note: --min-p has no effect: --sampling-seq leaves out min_p\n"), std::string::npos) << letters.err;
+  EXPECT_NE(letters.err.find("note: --temp has no effect: --sampling-seq leaves out temperature\n"), std::string::npos) << letters.err;
+  const auto greedy = run("-p hi -n 1 --samplers top_k --top-p 0.5");
+  EXPECT_NE(greedy.err.find("note: --samplers has no effect: --temp 0 is greedy\n"), std::string::npos) << greedy.err;
+  EXPECT_EQ(greedy.err.find("--top-p has no effect"), std::string::npos) << greedy.err;
+
   for (const auto& [flags, named] : std::vector<std::pair<std::string, std::string>>{
            {"-cnv", "error: --conversation: run answers one prompt"},
            {"-i", "error: --interactive: run answers one prompt"},
