@@ -272,24 +272,7 @@ void Sampler::filter(std::span<const float> logits, std::span<const std::int64_t
   // k scores (most scores lose to its least at once), and only the tokens at or above it are
   // gathered.
   double cut = -INFINITY;
-  if (options_.top_k > 0 && options_.top_k < v && !mirostat) {
-    const auto k = static_cast<std::size_t>(options_.top_k);
-    best_.clear();
-    for (std::int64_t i = 0; i < v; ++i) {
-      const float x = scores[static_cast<std::size_t>(i)];
-      if (x == -INFINITY || x < sigma_floor) continue;
-      const double y = static_cast<double>(x) * inv_t;
-      if (best_.size() < k) {
-        best_.push_back(y);
-        std::push_heap(best_.begin(), best_.end(), std::greater<>());
-      } else if (y > best_.front()) {
-        std::pop_heap(best_.begin(), best_.end(), std::greater<>());
-        best_.back() = y;
-        std::push_heap(best_.begin(), best_.end(), std::greater<>());
-      }
-    }
-    if (best_.size() == k) cut = best_.front();  // fewer finite scores than k: all stay
-  }
+  if (options_.top_k > 0 && options_.top_k < v && !mirostat) cut = kth_largest(scores, inv_t, sigma_floor);
   for (std::int64_t i = 0; i < v; ++i) {
     const float x = scores[static_cast<std::size_t>(i)];
     if (x == -INFINITY || x < sigma_floor) continue;
@@ -358,13 +341,44 @@ void Sampler::keep_typical() {
   normalize();
 }
 
+double Sampler::kth_largest(std::span<const float> scores, double scale, float floor) {
+  const auto k = static_cast<std::size_t>(options_.top_k);
+  best_.clear();
+  for (const float x : scores) {
+    if (x == -INFINITY || x < floor) continue;
+    const double y = static_cast<double>(x) * scale;
+    if (best_.size() < k) {
+      best_.push_back(y);
+      std::push_heap(best_.begin(), best_.end(), std::greater<>());
+    } else if (y > best_.front()) {
+      std::pop_heap(best_.begin(), best_.end(), std::greater<>());
+      best_.back() = y;
+      std::push_heap(best_.begin(), best_.end(), std::greater<>());
+    }
+  }
+  return best_.size() == k ? best_.front() : -INFINITY;  // fewer finite scores than k: all stay
+}
+
 void Sampler::filter_in_order(std::span<const float> scores) {
   // candidates_ hold (token, score): the scores, divided by any temperature met so far. A stage
   // that truncates by probability works on their softmax and gets the survivors' scores back
   // from value_of_ (a truncation changes no score).
+  // When top-k is the first stage that does anything (llama.cpp's default order, penalties and
+  // DRY applied already), only the tokens at or above the k-th score are gathered, found as the
+  // default order finds it: the top-k stage then keeps them all (ties included), as it would
+  // have kept them from the whole vocabulary, without sorting 262,144 candidates each step.
+  double cut = -INFINITY;
+  for (const SamplerStage stage : options_.samplers) {
+    if (stage == SamplerStage::kPenalties || stage == SamplerStage::kDry) continue;
+    if (stage == SamplerStage::kTopNSigma && !(options_.top_n_sigma > 0)) continue;
+    if (stage == SamplerStage::kTopK && options_.top_k > 0 && static_cast<std::size_t>(options_.top_k) < scores.size()) {
+      cut = kth_largest(scores, 1.0, -INFINITY);
+    }
+    break;
+  }
   candidates_.clear();
   for (std::size_t i = 0; i < scores.size(); ++i) {
-    if (scores[i] != -INFINITY) candidates_.emplace_back(static_cast<std::int64_t>(i), scores[i]);
+    if (scores[i] != -INFINITY && scores[i] >= cut) candidates_.emplace_back(static_cast<std::int64_t>(i), scores[i]);
   }
   value_of_.resize(scores.size());
   const auto to_probabilities = [this] {

@@ -117,6 +117,9 @@ class Sampler {
   void filter(std::span<const float> logits, std::span<const std::int64_t> history);
   // filter's stages in options_.samplers' order, from the (biased, penalised) scores.
   void filter_in_order(std::span<const float> scores);
+  // The options_.top_k-th largest of the finite scores at or above `floor`, each times `scale`
+  // (-inf when fewer): one pass with a heap of k (most scores lose to its least at once).
+  double kth_largest(std::span<const float> scores, double scale, float floor);
   // On candidates_ as probabilities: top-p's, min-p's and typical's truncations (typical wants
   // them normalised; it renormalises); normalise() makes them sum to 1.
   void keep_top_p();

@@ -661,6 +661,34 @@ TEST(SamplerOrder, EachStageWorksOnWhatTheOnesBeforeLeft) {
   expect_dist(typical.distribution(l, {}), {1, 0, 0, 0, 0});
 }
 
+// Top-k first (llama.cpp's default order) gathers only the tokens at or above the k-th score;
+// the distribution equals the same stages with an inactive stage before top-k (which gathers the
+// whole vocabulary), on a large vocabulary with ties at the cut and masked tokens.
+TEST(SamplerOrder, TopKFirstGathersOnlyItsSurvivors) {
+  std::mt19937 rng(5);
+  std::vector<float> l(50000);
+  for (float& x : l) x = static_cast<float>(static_cast<int>(rng() % 2000)) / 100.0f;  // many ties
+  for (std::size_t i = 0; i < l.size(); i += 7) l[i] = -INFINITY;
+  for (const std::int64_t k : {1, 40, 333, 49999, 60000}) {
+    SamplingOptions o = opts(0.8);
+    o.top_k = k;
+    o.top_p = 0.9;
+    o.min_p = 0.01;
+    o.samplers = sampler_order_from_list("penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature", "test");
+    Sampler first(o);
+    o.samplers = sampler_order_from_list("typ_p;top_k;top_p;min_p;temperature", "test");  // typical 1: no change
+    Sampler after(o);
+    const std::vector<double> a = first.distribution(l, {}), b = after.distribution(l, {});
+    ASSERT_EQ(a.size(), b.size());
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_NEAR(a[i], b[i], 1e-12) << "k " << k << " token " << i;
+      kept += a[i] > 0;
+    }
+    EXPECT_GE(kept, 1u) << k;
+  }
+}
+
 // Penalties and DRY run only where listed, and must come before the other stages.
 TEST(SamplerOrder, PenaltiesOnlyWhereListedAndFirst) {
   const std::vector<float> l = {2, 1, 0};

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 
+#include "base/error.h"
 #include "text/tokenizer_cache.h"
 #include "text_test_util.h"
 
@@ -75,7 +76,9 @@ TEST(TokenizerCache, EveryCaseFileEncodesAsTheLibraryFromTheCache) {
       const auto ids = row["ids"].get<std::vector<int>>();
       EXPECT_EQ(cached->encode(text), ids);
       EXPECT_EQ(cached->encode(text, true), row["ids_bos"].get<std::vector<int>>());
-      if (!row["decoded"].is_null()) EXPECT_EQ(cached->decode(ids), row["decoded"].get<std::string>());
+      if (!row["decoded"].is_null()) {
+        EXPECT_EQ(cached->decode(ids), row["decoded"].get<std::string>());
+      }
       ++rows;
     }
   }
