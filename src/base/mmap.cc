@@ -12,7 +12,7 @@
 
 namespace staticlm {
 
-std::unique_ptr<MappedFile> MappedFile::open(const std::string& path, bool populate) {
+std::unique_ptr<MappedFile> MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) invalid_file(path + ": cannot open (" + std::strerror(errno) + ")");
   struct stat st {};
@@ -23,7 +23,7 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string& path, bool popul
   const auto size = static_cast<std::size_t>(st.st_size);
   const std::uint8_t* data = nullptr;
   if (size > 0) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
       const int e = errno;
       ::close(fd);

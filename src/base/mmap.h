@@ -11,9 +11,8 @@ namespace staticlm {
 class MappedFile {
  public:
   // Maps path read-only; throws kInvalidFile naming the path on failure. An empty file maps
-  // to size 0 and a null data pointer. `populate`: all pages mapped at once (MAP_POPULATE), for
-  // a file read whole right away (a page fault per 4 KiB costs more on small VMs).
-  static std::unique_ptr<MappedFile> open(const std::string& path, bool populate = false);
+  // to size 0 and a null data pointer.
+  static std::unique_ptr<MappedFile> open(const std::string& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -12,7 +12,7 @@
 namespace staticlm {
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
-  const auto file = MappedFile::open(path, true);
+  const auto file = MappedFile::open(path);
   if (file->size() == 0) invalid_file(path + ": the file is empty (expected a tokenizer.json)");
   const std::string_view json(reinterpret_cast<const char*>(file->data()), file->size());
   const std::string dir = tokenizer_cache_dir();

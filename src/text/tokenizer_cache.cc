@@ -306,7 +306,7 @@ std::optional<TokenizerCacheEntry> read_tokenizer_cache(const std::string& file,
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
   try {
-    const auto mapped = MappedFile::open(file, true);
+    const auto mapped = MappedFile::open(file);
     return tokenizer_cache_entry(std::string_view(reinterpret_cast<const char*>(mapped->data()), mapped->size()), key);
   } catch (const Error&) {
     return std::nullopt;
