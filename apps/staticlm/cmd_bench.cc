@@ -19,9 +19,11 @@
 
 #include "api/bench.h"
 #include "backends/cpu/kernels/dispatch.h"
+#include "base/error.h"
 #include "base/median.h"
 #include "backend_option.h"
 #include "commands.h"
+#include "count_list.h"
 #include "kernel_target_option.h"
 #include "llama_cpp_flags.h"
 #include "threads_option.h"
@@ -32,14 +34,18 @@ namespace {
 
 struct BenchArgs {
   std::string model;
+  // llama-bench's list flags as typed (count_list.h); one value each, and no -pg, keeps the one
+  // run of prompt_len then decode_tokens on `threads` threads.
+  std::vector<std::string> prompt_lens{"512"}, decode_lens{"32"}, thread_counts{"0"}, prompt_gen;
   std::int64_t prompt_len = 512;
   std::int64_t decode_tokens = 32;
   std::int64_t max_seq = 1024;
   int threads = 0;
   int repetitions = 1;
+  bool no_warmup = false;
   bool image_encode = false;
   bool json = false;
-  std::string output = "text";  // llama-bench's -o: text, json, jsonl or md
+  std::string output = "text";  // llama-bench's -o: text, json, jsonl, md or csv
   bool f32_activations = false;
   bool resident_weights = false;
   std::optional<std::string> kernel_target;
@@ -69,47 +75,105 @@ std::string plus_minus(const std::vector<double>& x) {
   return buf;
 }
 
-// llama-bench's markdown table (model, size, params, backend, threads, test, t/s), a row per
-// test (ppN: prefill of N tokens, tgN: decoding N, imgN: encoding an image into N tokens), and the share of the ceiling this run
-// measured (the f32 FMA peak for pp, the read bandwidth for tg's median step) after it.
-void print_markdown(const BenchArgs& a, const api::BenchResult& r, int threads, const std::vector<double>& prefill_rates,
-                    const std::vector<double>& decode_rates, double prefill_share, double decode_share) {
-  std::uintmax_t size = 0;
+// A row of llama-bench's table: a test (ppN: prefill of N tokens, tgN: decoding N, ppN+tgM
+// both, imgN: encoding an image into N tokens) on `threads` threads, its t/s per run, and the
+// share of the ceiling this run measured (the f32 FMA peak for pp and img, the read bandwidth for
+// tg's median step; none for pp+tg).
+struct TableRow {
+  int threads = 0;
+  std::string test;
+  std::int64_t n_prompt = 0, n_gen = 0;
+  std::vector<double> rates;
+  bool one_run = false;  // measured once (img): no deviation
+  std::optional<double> share;
+  std::string ceiling;  // "FMA" or "bandwidth"
+};
+
+// What the table says of the model: its name and scheme, the safetensors bytes, the parameters
+// and the back end.
+struct ModelColumns {
+  std::string model, size, params, backend;
+  std::uintmax_t size_bytes = 0;
+};
+
+ModelColumns model_columns(const BenchArgs& a, const api::BenchResult& r) {
+  ModelColumns c;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(a.model, ec)) {
-    if (e.path().extension() == ".safetensors") size += e.file_size(ec);
+    if (e.path().extension() == ".safetensors") c.size_bytes += e.file_size(ec);
   }
   const std::string name = std::filesystem::path(a.model).lexically_normal().filename().string();
   char model[256], size_text[32], params[32];
   std::snprintf(model, sizeof model, "%s %s", name.empty() ? a.model.c_str() : name.c_str(),
                 r.quantization_scheme == "none" ? "(unquantized)" : r.quantization_scheme.c_str());
-  std::snprintf(size_text, sizeof size_text, "%.2f GiB", static_cast<double>(size) / (1024.0 * 1024.0 * 1024.0));
+  std::snprintf(size_text, sizeof size_text, "%.2f GiB", static_cast<double>(c.size_bytes) / (1024.0 * 1024.0 * 1024.0));
   std::snprintf(params, sizeof params, "%.2f B", static_cast<double>(r.parameters) / 1e9);
-  const std::string backend = a.backend.backend == "cpu" ? "CPU (" + r.dispatch_target + ")" : a.backend.backend;
+  c.model = model;
+  c.size = size_text;
+  c.params = params;
+  c.backend = a.backend.backend == "cpu" ? "CPU (" + r.dispatch_target + ")" : a.backend.backend;
+  return c;
+}
+
+std::string rate_text(const TableRow& row) {
+  if (!row.one_run) return plus_minus(row.rates);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", row.rates.front());
+  return buf;
+}
+
+// llama-bench's markdown table (model, size, params, backend, threads, test, t/s) and the share
+// of the ceiling after it.
+void print_markdown(const ModelColumns& c, const std::vector<TableRow>& rows) {
   std::printf("| model | size | params | backend | threads | test | t/s | of the ceiling |\n");
   std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
-  const auto row = [&](const std::string& test, const std::vector<double>& rates, double share, const char* ceiling) {
-    std::printf("| %s | %s | %s | %s | %d | %s | %s | %s %s |\n", model, size_text, params, backend.c_str(), threads, test.c_str(),
-                plus_minus(rates).c_str(), percent(share).c_str(), ceiling);
-  };
-  row("pp" + std::to_string(a.prompt_len), prefill_rates, prefill_share, "FMA");
-  row("tg" + std::to_string(a.decode_tokens), decode_rates, decode_share, "bandwidth");
-  if (r.image) {  // encoded once: its image tokens per second, no deviation
-    const double gflop_s = static_cast<double>(r.image->flops) / r.image->seconds / 1e9;
-    std::printf("| %s | %s | %s | %s | %d | img%lld | %.2f | %s FMA |\n", model, size_text, params, backend.c_str(), threads,
-                static_cast<long long>(r.image->tokens), static_cast<double>(r.image->tokens) / r.image->seconds,
-                percent(gflop_s / r.fma_peak_gflop_s).c_str());
+  for (const TableRow& row : rows) {
+    const std::string share = row.share ? percent(*row.share) + " " + row.ceiling : "-";
+    std::printf("| %s | %s | %s | %s | %d | %s | %s | %s |\n", c.model.c_str(), c.size.c_str(), c.params.c_str(),
+                c.backend.c_str(), row.threads, row.test.c_str(), rate_text(row).c_str(), share.c_str());
   }
 }
 
-// A thin adapter over the library's measurement (api/bench.h): flags in, the report out.
-void bench_command(const BenchArgs& a) {
+// The same rows as CSV (llama-bench's -o csv): a header, then a row per test; fields that hold a
+// comma or a quote are quoted.
+void print_csv(const ModelColumns& c, const std::vector<TableRow>& rows) {
+  const auto field = [](const std::string& v) {
+    if (v.find_first_of(",\"\n") == std::string::npos) return v;
+    std::string q = "\"";
+    for (const char ch : v) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  std::printf("model,size_bytes,params,backend,threads,test,n_prompt,n_gen,repetitions,avg_ts,stddev_ts,fraction_of_ceiling,ceiling\n");
+  for (const TableRow& row : rows) {
+    const auto [mean, sd] = mean_and_sd(row.rates);
+    char numbers[160];
+    std::snprintf(numbers, sizeof numbers, "%.6g,%.6g", mean, sd);
+    std::printf("%s,%ju,%s,%s,%d,%s,%lld,%lld,%zu,%s,%s,%s\n", field(c.model).c_str(), c.size_bytes, field(c.params).c_str(),
+                field(c.backend).c_str(), row.threads, row.test.c_str(), static_cast<long long>(row.n_prompt),
+                static_cast<long long>(row.n_gen), row.rates.size(), numbers,
+                row.share ? std::to_string(*row.share).c_str() : "", row.share ? row.ceiling.c_str() : "");
+  }
+}
+
+// The image row (one encode: image tokens per second against the FMA peak).
+TableRow image_row(int threads, const api::BenchResult& r) {
+  TableRow row;
+  row.threads = threads;
+  row.test = "img" + std::to_string(r.image->tokens);
+  row.rates = {static_cast<double>(r.image->tokens) / r.image->seconds};
+  row.one_run = true;
+  row.share = static_cast<double>(r.image->flops) / r.image->seconds / 1e9 / r.fma_peak_gflop_s;
+  row.ceiling = "FMA";
+  return row;
+}
+
+api::BenchOptions bench_options(const BenchArgs& a, int threads) {
   api::BenchOptions o;
   o.model = a.model;
   o.prompt_len = a.prompt_len;
   o.decode_tokens = a.decode_tokens;
   o.max_seq = a.max_seq;
-  o.threads = resolve_threads(a.threads);
+  o.threads = threads;
   o.repetitions = a.repetitions;
   o.image_encode = a.image_encode;
   o.f32_activations = a.f32_activations;
@@ -117,6 +181,13 @@ void bench_command(const BenchArgs& a) {
   o.backend = a.backend;
   o.kernel_target = a.kernel_target;
   o.log = log_to_stderr;
+  return o;
+}
+
+// One -p and one -n: a prefill of prompt_len tokens, then decode_tokens decoded after it, -r
+// times (the cold first run counted), reported in full.
+void bench_one_run(const BenchArgs& a) {
+  const api::BenchOptions o = bench_options(a, resolve_threads(a.threads));
   const api::BenchResult r = api::run_bench(o);
   const int threads = o.threads;
   const std::string& target = r.dispatch_target;
@@ -146,8 +217,14 @@ void bench_command(const BenchArgs& a) {
   };
   const std::vector<double> prefill_rates = rates(a.prompt_len, r.prefill_seconds_each);
   const std::vector<double> decode_rates = rates(a.decode_tokens, r.decode_seconds_each);
-  if (a.output == "md") {
-    print_markdown(a, r, threads, prefill_rates, decode_rates, prefill_gflop_s / fma_peak, median_gb_s / bandwidth);
+  if (a.output == "md" || a.output == "csv") {
+    std::vector<TableRow> rows(2);
+    rows[0] = {threads, "pp" + std::to_string(a.prompt_len), a.prompt_len, 0, prefill_rates, false, prefill_gflop_s / fma_peak, "FMA"};
+    rows[1] = {threads, "tg" + std::to_string(a.decode_tokens), 0, a.decode_tokens, decode_rates, false, median_gb_s / bandwidth,
+               "bandwidth"};
+    if (image) rows.push_back(image_row(threads, r));
+    const ModelColumns columns = model_columns(a, r);
+    a.output == "md" ? print_markdown(columns, rows) : print_csv(columns, rows);
     return;
   }
   if (a.json || a.output == "json" || a.output == "jsonl") {
@@ -263,6 +340,161 @@ void bench_command(const BenchArgs& a) {
               kv_bytes / 1e9, rss / 1e9);
 }
 
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 31;
+
+// -pg P,N: a prompt and the tokens generated after it, timed together.
+api::BenchTest prompt_gen_test(const std::string& item) {
+  const std::vector<std::int64_t> v = parse_count_list("-pg", {item}, kMaxCount);
+  if (v.size() != 2 || v[0] < 1 || v[1] < 1) {
+    invalid_argument("-pg " + item + ": expected PROMPT,GEN, two counts of at least 1 (as -pg 512,128)");
+  }
+  return {v[0], v[1]};
+}
+
+// A test's row and its JSON object: t/s of each run ((prompt + generated tokens) / seconds),
+// pp against the f32 FMA peak (its flops over the mean seconds), tg's median step against the
+// read bandwidth.
+void add_test(const BenchArgs& a, const api::BenchResult& r, int threads, const api::BenchTestResult& t,
+              std::vector<TableRow>& rows, nlohmann::ordered_json& objects) {
+  const std::int64_t p = t.test.prompt_len, n = t.test.decode_tokens;
+  TableRow row;
+  row.threads = threads;
+  row.test = api::bench_test_name(t.test);
+  row.n_prompt = p;
+  row.n_gen = n;
+  std::vector<std::int64_t> samples_ns;
+  for (const double s : t.seconds_each) {
+    row.rates.push_back(static_cast<double>(p + n) / s);
+    samples_ns.push_back(std::llround(s * 1e9));
+  }
+  const auto [mean_s, sd_s] = mean_and_sd(t.seconds_each);
+  const auto [mean_ts, sd_ts] = mean_and_sd(row.rates);
+  nlohmann::ordered_json j = {{"model_dir", a.model},
+                              {"quantization_scheme", r.quantization_scheme},
+                              {"parameters", r.parameters},
+                              {"backend", a.backend.backend},
+                              {"dispatch_target", r.dispatch_target},
+                              {"threads", threads},
+                              {"max_seq", a.max_seq},
+                              {"read_bandwidth_gb_s", r.read_bandwidth_gb_s},
+                              {"fma_peak_gflop_s", r.fma_peak_gflop_s},
+                              {"bf16_dot_peak_gflop_s", r.bf16_dot_peak_gflop_s},
+                              {"test", row.test},
+                              {"n_prompt", p},
+                              {"n_gen", n},
+                              {"warmup", !a.no_warmup},
+                              {"repetitions", t.seconds_each.size()},
+                              {"samples_ns", samples_ns},
+                              {"samples_ts", row.rates},
+                              {"avg_ns", std::llround(mean_s * 1e9)},
+                              {"stddev_ns", std::llround(sd_s * 1e9)},
+                              {"avg_ts", mean_ts},
+                              {"stddev_ts", sd_ts}};
+  if (n == 0) {
+    const double gflop_s = static_cast<double>(t.prefill_flops) / mean_s / 1e9;
+    row.share = gflop_s / r.fma_peak_gflop_s;
+    row.ceiling = "FMA";
+    j["prefill_flops"] = t.prefill_flops;
+    j["gflop_s"] = gflop_s;
+    j["fraction_of_fma_peak"] = *row.share;
+  } else if (p == 0) {
+    const double step = median(t.decode_step_seconds), gb_s = static_cast<double>(r.decode_weight_bytes) / step / 1e9;
+    row.share = gb_s / r.read_bandwidth_gb_s;
+    row.ceiling = "bandwidth";
+    j["decode_weight_bytes_per_token"] = r.decode_weight_bytes;
+    j["decode_step_seconds"] = t.decode_step_seconds;
+    j["decode_median_step_s"] = step;
+    j["decode_median_step_gb_s"] = gb_s;
+    j["decode_median_step_fraction_of_bandwidth"] = *row.share;
+  }
+  rows.push_back(row);
+  objects.push_back(j);
+}
+
+// The text lines of one thread count's tests.
+void print_tests_text(const api::BenchResult& r, int threads, const std::vector<TableRow>& rows) {
+  std::printf("threads  %d: read bandwidth %.1f GB/s, f32 FMA peak %.1f GFLOP/s (%s), kernels %s (measured before and "
+              "after the tests, best of each)\n",
+              threads, r.read_bandwidth_gb_s, r.fma_peak_gflop_s, r.fma_peak_target.c_str(), r.dispatch_target.c_str());
+  for (const TableRow& row : rows) {
+    if (row.threads != threads) continue;
+    char share[160] = "";
+    if (row.share && row.ceiling == "FMA") std::snprintf(share, sizeof share, "; %s of the f32 FMA peak", percent(*row.share).c_str());
+    if (row.share && row.ceiling == "bandwidth") {
+      const double gb_s = *row.share * r.read_bandwidth_gb_s;
+      std::snprintf(share, sizeof share, "; median step %.2f ms -> %.2f GB/s, %s of the measured bandwidth",
+                    static_cast<double>(r.decode_weight_bytes) / gb_s / 1e6, gb_s, percent(*row.share).c_str());
+    }
+    std::printf("test     %s: %s t/s%s\n", row.test.c_str(), rate_text(row).c_str(), share);
+  }
+}
+
+// Lists (llama-bench): on each thread count, the pp tests (-p values above 0), the tg tests (-n
+// values above 0) and the pg tests (-pg), each -r times after a warm-up run, one model load and
+// a pair of ceiling measurements per thread count; a row per test.
+void bench_tests(const BenchArgs& a, const std::vector<std::int64_t>& prompts, const std::vector<std::int64_t>& gens,
+                 const std::vector<std::int64_t>& thread_counts, const std::vector<api::BenchTest>& prompt_gen) {
+  std::vector<api::BenchTest> tests;
+  for (const std::int64_t p : prompts) {
+    if (p > 0) tests.push_back({p, 0});
+  }
+  for (const std::int64_t n : gens) {
+    if (n > 0) tests.push_back({0, n});
+  }
+  tests.insert(tests.end(), prompt_gen.begin(), prompt_gen.end());
+  if (tests.empty()) invalid_argument("bench: no test to run: -p and -n are 0 and there is no -pg");
+  std::vector<int> threads;
+  for (const std::int64_t t : thread_counts) threads.push_back(resolve_threads(static_cast<int>(t)));
+  std::vector<TableRow> rows;
+  nlohmann::ordered_json objects = nlohmann::ordered_json::array();
+  std::optional<ModelColumns> columns;
+  const bool text = a.output == "text" && !a.json;
+  for (const int t : threads) {
+    api::BenchOptions o = bench_options(a, t);
+    o.tests = tests;
+    o.warmup = !a.no_warmup;
+    const api::BenchResult r = api::run_bench(o);
+    if (!columns) {  // the first results: a bad flag was refused before anything was printed
+      columns = model_columns(a, r);
+      if (text) {
+        std::printf("bench    %s, max_seq %lld, each test %d time%s%s\n", a.model.c_str(), static_cast<long long>(a.max_seq),
+                    a.repetitions, a.repetitions == 1 ? "" : "s", a.no_warmup ? "" : " after a warm-up run");
+      }
+    }
+    for (const api::BenchTestResult& test : r.tests) add_test(a, r, t, test, rows, objects);
+    if (r.image) {
+      rows.push_back(image_row(t, r));
+      objects.push_back({{"model_dir", a.model}, {"threads", t}, {"test", rows.back().test}, {"image_encode_seconds", r.image->seconds},
+                         {"image_encode_flops", r.image->flops}, {"avg_ts", rows.back().rates.front()},
+                         {"fraction_of_fma_peak", *rows.back().share}});
+    }
+    if (text) print_tests_text(r, t, rows);
+    std::fflush(stdout);
+  }
+  if (a.output == "md") print_markdown(*columns, rows);
+  if (a.output == "csv") print_csv(*columns, rows);
+  if (a.output == "jsonl") {
+    for (const auto& j : objects) std::cout << j.dump() << "\n";
+  }
+  if (a.json || a.output == "json") std::cout << objects.dump(2) << "\n";
+}
+
+// A thin adapter over the library's measurement (api/bench.h): flags in, the report out.
+void bench_command(BenchArgs a) {
+  const std::vector<std::int64_t> prompts = parse_count_list("-p", a.prompt_lens, kMaxCount);
+  const std::vector<std::int64_t> gens = parse_count_list("-n", a.decode_lens, kMaxCount);
+  const std::vector<std::int64_t> threads = parse_count_list("--threads", a.thread_counts, kMaxThreads);
+  std::vector<api::BenchTest> prompt_gen;
+  for (const std::string& item : a.prompt_gen) prompt_gen.push_back(prompt_gen_test(item));
+  if (prompts.size() == 1 && gens.size() == 1 && threads.size() == 1 && prompt_gen.empty() && prompts[0] > 0 && gens[0] > 0) {
+    a.prompt_len = prompts[0];
+    a.decode_tokens = gens[0];
+    a.threads = static_cast<int>(threads[0]);
+    return bench_one_run(a);
+  }
+  bench_tests(a, prompts, gens, threads, prompt_gen);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -270,18 +502,30 @@ void add_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "measure prefill and decode speed against the machine's measured memory "
                                           "bandwidth and compute peaks");
   cmd->add_option("-m,--model", a->model, "checkpoint directory")->required();
-  cmd->add_option("-p,--prompt-len", a->prompt_len, "prompt tokens to prefill")->capture_default_str();
-  cmd->add_option("-n,--decode-tokens", a->decode_tokens, "tokens to decode")->capture_default_str();
+  const char* lists = "; a comma list, a range first-last[+step|*mult] or the flag again runs a test per value (llama-bench)";
+  cmd->add_option("-p,--prompt-len,--n-prompt", a->prompt_lens, std::string("prompt tokens to prefill (default 512)") + lists)
+      ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("-n,--decode-tokens,--n-gen", a->decode_lens, std::string("tokens to decode (default 32)") + lists)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--prompt-gen", a->prompt_gen, "PROMPT,GEN: a prompt and the tokens generated after it, timed together (llama-bench's -pg; "
+                                        "test; the flag again for more)")
+      ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--max-seq", a->max_seq, "static sequence length")->capture_default_str()->check(max_seq_range());
-  cmd->add_option("-t,--threads", a->threads, "threads (default: one per hardware thread)");
+  cmd->add_option("-t,--threads", a->thread_counts, std::string("threads (default: one per hardware thread)") + lists)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
   cmd->add_flag("--image-encode", a->image_encode,
                 "also time one vision_prefill over a full synthetic patch grid (models with a vision tower)");
   cmd->add_flag("--json", a->json, "print one JSON object");
   cmd->add_option("-r,--repetitions", a->repetitions, "prefill and decode this many times on the loaded model; t/s as mean ± "
                                                      "sample deviation (llama-bench's -r; default 1)");
-  cmd->add_option("-o,--output", a->output, "text (default), json (as --json), jsonl (one line) or md (llama-bench's table)")
-      ->check(CLI::IsMember({"text", "json", "jsonl", "md"}));
+  cmd->add_option("-o,--output", a->output,
+                  "text (default), json (as --json), jsonl (one line), md (llama-bench's table) or csv (its rows)")
+      ->check(CLI::IsMember({"text", "json", "jsonl", "md", "csv"}));
   add_llama_cpp_tuning_flags(*cmd);
+  // llama-bench's own: the tuning flags' note (nothing warmed up) does not hold here.
+  cmd->remove_option(cmd->get_option("--no-warmup"));
+  cmd->remove_option(cmd->get_option("--warmup"));
+  cmd->add_flag("--no-warmup,!--warmup", a->no_warmup,
+                "lists and -pg: no untimed warm-up run before each test's runs (--warmup, the default: one)");
   cmd->add_flag("--f32-activations", a->f32_activations, "keep prefill/vision activations f32 on bf16 weights");
   add_kernel_target_option(*cmd, a->kernel_target);
   add_backend_options(*cmd, a->backend);

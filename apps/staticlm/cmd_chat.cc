@@ -53,6 +53,10 @@ namespace {
 struct ChatArgs {
   std::string model;
   std::optional<std::string> config_file, system, image;
+  // llama-cli's conversation mode: -p (or -f) is the first user turn, answered before stdin is
+  // read; -st ends the chat after one turn.
+  std::optional<std::string> prompt, prompt_file;
+  bool single_turn = false;
   std::vector<std::string> sets;
   bool jinja = false;
   bool no_perf = false;  // llama.cpp's --no-perf: no statistics on stderr
@@ -172,19 +176,28 @@ void chat_command(const ChatArgs& a) {
   std::int64_t turn_no = 0, prefilled_total = 0, reused_total = 0;
   std::string line;
   std::int64_t line_no = 0;
+  std::optional<std::string> first = a.prompt_file ? std::optional(read_prompt_file(*a.prompt_file)) : a.prompt;
+  if (first && a.sampling.escape && !a.prompt_file) first = process_escapes(*first);
   for (;;) {
-    if (interactive) std::cerr << "> " << std::flush;
+    if (a.single_turn && turn_no > 0) break;
     bool too_long = false;
-    if (!read_turn_line(std::cin, line, too_long)) break;
-    ++line_no;
-    if (line.empty() && !too_long) continue;
+    if (first) {
+      line = std::move(*first);
+      first.reset();
+      if (line.empty()) continue;
+    } else {
+      if (interactive) std::cerr << "> " << std::flush;
+      if (!read_turn_line(std::cin, line, too_long)) break;
+      ++line_no;
+      if (line.empty() && !too_long) continue;
+    }
     try {
       if (too_long) {
         invalid_argument("stdin line " + std::to_string(line_no) + ": longer than " + std::to_string(kMaxTurnLineBytes) +
                          " bytes (the limit)");
       }
       // The line is named: from a script, "offset 14" alone does not say which one.
-      check_prompt_utf8(line, ("stdin line " + std::to_string(line_no)).c_str());
+      check_prompt_utf8(line, line_no == 0 ? (a.prompt_file ? "-f" : "--prompt") : ("stdin line " + std::to_string(line_no)).c_str());
       if (line[0] == '/') {
         const std::size_t sp = line.find(' ');
         const std::string cmd = line.substr(0, sp), arg = sp == std::string::npos ? "" : line.substr(sp + 1);
@@ -282,7 +295,13 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--config", a->config_file, "runtime config (YAML)");
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable), e.g. context_overflow=truncate");
   cmd->add_option("--system,--system-prompt", a->system, "system prompt");
+  cmd->add_option_function<std::string>(
+      "--system-prompt-file", [a](const std::string& f) { a->system = read_prompt_file(f); },
+      "the system prompt from a file, without its last newline (llama.cpp's -sysf)");
   cmd->add_option("--image", a->image, "image file for the first turn (JPEG or PNG)");
+  cmd->add_option("-p,--prompt", a->prompt, "the first user turn, answered before stdin is read (llama-cli's -p in conversation mode)");
+  cmd->add_option("-f,--file", a->prompt_file, "the first user turn from a file, without its last newline");
+  cmd->add_flag("--single-turn", a->single_turn, "end after one turn: the --prompt, else the first stdin line (llama-cli's -st)");
   cmd->add_option("-c,--max-seq,--ctx-size", a->max_seq, "static sequence length: the whole conversation's context + 1")
       ->check(max_seq_range());
   cmd->add_option("-t,--threads", a->threads, "CPU threads for the subgraphs (default 0: one per core)");

@@ -189,7 +189,7 @@ void run_command(RunArgs& a) {
   check_args(a);
   if (a.system) a.chat = true;  // a system message is a chat turn
   if (a.prompt_file) {  // -f: the file's text is the prompt, as llama.cpp's -f takes it
-    a.prompt = read_file(*a.prompt_file);
+    a.prompt = read_prompt_file(*a.prompt_file);
     check_prompt_utf8(a.prompt, a.prompt_file->c_str());
     a.prompt_file.reset();
   }
@@ -312,13 +312,16 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--config", a->config_file, "runtime config (YAML)");
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");
   cmd->add_option("-p,--prompt", a->prompt, "prompt text");
-  cmd->add_option("-f,--file", a->prompt_file, "file whose text is the prompt");
+  cmd->add_option("-f,--file", a->prompt_file, "file whose text is the prompt (without its last newline, as llama.cpp's -f)");
   cmd->add_option("--prompt-ids", a->prompt_ids, "prompt as comma-separated token ids (needs no tokenizer)");
   cmd->add_option("--messages", a->messages, "chat messages (JSON file)");
   cmd->add_flag("--chat,--single-turn", a->chat,
                 "wrap the prompt in the chat format (the checkpoint's chat template); llama-cli's -st, one turn");
   cmd->add_option("--system,--system-prompt", a->system,
                   "a system message before the prompt, in the chat format (implies --chat; llama.cpp's -sys)");
+  cmd->add_option_function<std::string>(
+      "--system-prompt-file", [a](const std::string& f) { a->system = read_prompt_file(f); },
+      "the system message from a file, without its last newline (llama.cpp's -sysf)");
   cmd->add_option("--chat-template,--chat-template-file", a->chat_template,
                   "a Jinja chat template: a file, or the template itself (text holding {{ or {%), as llama.cpp's "
                   "--chat-template takes it; overrides the checkpoint's");

@@ -74,6 +74,7 @@ struct ServeArgs {
   int port = 8080, slots = 1, queue = 8, threads = 0;
   std::int64_t max_body = 1 << 20;
   std::optional<int> timeout;  // llama-server's --timeout: seconds a read or write may wait
+  bool seed_given = false;     // --seed on the command line
   std::string alias;           // llama-server's --alias: the model's name in the API ("": the directory's)
   bool allow_local_files = false;
   bool f32_activations = false;
@@ -167,7 +168,11 @@ void serve_command(const ServeArgs& a) {
   o.config_file = a.config_file;
   o.sets = a.sets;
   o.max_seq = a.max_seq;
-  o.defaults = generate_params(a.sampling);
+  // llama-server's seeds: without --seed (or with -1) each request draws its own.
+  o.random_seed = !a.seed_given || a.sampling.seed == -1;
+  SamplingFlags sampling = a.sampling;
+  if (sampling.seed == -1) sampling.seed = 0;  // not drawn once here
+  o.defaults = generate_params(sampling);
   o.allow_local_files = a.allow_local_files;
   o.f32_activations = a.f32_activations;
   o.resident_weights = a.resident_weights;
@@ -257,7 +262,7 @@ void serve_command(const ServeArgs& a) {
     };
   };
   // Every other method on a known path (PUT, DELETE, PATCH too) is 405 naming the one it takes.
-  for (const char* path : {"/health", "/props", "/v1/models", R"(/v1/models/.+)", "/models", R"(/models/.+)"}) {
+  for (const char* path : {"/health", "/v1/health", "/props", "/v1/models", R"(/v1/models/.+)", "/models", R"(/models/.+)"}) {
     svr.Post(path, wrong_method("GET"));
     svr.Put(path, wrong_method("GET"));
     svr.Delete(path, wrong_method("GET"));
@@ -271,14 +276,17 @@ void serve_command(const ServeArgs& a) {
     svr.Patch(path, wrong_method("POST"));
   }
 
-  svr.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
-    const ServeEngine::Stats s = engine.stats();
-    json_reply(res, 200, dump_reply_json({{"status", "ok"}, {"slots", a.slots}, {"queue", a.queue}, {"in_flight", s.in_flight},
-                               {"completed", s.completed}, {"cancelled", s.cancelled}, {"failed", s.failed},
-                               {"rejected", s.rejected},
-                               // Heap bytes in use: flat across requests.
-                               {"heap_in_use_bytes", heap_in_use_bytes()}}));
-  });
+  for (const char* path : {"/health", "/v1/health"}) {  // llama-server answers both
+    svr.Get(path, [&](const httplib::Request&, httplib::Response& res) {
+      const ServeEngine::Stats s = engine.stats();
+      json_reply(res, 200, dump_reply_json({{"status", "ok"}, {"slots", a.slots}, {"queue", a.queue}, {"in_flight", s.in_flight},
+                                            {"completed", s.completed}, {"cancelled", s.cancelled}, {"failed", s.failed},
+                                            {"invalid", s.invalid},
+                                            {"rejected", s.rejected},
+                                            // Heap bytes in use: flat across requests.
+                                            {"heap_in_use_bytes", heap_in_use_bytes()}}));
+    });
+  }
   const std::string props = props_reply(context, a.slots);  // fixed while the server runs
   svr.Get("/props", [&](const httplib::Request&, httplib::Response& res) { json_reply(res, 200, props); });
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
@@ -299,7 +307,6 @@ void serve_command(const ServeArgs& a) {
       json_reply(res, 200, dump_reply_json(model_json));
     });
   }
-  std::atomic<std::uint64_t> next_id{1};
   // Chat completions and text completions differ in how a request is parsed and how a reply is
   // shaped; the queue, the waiting and the streaming are the same.
   using Parser = void (*)(const std::string&, const RequestContext&, ChatJob&);
@@ -320,8 +327,9 @@ void serve_command(const ServeArgs& a) {
                                       "server_busy"));
       return;
     }
-    Reply reply{(text_completion ? "cmpl-" : "chatcmpl-") + std::to_string(next_id++), model_name,
-                static_cast<std::int64_t>(std::time(nullptr)), context.tokenizer, text_completion, llama};
+    Reply reply{random_id(text_completion ? "cmpl-" : "chatcmpl-"), model_name, static_cast<std::int64_t>(std::time(nullptr)),
+                context.tokenizer, text_completion, llama};
+    reply.usage_null = job->stream && job->usage_chunk;
     if (!job->stream) {
       // Wakes now and then to notice a client that went away: its generation is cancelled.
       const PeerWatch peer(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
@@ -331,7 +339,11 @@ void serve_command(const ServeArgs& a) {
       }
       if (job->cancelled) return;  // nobody to answer
       if (!job->error.empty()) {
-        json_reply(res, 500, error_json("generation failed: " + job->error, "server_error"));
+        if (job->request_error) {
+          json_reply(res, 400, error_json(job->error, "invalid_request_error"));
+        } else {
+          json_reply(res, 500, error_json("generation failed: " + job->error, "server_error"));
+        }
         return;
       }
       json_reply(res, 200, dump_reply_json(reply.completion(*job)));
@@ -358,7 +370,7 @@ void serve_command(const ServeArgs& a) {
           }
           std::string piece, thought, error, finish, content_chunk;
           std::vector<ToolCall> calls;
-          bool done = false;
+          bool done = false, theirs = false;
           {
             std::unique_lock l(job->mu);
             // Wakes now and then to notice a client that went away while nothing was written.
@@ -383,6 +395,7 @@ void serve_command(const ServeArgs& a) {
             *sent_logprobs = to;
             done = job->done;
             error = job->error;
+            theirs = job->request_error;
             finish = job->finish_reason;
             calls = job->tool_calls;
           }
@@ -394,7 +407,9 @@ void serve_command(const ServeArgs& a) {
           }
           if (!done) return true;
           if (!error.empty()) {
-            if (!send(error_json("generation failed: " + error, "server_error"))) return false;
+            if (!send(theirs ? error_json(error, "invalid_request_error") : error_json("generation failed: " + error, "server_error"))) {
+              return false;
+            }
           } else if (reply.llama) {  // llama.cpp's last event: the summary, and no [DONE]
             ojson last = reply.completion(*job);
             last["content"] = "";
@@ -511,8 +526,9 @@ void add_serve_command(CLI::App& app) {
   add_llama_cpp_refused_flags(*cmd);
   add_llama_server_flags(*cmd);
   add_profile_option(*cmd, a->profile);
-  cmd->callback([a] {
+  cmd->callback([a, cmd] {
     a->sets = with_profile(a->sets, a->profile);
+    a->seed_given = cmd->count("--seed") > 0;
     serve_command(*a);
   });
 }

@@ -1,6 +1,5 @@
 #include "llama_cpp_flags.h"
 
-#include <array>
 #include <utility>
 
 #include "base/error.h"
@@ -9,56 +8,117 @@
 namespace staticlm::cli {
 
 void spell_llama_cpp_flags(int argc, char** argv) {
-  // The long names are static: argv keeps pointing at them.
-  static std::array<std::pair<std::string_view, char*>, 42> names = {{
-      {"-sys", const_cast<char*>("--system-prompt")},
-      {"-ngl", const_cast<char*>("--n-gpu-layers")},
-      {"-fa", const_cast<char*>("--flash-attn")},
-      {"-ub", const_cast<char*>("--ubatch-size")},
-      {"-tb", const_cast<char*>("--threads-batch")},
-      {"-ctk", const_cast<char*>("--cache-type-k")},
-      {"-ctv", const_cast<char*>("--cache-type-v")},
-      {"-nkvo", const_cast<char*>("--no-kv-offload")},
-      {"-np", const_cast<char*>("--parallel")},
-      {"-cnv", const_cast<char*>("--conversation")},
-      {"-no-cnv", const_cast<char*>("--no-conversation")},
-      {"-st", const_cast<char*>("--single-turn")},
-      {"-if", const_cast<char*>("--interactive-first")},
-      {"-mli", const_cast<char*>("--multiline-input")},
-      {"-sp", const_cast<char*>("--special")},
-      {"-co", const_cast<char*>("--color")},
-      {"-jf", const_cast<char*>("--json-schema-file")},
-      {"-lv", const_cast<char*>("--verbosity")},
-      {"-dkvc", const_cast<char*>("--dump-kv-cache")},
-      {"-kvu", const_cast<char*>("--kv-unified")},
-      {"-sm", const_cast<char*>("--split-mode")},
-      {"-mg", const_cast<char*>("--main-gpu")},
-      {"-ts", const_cast<char*>("--tensor-split")},
-      {"-dev", const_cast<char*>("--device")},
-      {"-ot", const_cast<char*>("--override-tensor")},
-      {"-cmoe", const_cast<char*>("--cpu-moe")},
-      {"-ncmoe", const_cast<char*>("--n-cpu-moe")},
-      {"-nr", const_cast<char*>("--no-repack")},
-      {"-Cr", const_cast<char*>("--cpu-range")},
-      {"-Cb", const_cast<char*>("--cpu-mask-batch")},
-      {"-Crb", const_cast<char*>("--cpu-range-batch")},
-      {"-dt", const_cast<char*>("--defrag-thold")},
-      {"-cram", const_cast<char*>("--cache-ram")},
-      {"-hf", const_cast<char*>("--hf-repo")},
-      {"-hfr", const_cast<char*>("--hf-repo")},
-      {"-hff", const_cast<char*>("--hf-file")},
-      {"-mu", const_cast<char*>("--model-url")},
-      {"-md", const_cast<char*>("--model-draft")},
-      {"-cb", const_cast<char*>("--cont-batching")},
-      {"-nocb", const_cast<char*>("--no-cont-batching")},
-      {"-to", const_cast<char*>("--timeout")},
-      {"-sps", const_cast<char*>("--slot-prompt-similarity")},
-  }};
+  // The long names are static: argv keeps pointing at them. Every one-dash long spelling of
+  // llama.cpp's tools (common/arg.cpp, llama-bench) is here, those staticlm has no flag for too:
+  // they are then refused as the long flag they are, instead of read as a one-letter flag and
+  // a value (-sysf F as -s ysf).
+  static const std::pair<std::string_view, const char*> names[] = {
+      {"-sys", "--system-prompt"},
+      {"-ngl", "--n-gpu-layers"},
+      {"-fa", "--flash-attn"},
+      {"-ub", "--ubatch-size"},
+      {"-tb", "--threads-batch"},
+      {"-ctk", "--cache-type-k"},
+      {"-ctv", "--cache-type-v"},
+      {"-nkvo", "--no-kv-offload"},
+      {"-np", "--parallel"},
+      {"-cnv", "--conversation"},
+      {"-no-cnv", "--no-conversation"},
+      {"-st", "--single-turn"},
+      {"-if", "--interactive-first"},
+      {"-mli", "--multiline-input"},
+      {"-sp", "--special"},
+      {"-co", "--color"},
+      {"-jf", "--json-schema-file"},
+      {"-lv", "--verbosity"},
+      {"-dkvc", "--dump-kv-cache"},
+      {"-kvu", "--kv-unified"},
+      {"-sm", "--split-mode"},
+      {"-mg", "--main-gpu"},
+      {"-ts", "--tensor-split"},
+      {"-dev", "--device"},
+      {"-ot", "--override-tensor"},
+      {"-cmoe", "--cpu-moe"},
+      {"-ncmoe", "--n-cpu-moe"},
+      {"-nr", "--no-repack"},
+      {"-Cr", "--cpu-range"},
+      {"-Cb", "--cpu-mask-batch"},
+      {"-Crb", "--cpu-range-batch"},
+      {"-dt", "--defrag-thold"},
+      {"-cram", "--cache-ram"},
+      {"-hf", "--hf-repo"},
+      {"-hfr", "--hf-repo"},
+      {"-hff", "--hf-file"},
+      {"-mu", "--model-url"},
+      {"-md", "--model-draft"},
+      {"-cb", "--cont-batching"},
+      {"-nocb", "--no-cont-batching"},
+      {"-to", "--timeout"},
+      {"-sps", "--slot-prompt-similarity"},
+      {"-pg", "--prompt-gen"},
+      {"-cl", "--cache-list"},
+      {"-lcs", "--lookup-cache-static"},
+      {"-lcd", "--lookup-cache-dynamic"},
+      {"-ctxcp", "--ctx-checkpoints"},
+      {"-cms", "--checkpoint-min-step"},
+      {"-no-kvu", "--no-kv-unified"},
+      {"-sysf", "--system-prompt-file"},
+      {"-bf", "--binary-file"},
+      {"-ptc", "--print-token-count"},
+      {"-bs", "--backend-sampling"},
+      {"-gan", "--grp-attn-n"},
+      {"-gaw", "--grp-attn-w"},
+      {"-kvo", "--kv-offload"},
+      {"-ns", "--sequences"},
+      {"-mm", "--mmproj"},
+      {"-mmu", "--mmproj-url"},
+      {"-ndio", "--no-direct-io"},
+      {"-lm", "--load-mode"},
+      {"-fit", "--fit"},
+      {"-fitp", "--fit-print"},
+      {"-fitt", "--fit-target"},
+      {"-fitc", "--fit-ctx"},
+      {"-dr", "--docker-repo"},
+      {"-hfv", "--hf-repo-v"},
+      {"-hfrv", "--hf-repo-v"},
+      {"-hffv", "--hf-file-v"},
+      {"-hft", "--hf-token"},
+      {"-ofreq", "--output-frequency"},
+      {"-ag", "--agent"},
+      {"-no-ag", "--no-agent"},
+      {"-rea", "--reasoning"},
+      {"-hfd", "--spec-draft-hf"},
+      {"-hfrd", "--spec-draft-hf"},
+      {"-td", "--spec-draft-threads"},
+      {"-tbd", "--spec-draft-threads-batch"},
+      {"-Cd", "--spec-draft-cpu-mask"},
+      {"-Crd", "--spec-draft-cpu-range"},
+      {"-Cbd", "--spec-draft-cpu-mask-batch"},
+      {"-Crbd", "--spec-draft-cpu-range-batch"},
+      {"-ctkd", "--spec-draft-type-k"},
+      {"-ctvd", "--spec-draft-type-v"},
+      {"-otd", "--spec-draft-override-tensor"},
+      {"-cmoed", "--spec-draft-cpu-moe"},
+      {"-ncmoed", "--spec-draft-n-cpu-moe"},
+      {"-devd", "--spec-draft-device"},
+      {"-ngld", "--spec-draft-ngl"},
+      {"-mv", "--model-vocoder"},
+      {"-lr", "--learning-rate"},
+      {"-lr-min", "--learning-rate-min"},
+      {"-decay-epochs", "--learning-rate-decay-epochs"},
+      {"-wd", "--weight-decay"},
+      {"-val-split", "--val-split"},
+      {"-epochs", "--epochs"},
+      {"-opt", "--optimizer"},
+      {"-oe", "--output-err"},
+      {"-rpc", "--rpc"},
+      {"-embd", "--embeddings"},
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") return;  // what follows is not a flag
     for (const auto& [one_dash, long_name] : names) {
-      if (arg == one_dash) argv[i] = long_name;
+      if (arg == one_dash) argv[i] = const_cast<char*>(long_name);
     }
   }
 }
@@ -137,6 +197,10 @@ void add_llama_cpp_tuning_flags(CLI::App& cmd) {
   noted_flag(cmd, "--no-repack", "the weights are used as the checkpoint stores them");
   noted_flag(cmd, "--mlock", "the weights are not locked in memory (--no-mmap copies the streamed ones off the page cache)");
   noted_flag(cmd, "--no-kv-offload", "the KV cache is in host memory");
+  noted(cmd, "--fit", devices);
+  noted(cmd, "--fit-target", devices);
+  noted(cmd, "--fit-ctx", devices);
+  noted(cmd, "--ctx-checkpoints", "the static KV cache keeps no checkpoints (a conversation's cached prefix is reused)");
   noted_flag(cmd, "--no-warmup", "nothing is warmed up before the first call");
   noted_flag(cmd, "--warmup", "nothing is warmed up before the first call");
   const std::string logs = "staticlm writes one line per event on stderr and has no log levels";
@@ -160,7 +224,11 @@ void add_llama_cpp_refused_flags(CLI::App& cmd) {
   unsupported("--hf-repo", local);
   unsupported("--hf-file", local);
   unsupported("--model-url", local);
+  unsupported("--hf-token", local);
   unsupported("--model-draft", "there is no speculative decoding");
+  const std::string vision = "the checkpoint directory holds the vision tower (model.safetensors) and its processor configs";
+  unsupported("--mmproj", vision);
+  unsupported("--mmproj-url", vision);
   const std::string as_exported = "the static graphs compute the checkpoint as exported";
   unsupported("--lora", as_exported);
   unsupported("--lora-scaled", as_exported);
@@ -180,6 +248,12 @@ void add_llama_cpp_mode_flags(CLI::App& cmd, bool conversation) {
   if (conversation) {
     silent(cmd, "-i,--interactive,--interactive-first,--conversation", "chat is a conversation", false);
     refused(cmd, "--no-conversation", "chat is a conversation; `staticlm run -m DIR -p TEXT` answers one prompt", false);
+    // llama-cli ignores these in conversation mode too: the chat template lays out each turn.
+    const std::string templated = "each turn is laid out by the chat format (llama-cli ignores it in conversation mode)";
+    noted(cmd, "--in-prefix", templated);
+    noted(cmd, "--in-suffix", templated);
+    noted_flag(cmd, "--in-prefix-bos", templated);
+    noted_flag(cmd, "--multiline-input", "each stdin line is one turn");
     return;
   }
   silent(cmd, "--no-conversation", "run answers one prompt and exits", false);

@@ -14,6 +14,12 @@ void check_prompt_utf8(const std::optional<std::string>& prompt, const char* fla
   }
 }
 
+std::string read_prompt_file(const std::string& path) {
+  std::string text = read_file(path);
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
 std::string resolve_prompt(const PromptSource& a, const RuntimeConfig& cfg, std::vector<std::string>& image_paths) {
   image_paths = a.images;
   check_prompt_utf8(a.prompt);

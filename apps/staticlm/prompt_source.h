@@ -29,6 +29,10 @@ struct PromptSource {
 // offset of the bad byte.
 void check_prompt_utf8(const std::optional<std::string>& prompt, const char* flag = "--prompt");
 
+// llama.cpp's -f and -sysf: a file's text without one trailing newline (an editor's last line end
+// is not part of the prompt).
+std::string read_prompt_file(const std::string& path);
+
 // Returns the text; image_paths receives the images in prompt order. kInvalidArgument names the
 // messages file when image parts and --image files do not pair up.
 std::string resolve_prompt(const PromptSource& source, const RuntimeConfig& config, std::vector<std::string>& image_paths);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -102,17 +103,85 @@ void log(const BenchOptions& o, const std::string& line) {
   if (o.log) o.log(line);
 }
 
+// The checks of a test list: each test names tokens, and its prompt (a lone <bos> for tg) and
+// tokens fit max_seq.
+void check_tests(const BenchOptions& a) {
+  for (const BenchTest& t : a.tests) {
+    const std::string name = bench_test_name(t);
+    if (t.prompt_len < 0 || t.decode_tokens < 0 || (t.prompt_len == 0 && t.decode_tokens == 0)) {
+      invalid_argument("bench: test " + name + ": expected a prompt or tokens to generate (counts >= 0, not both 0)");
+    }
+    const std::int64_t positions = std::max<std::int64_t>(t.prompt_len, 1) + t.decode_tokens;
+    if (positions > a.max_seq - 1) {
+      invalid_argument("bench: test " + name + " needs " + std::to_string(positions) + " positions; max_seq " +
+                       std::to_string(a.max_seq) + " holds " + std::to_string(a.max_seq - 1) +
+                       " (one slot is kept); raise --max-seq");
+    }
+  }
+}
+
+// A fixed prompt of ordinary text ids after <bos>; speed does not depend on which ids.
+std::vector<std::int64_t> bench_prompt(const ModelConfig& config, std::int64_t tokens) {
+  std::vector<std::int64_t> prompt(static_cast<std::size_t>(tokens));
+  prompt[0] = config.text.bos_token_id;
+  for (std::size_t i = 1; i < prompt.size(); ++i) prompt[i] = 1000 + static_cast<std::int64_t>(i);
+  return prompt;
+}
+
+}  // namespace
+
+std::string bench_test_name(const BenchTest& t) {
+  const std::string pp = "pp" + std::to_string(t.prompt_len), tg = "tg" + std::to_string(t.decode_tokens);
+  if (t.prompt_len > 0 && t.decode_tokens > 0) return pp + "+" + tg;
+  return t.decode_tokens > 0 ? tg : pp;
+}
+
+namespace {
+
+// The tests of BenchOptions::tests on a ready runtime: a warm-up run each (unless turned off),
+// then the timed repetitions.
+void run_tests(const BenchOptions& a, const Checkpoint& ck, Runtime& runtime, BenchResult& r) {
+  for (const BenchTest& t : a.tests) {
+    log(a, "bench: " + bench_test_name(t) + "...");
+    const std::vector<std::int64_t> prompt = bench_prompt(ck.config(), std::max<std::int64_t>(t.prompt_len, 1));
+    BenchTestResult out;
+    out.test = t;
+    if (t.prompt_len > 0) out.prefill_flops = prefill_flops(ck.config(), ck.layers(), t.prompt_len);
+    // One run: the prompt (timed unless tg), then `steps` decode steps; the timed seconds.
+    const auto run = [&](std::int64_t steps, std::vector<double>* step_seconds) {
+      std::optional<std::chrono::steady_clock::time_point> t0;
+      if (t.prompt_len > 0) t0 = std::chrono::steady_clock::now();
+      std::int64_t token = argmax_first(runtime.prefill_tokens(prompt));
+      if (!t0) t0 = std::chrono::steady_clock::now();
+      for (std::int64_t i = 0; i < steps; ++i) {
+        const auto step = std::chrono::steady_clock::now();
+        token = argmax_first(runtime.decode(token));
+        if (step_seconds) step_seconds->push_back(seconds_since(step));
+        r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());
+      }
+      return seconds_since(*t0);
+    };
+    if (a.warmup) run(std::min<std::int64_t>(t.decode_tokens, 1), nullptr);
+    for (int rep = 0; rep < a.repetitions; ++rep) out.seconds_each.push_back(run(t.decode_tokens, &out.decode_step_seconds));
+    r.tests.push_back(std::move(out));
+  }
+}
+
 }  // namespace
 
 BenchResult run_bench(const BenchOptions& a) {
-  if (a.prompt_len < 1) invalid_argument("-p " + std::to_string(a.prompt_len) + ": the prompt needs at least 1 token");
-  if (a.decode_tokens < 1) invalid_argument("-n " + std::to_string(a.decode_tokens) + ": must be at least 1");
   if (a.repetitions < 1 || a.repetitions > 1000) {
     invalid_argument("-r " + std::to_string(a.repetitions) + ": expected 1 to 1000 repetitions");
   }
-  if (a.prompt_len + a.decode_tokens > a.max_seq - 1) {
-    invalid_argument("bench: -p " + std::to_string(a.prompt_len) + " plus -n " + std::to_string(a.decode_tokens) +
-                     " tokens do not fit max_seq " + std::to_string(a.max_seq) + " (one slot is kept); raise --max-seq");
+  if (!a.tests.empty()) {
+    check_tests(a);
+  } else {
+    if (a.prompt_len < 1) invalid_argument("-p " + std::to_string(a.prompt_len) + ": the prompt needs at least 1 token");
+    if (a.decode_tokens < 1) invalid_argument("-n " + std::to_string(a.decode_tokens) + ": must be at least 1");
+    if (a.prompt_len + a.decode_tokens > a.max_seq - 1) {
+      invalid_argument("bench: -p " + std::to_string(a.prompt_len) + " plus -n " + std::to_string(a.decode_tokens) +
+                       " tokens do not fit max_seq " + std::to_string(a.max_seq) + " (one slot is kept); raise --max-seq");
+    }
   }
   check_backend_choice(a.backend);
   if (a.kernel_target) cpu::select_kernel_target(*a.kernel_target);
@@ -144,13 +213,10 @@ BenchResult run_bench(const BenchOptions& a) {
   ro.pool = &pool;
   auto runtime = Runtime::create(*backend, ck->config(), ck->layers(), ro);
 
-  // A fixed prompt of ordinary text ids after <bos>; speed does not depend on which ids.
-  std::vector<std::int64_t> prompt(static_cast<std::size_t>(a.prompt_len));
-  prompt[0] = ck->config().text.bos_token_id;
-  for (std::size_t i = 1; i < prompt.size(); ++i) prompt[i] = 1000 + static_cast<std::int64_t>(i);
-
   r.decode_peak_rss_bytes = resident_bytes();
-  for (int rep = 0; rep < a.repetitions; ++rep) {
+  run_tests(a, *ck, *runtime, r);
+  const std::vector<std::int64_t> prompt = a.tests.empty() ? bench_prompt(ck->config(), a.prompt_len) : std::vector<std::int64_t>{};
+  for (int rep = 0; rep < (a.tests.empty() ? a.repetitions : 0); ++rep) {
     if (a.repetitions > 1) log(a, "bench: run " + std::to_string(rep + 1) + " of " + std::to_string(a.repetitions) + "...");
     auto t0 = std::chrono::steady_clock::now();
     auto logits = runtime->prefill_tokens(prompt);  // starts over: the cache is rewritten
@@ -168,8 +234,10 @@ BenchResult run_bench(const BenchOptions& a) {
     r.decode_seconds_each.push_back(seconds_since(t0));
   }
   const auto mean = [](const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size()); };
-  r.prefill_seconds = mean(r.prefill_seconds_each);
-  r.decode_seconds = mean(r.decode_seconds_each);
+  if (a.tests.empty()) {
+    r.prefill_seconds = mean(r.prefill_seconds_each);
+    r.decode_seconds = mean(r.decode_seconds_each);
+  }
   // What decode must hold: the weights it reads per token and the KV cache.
   r.kv_cache_bytes = static_cast<std::uint64_t>(runtime->cache().bytes());
   if (a.image_encode) {
@@ -181,7 +249,7 @@ BenchResult run_bench(const BenchOptions& a) {
   r.process_peak_rss_bytes = process_peak_rss_bytes();
   r.decode_weight_bytes = decode_weight_bytes(*ck);
   r.matrices = matrix_alignment(ck->weights());
-  r.prefill_flops = prefill_flops(ck->config(), ck->layers(), a.prompt_len);
+  if (a.tests.empty()) r.prefill_flops = prefill_flops(ck->config(), ck->layers(), a.prompt_len);
   r.backend_placement = backend_placement(*backend, /*with_calls=*/false);
   r.quantization_scheme = quantization_scheme(*ck);
   r.parameters = count_parameters(ck->config()).total();

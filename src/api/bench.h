@@ -19,6 +19,20 @@
 
 namespace staticlm::api {
 
+// One llama-bench test on the loaded model: pp (prompt_len > 0, decode_tokens 0), tg
+// (prompt_len 0: a lone <bos> is prefilled untimed, then decode_tokens decoded) or pg (both: the
+// prompt then the tokens, timed together).
+struct BenchTest {
+  std::int64_t prompt_len = 0, decode_tokens = 0;
+};
+
+struct BenchTestResult {
+  BenchTest test;
+  std::vector<double> seconds_each;         // each repetition's timed seconds
+  std::vector<double> decode_step_seconds;  // every repetition's decode steps, in order
+  std::int64_t prefill_flops = 0;           // of the timed prompt (0 for tg)
+};
+
 struct BenchOptions {
   std::string model;
   std::int64_t prompt_len = 512;
@@ -28,6 +42,11 @@ struct BenchOptions {
   // Prefill and decode this many times on the one loaded model (llama-bench's -r), between the
   // two measurements of the ceilings.
   int repetitions = 1;
+  // When not empty: these tests, each `repetitions` times (after one untimed warm-up run unless
+  // !warmup: the prompt, and one decode step), instead of the one run of prompt_len then
+  // decode_tokens; the results go to BenchResult::tests and the fields of that run stay empty.
+  std::vector<BenchTest> tests;
+  bool warmup = true;
   bool image_encode = false;
   bool f32_activations = false;
   bool resident_weights = false;  // CpuBackendOptions::resident_weights (`--no-mmap`)
@@ -72,7 +91,11 @@ struct BenchResult {
   std::string quantization_scheme;           // model/weight_stats.h's name ("bf16", "q4", ...)
   std::int64_t parameters = 0;               // model/weights.h count_parameters, text and vision
   std::optional<BenchImageEncode> image;     // with image_encode
+  std::vector<BenchTestResult> tests;        // BenchOptions::tests', in order
 };
+
+// llama-bench's name of a test: "pp512", "tg128" or "pp512+tg128".
+std::string bench_test_name(const BenchTest& t);
 
 // Throws Error (kInvalidArgument naming the flag) for options that do not fit the model.
 BenchResult run_bench(const BenchOptions& options);

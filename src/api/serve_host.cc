@@ -89,7 +89,7 @@ std::unique_ptr<ServeHost> ServeHost::create(const ServeHostOptions& a) {
   if (const std::string where = backend_placement(*h->backend_, /*with_calls=*/false); !where.empty()) note(a, where);
   h->context_ = RequestContext{a.model, a.chat_template, h->tokenizer_.get(), defaults, cfg.max_seq, images,
                                std::make_shared<DryBreakerCache>(h->tokenizer_.get()), renderer, vars,
-                               a.reasoning_format != "none"};
+                               a.reasoning_format != "none", a.random_seed};
   h->engine_ = std::make_unique<ServeEngine>(*h->backend_, ck, *h->tokenizer_, ServeOptions{a.slots, a.queue, h->pool_.get()});
   return h;
 }

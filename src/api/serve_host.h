@@ -35,6 +35,9 @@ struct ServeHostOptions {
   std::vector<std::string> sets;
   std::optional<std::int64_t> max_seq;  // wins over the config
   GenerateParams defaults;              // sampling defaults of every request
+  // A request without a seed (or with seed -1) draws a random one, as llama-server does when it
+  // has no --seed; false: such a request takes defaults.seed.
+  bool random_seed = false;
   bool allow_local_files = false;
   bool f32_activations = false;
   bool resident_weights = false;  // CpuBackendOptions::resident_weights (`--no-mmap`)

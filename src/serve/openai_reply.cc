@@ -1,8 +1,8 @@
 #include "serve/openai_reply.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
+#include <random>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -10,6 +10,14 @@
 namespace staticlm {
 
 using ojson = nlohmann::ordered_json;
+
+std::string random_id(std::string_view prefix) {
+  static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 bits{(static_cast<std::uint64_t>(std::random_device{}()) << 32) | std::random_device{}()};
+  std::string id(prefix);
+  for (int i = 0; i < 24; ++i) id += kChars[bits() % (sizeof kChars - 1)];
+  return id;
+}
 
 std::string dump_reply_json(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
@@ -25,7 +33,7 @@ ojson tool_calls_json(const std::vector<ToolCall>& calls, std::size_t first) {
   ojson out = ojson::array();
   for (std::size_t i = first; i < calls.size(); ++i) {
     out.push_back({{"index", i},
-                   {"id", "call_" + std::to_string(i)},
+                   {"id", random_id("call_")},
                    {"type", "function"},
                    {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments.dump()}}}});
   }
@@ -40,14 +48,7 @@ ojson token_json(std::int64_t id, double logprob, const Tokenizer& tok) {
   const int i = static_cast<int>(id);
   std::string text = tok.decode(std::span<const int>(&i, 1));
   ojson bytes = ojson::array();
-  const std::optional<std::string_view> piece = tok.id_to_token(i);
-  unsigned byte = 0;
-  if (piece && piece->size() == 6 && piece->starts_with("<0x") && piece->ends_with(">") &&
-      std::sscanf(std::string(*piece).c_str(), "<0x%2x>", &byte) == 1) {
-    bytes.push_back(byte);
-  } else {
-    for (unsigned char c : text) bytes.push_back(c);
-  }
+  for (const unsigned char c : tok.token_bytes(i)) bytes.push_back(c);
   return {{"token", std::move(text)}, {"logprob", logprob}, {"bytes", std::move(bytes)}};
 }
 
@@ -118,10 +119,13 @@ ojson Reply::chunk(ojson delta, ojson finish) const {
     ojson j = base("text_completion");
     const std::string text = delta.contains("content") ? delta["content"].get<std::string>() : "";
     j["choices"] = ojson::array({{{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", std::move(finish)}}});
+    if (usage_null) j["usage"] = nullptr;
     return j;
   }
   ojson j = base("chat.completion.chunk");
-  j["choices"] = ojson::array({{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}}});
+  j["choices"] = ojson::array(
+      {{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", std::move(finish)}}});
+  if (usage_null) j["usage"] = nullptr;
   return j;
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,10 @@ nlohmann::ordered_json legacy_logprobs_json(const std::vector<ChatJob::LogprobEn
 nlohmann::ordered_json llama_probs_json(const std::vector<ChatJob::LogprobEntry>& entries, std::size_t from,
                                         std::size_t to, const Tokenizer& tokenizer);
 
+// A new id: `prefix` and 24 random letters and digits (OpenAI's form, "chatcmpl-...", "call_..."),
+// unique across requests and server restarts.
+std::string random_id(std::string_view prefix);
+
 // The fields every object of one reply shares.
 struct Reply {
   std::string id, model;
@@ -48,6 +53,8 @@ struct Reply {
   const Tokenizer* tokenizer = nullptr;  // for the tokens' text in logprobs
   bool text_completion = false;          // /v1/completions: "text_completion" objects with "text"
   bool llama = false;                    // /completion (text_completion too): llama.cpp's native shape
+  // stream_options.include_usage: every chunk carries "usage": null but the last, which has it.
+  bool usage_null = false;
   nlohmann::ordered_json base(const char* object) const;
   // A "chat.completion.chunk" with one choice carrying `delta` and `finish` (null until the last);
   // for a text completion a "text_completion" whose choice's "text" is the delta's content.

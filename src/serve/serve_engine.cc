@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <span>
 
 #include "base/json_limits.h"
@@ -21,6 +22,7 @@
 #include "text/tool_call_grammar.h"
 #include "text/tool_call_stream.h"
 #include "text/tool_calls.h"
+#include "text/utf8.h"
 #include "vision/image_decode.h"
 
 namespace staticlm {
@@ -61,6 +63,12 @@ std::int64_t integer_field(const ojson& doc, const char* key, std::int64_t lo) {
                                                 : v.get<std::int64_t>();
   if (x < lo) bad(key, "must be at least " + std::to_string(lo) + ", got " + std::to_string(x));
   return x;
+}
+
+// 64 random bits from the operating system's source.
+std::uint64_t random_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) | rd();
 }
 
 void check_messages(const ojson& messages) {
@@ -385,7 +393,10 @@ GenerateOptions parse_generation_fields(const ojson& doc, const RequestContext& 
   // Past int's range it stays out of range (3) rather than wrapping into it.
   if (given(doc, "mirostat")) s.mirostat = static_cast<int>(std::min<std::int64_t>(integer_field(doc, "mirostat", 0), 3));
   parse_dry_fields(doc, context, s);
-  if (given(doc, "seed")) s.seed = static_cast<std::uint64_t>(integer_field(doc, "seed", 0));
+  // seed -1 (llama.cpp's) or none under a server without --seed: a fresh seed, so that asking
+  // again ("regenerate") samples another reply.
+  const std::int64_t seed = given(doc, "seed") ? integer_field(doc, "seed", -1) : context.random_seed ? -1 : static_cast<std::int64_t>(s.seed);
+  s.seed = seed == -1 ? random_seed() : static_cast<std::uint64_t>(seed);
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (given(doc, key)) g.max_new_tokens = integer_field(doc, key, 1);
   }
@@ -740,7 +751,7 @@ std::string props_reply(const RequestContext& context, int slots) {
                         {"dry_multiplier", s.dry_multiplier}, {"dry_base", s.dry_base},
                         {"dry_allowed_length", s.dry_allowed_length}, {"dry_penalty_last_n", s.dry_penalty_last_n},
                         {"dry_sequence_breakers", s.dry_sequence_breakers},
-                        {"seed", s.seed},                  {"stop", g.stop_strings}};
+                        {"seed", context.random_seed ? ojson(-1) : ojson(s.seed)}, {"stop", g.stop_strings}};
   const ojson props = {{"default_generation_settings", {{"n_ctx", context.max_seq}, {"params", params}}},
                        {"total_slots", slots},
                        {"model_path", context.model_dir},
@@ -754,9 +765,10 @@ std::string tokenize_reply(const std::string& body, const Tokenizer& tok) {
   if (!doc.contains("content") || !doc["content"].is_string()) bad("content", "expected a string");
   const bool add_special = boolean_field(doc, "add_special", "add_special");
   const bool with_pieces = boolean_field(doc, "with_pieces", "with_pieces");
+  const bool parse_special = !given(doc, "parse_special") || boolean_field(doc, "parse_special", "parse_special");
   std::vector<int> ids;
   try {
-    ids = tok.encode(doc["content"].get<std::string>(), add_special);
+    ids = tok.encode(doc["content"].get<std::string>(), add_special, parse_special);
   } catch (const Error& e) {
     bad("content", e.what());
   }
@@ -766,7 +778,14 @@ std::string tokenize_reply(const std::string& body, const Tokenizer& tok) {
       tokens.push_back(id);
       continue;
     }
-    tokens.push_back({{"id", id}, {"piece", tok.decode(std::span<const int>(&id, 1))}});
+    // As llama-server: a piece that is not UTF-8 on its own (a byte-fallback token, part of a
+    // character) is its bytes.
+    const std::string piece = tok.token_bytes(id);
+    if (utf8_first_invalid(piece) == std::string::npos) {
+      tokens.push_back({{"id", id}, {"piece", piece}});
+    } else {
+      tokens.push_back({{"id", id}, {"piece", std::vector<unsigned char>(piece.begin(), piece.end())}});
+    }
   }
   return ojson{{"tokens", std::move(tokens)}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
@@ -850,7 +869,7 @@ void ServeEngine::loop() {
       // Freed before the client hears of it, so its next request finds the room.
       std::lock_guard l(mu_);
       --in_flight_;
-      ++(!job->error.empty() ? (job->cancelled ? stats_.cancelled : stats_.failed)
+      ++(!job->error.empty() ? (job->cancelled ? stats_.cancelled : job->request_error ? stats_.invalid : stats_.failed)
                              : (job->finish_reason == "cancelled" ? stats_.cancelled : stats_.completed));
     }
     {
@@ -967,8 +986,10 @@ void ServeEngine::run(ChatJob& job) {
     slot.tokens.clear();
     slot.image_key.clear();
     rt.rewind(0);
+    const auto* error = dynamic_cast<const Error*>(&e);
     std::lock_guard l(job.mu);
     job.error = e.what();
+    job.request_error = error && error->kind() == ErrorKind::kInvalidArgument;
   }
 }
 

@@ -83,6 +83,9 @@ struct ChatJob {
   std::string stopping_word;  // the stop string that ended the reply, if one did
   std::vector<std::int64_t> tokens;  // the reply's token ids when done (the end token included)
   std::string error;          // set when generation failed
+  // The failure was the request's (an invalid argument found while generating, as a grammar too
+  // ambiguous to follow): HTTP 400, not 500.
+  bool request_error = false;
   std::int64_t cached_tokens = 0;
   std::int64_t completion_tokens() const { return static_cast<std::int64_t>(tokens.size()); }
   double prompt_ms = 0, predicted_ms = 0;
@@ -114,6 +117,8 @@ struct RequestContext {
   std::vector<std::string> template_vars;
   // --reasoning-format other than "none": a request without reasoning_format takes thoughts out.
   bool take_reasoning = true;
+  // A request without a seed draws a random one (serve without --seed, or --seed -1).
+  bool random_seed = false;
 };
 
 
@@ -171,7 +176,8 @@ class ServeEngine {
 
   // Counts since start, for GET /health.
   struct Stats {
-    std::int64_t completed = 0, cancelled = 0, failed = 0, rejected = 0, in_flight = 0;
+    // invalid: failed on the request's own input while generating (ChatJob::request_error).
+    std::int64_t completed = 0, cancelled = 0, failed = 0, invalid = 0, rejected = 0, in_flight = 0;
   };
   Stats stats();
 

@@ -7,11 +7,13 @@
 #include <set>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/json_limits.h"
 #include "tensor/safetensors.h"
 
 namespace staticlm {
@@ -37,30 +39,53 @@ std::string quoted(const std::string& s) { return json(s).dump(-1, ' ', false, j
 
 // Parses JSON text (the `part` of the file at `path`, "header" or "index") and refuses a key
 // that appears twice in one object, which nlohmann::json would silently resolve to the last one.
+// A SAX pass that only fails on a key repeated inside one object (nlohmann keeps the last
+// silently). Linear: nlohmann's parse with a callback rescans a parent array each time one of its
+// objects ends, so a header of a million empty objects took minutes.
+struct DuplicateKeys : nlohmann::json_sax<json> {
+  const std::string& path;
+  const char* part;
+  std::vector<std::set<std::string>> keys;  // one set per object being read
+  DuplicateKeys(const std::string& p, const char* what) : path(p), part(what) {}
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    keys.emplace_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (!keys.back().insert(k).second) {
+      if (keys.size() == 1) invalid_file(path + ": " + part + ": duplicate name " + (quoted)(k) + " (each may appear once)");
+      invalid_file(path + ": " + part + ": duplicate key " + (quoted)(k) + " inside one JSON object");
+    }
+    return true;
+  }
+  bool end_object() override {
+    keys.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
 json parse_json_strict(const std::string& path, const char* part, const char* begin, const char* end) {
   // nlohmann's lexer takes a NUL byte for the end of input and would ignore what follows.
   if (const void* nul = std::memchr(begin, 0, static_cast<std::size_t>(end - begin)))
     invalid_file(path + ": " + part + " is not valid JSON (NUL byte at offset " +
                  std::to_string(static_cast<const char*>(nul) - begin) + ")");
-  std::vector<std::set<std::string>> keys;  // one set per object being parsed
-  auto on_event = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: keys.emplace_back(); break;
-      case json::parse_event_t::object_end: keys.pop_back(); break;
-      case json::parse_event_t::key: {
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (!keys.back().insert(key).second) {
-          if (keys.size() == 1) invalid_file(path + ": " + part + ": duplicate name " + quoted(key) + " (each may appear once)");
-          invalid_file(path + ": " + part + ": duplicate key " + quoted(key) + " inside one JSON object");
-        }
-        break;
-      }
-      default: break;
-    }
-    return true;
-  };
+  // Deep nesting is refused before any parse: 50 million "[" took 3.7 GB to build.
+  check_json_limits(std::string_view(begin, static_cast<std::size_t>(end - begin)), path + ": " + part);
   try {
-    return json::parse(begin, end, on_event);
+    json j = json::parse(begin, end);
+    DuplicateKeys check(path, part);
+    json::sax_parse(begin, end, &check);
+    return j;
   } catch (const json::exception& e) {
     invalid_file(path + ": " + part + " is not valid JSON (" + e.what() + ")");
   }

@@ -141,6 +141,22 @@ std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir,
   invalid_file(name + ": expected a string or a list of {\"name\", \"template\"}, got " + std::string(t.type_name()));
 }
 
+std::optional<ChatTemplateFile> find_tool_use_template(const std::string& model_dir) {
+  if (model_dir.empty()) return std::nullopt;
+  const std::string file = path_join(path_join(model_dir, "additional_chat_templates"), "tool_use.jinja");
+  if (file_exists(file)) return ChatTemplateFile{read_file(file), file};
+  if (file_exists(path_join(model_dir, "chat_template.jinja"))) return std::nullopt;  // the config's templates are not read then
+  const ojson config = read_tokenizer_config(model_dir);
+  if (!config.is_object() || !config.contains("chat_template") || !config["chat_template"].is_array()) return std::nullopt;
+  for (const ojson& entry : config["chat_template"]) {
+    const auto named = [&](const char* key) { return entry.contains(key) && entry[key].is_string(); };
+    if (entry.is_object() && named("name") && entry["name"] == "tool_use" && named("template")) {
+      return ChatTemplateFile{entry["template"].get<std::string>(), path_join(model_dir, "tokenizer_config.json") + " chat_template (tool_use)"};
+    }
+  }
+  return std::nullopt;
+}
+
 ChatMessages parse_conversation_json(const std::string& text, const std::string& name) {
   ojson doc = parse_json(text, name);
   ChatMessages c;
@@ -230,6 +246,12 @@ ChatRenderer::ChatRenderer(std::string model_dir, const std::string& template_fi
     template_ = jinja::Template::parse(file->source, file->name);
     template_name_ = file->name;
   }
+  if (template_file.empty()) {
+    if (const std::optional<ChatTemplateFile> file = find_tool_use_template(model_dir_)) {
+      tool_template_ = jinja::Template::parse(file->source, file->name);
+      tool_template_name_ = file->name;
+    }
+  }
 }
 
 ChatRenderer::~ChatRenderer() = default;
@@ -247,6 +269,10 @@ ChatRenderResult ChatRenderer::render(const ChatMessages& conversation, const st
     for (const auto& [key, value] : extra.items()) vars[key] = value;
   }
   if (!template_) return render_builtin(model_dir_, conversation, conversation_name, add_generation_prompt, vars);
+  // As transformers' get_chat_template: tools passed (an empty list too) pick the tool_use template.
+  if (tool_template_ && !conversation.tools.is_null()) {
+    return {tool_template_->render(vars), conversation_images(conversation.messages), tool_template_name_};
+  }
   return {template_->render(vars), conversation_images(conversation.messages), template_name_};
 }
 

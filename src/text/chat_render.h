@@ -2,7 +2,7 @@
 // apply_chat_template does, falling back to the built-in Gemma 4 format (text/chat_format.h)
 // only when there is no template. Template lookup: an explicit file, else DIR/chat_template.jinja,
 // else DIR/tokenizer_config.json's "chat_template" (a string, or a list of {name, template}
-// whose "default" is used). The variables: messages (as given), tools (null when none),
+// whose "default" is used); with tools, the checkpoint's "tool_use" template when it has one. The variables: messages (as given), tools (null when none),
 // documents (null), add_generation_prompt, the special tokens of tokenizer_config.json
 // (bos_token, eos_token, ...), then every --var KEY=JSON in order.
 #pragma once
@@ -32,6 +32,12 @@ bool is_inline_template(const std::string& value);
 // nullopt when there is no template (and no explicit file or inline template). A missing
 // explicit file, or a tokenizer_config.json chat_template of the wrong shape, throws naming it.
 std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir, const std::string& template_file);
+
+// The checkpoint's template named "tool_use", which transformers renders instead of the default
+// one whenever tools are passed (Command R+, Hermes 2 Pro / 3): DIR/additional_chat_templates/
+// tool_use.jinja, else (without DIR/chat_template.jinja) the entry named "tool_use" of
+// tokenizer_config.json's list of templates; nullopt when there is none.
+std::optional<ChatTemplateFile> find_tool_use_template(const std::string& model_dir);
 
 // A conversation file: a JSON array of messages, or {"messages": [...], "tools": [...]}. Each
 // message must be an object with a string "role"; everything else goes to the template as given.
@@ -76,7 +82,8 @@ class ChatRenderer {
   // over all the others.
   ChatRenderResult render(const ChatMessages& conversation, const std::string& conversation_name,
                           bool add_generation_prompt = true, const nlohmann::ordered_json& extra = nullptr) const;
-  // The template's name (its file), or "" for the built-in Gemma 4 format.
+  // The template's name (its file), or "" for the built-in Gemma 4 format; a conversation with
+  // tools may be rendered by the checkpoint's tool_use template instead (its name is in the result).
   const std::string& template_name() const { return template_name_; }
 
  private:
@@ -84,6 +91,10 @@ class ChatRenderer {
   nlohmann::ordered_json fixed_vars_;
   std::unique_ptr<const jinja::Template> template_;  // null: the built-in format
   std::string template_name_;
+  // The checkpoint's "tool_use" template (none with an explicit --chat-template): rendered
+  // instead when the conversation has tools.
+  std::unique_ptr<const jinja::Template> tool_template_;
+  std::string tool_template_name_;
 };
 
 // llama.cpp's --chat-template-kwargs: a JSON object of template variables, as "KEY=JSON" each

@@ -1,7 +1,6 @@
 #include "text/token_index.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <span>
 
 #include "base/error.h"
@@ -16,19 +15,12 @@ TokenIndex TokenIndex::build(const Tokenizer& tok) {
   x.bytes.resize(static_cast<std::size_t>(n));
   for (int id = 0; id < n; ++id) {
     if (tok.is_special(id)) continue;
-    const std::optional<std::string_view> piece = tok.id_to_token(id);
-    if (!piece) continue;
-    unsigned byte = 0;
+    if (!tok.id_to_token(id)) continue;
     std::string& out = x.bytes[static_cast<std::size_t>(id)];
-    if (piece->size() == 6 && piece->starts_with("<0x") && piece->ends_with(">") &&
-        std::sscanf(std::string(*piece).c_str(), "<0x%2x>", &byte) == 1) {
-      out.assign(1, static_cast<char>(byte));
-    } else {
-      try {
-        out = tok.decode(std::span<const int>(&id, 1));
-      } catch (const Error&) {
-        out.clear();
-      }
+    try {
+      out = tok.token_bytes(id);
+    } catch (const Error&) {
+      out.clear();
     }
     if (!out.empty()) x.sorted.push_back(id);
   }

@@ -1,6 +1,7 @@
 #include "text/tokenizer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 #include "base/error.h"
@@ -133,8 +134,8 @@ bool Tokenizer::is_special(int id) const {
   return a != nullptr && a->special;
 }
 
-std::vector<int> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
-  return encode_limited(text, add_special_tokens, std::numeric_limits<std::size_t>::max());
+std::vector<int> Tokenizer::encode(std::string_view text, bool add_special_tokens, bool parse_special) const {
+  return encode_limited(text, add_special_tokens, std::numeric_limits<std::size_t>::max(), parse_special);
 }
 
 std::optional<std::vector<int>> Tokenizer::encode_at_most(std::string_view text, std::size_t max_tokens,
@@ -160,7 +161,8 @@ void Tokenizer::encode_piece(std::string_view piece, std::vector<int>& out, BpeS
   if (out.size() > limit) throw TooMany{out.size()};
 }
 
-std::vector<int> Tokenizer::encode_limited(std::string_view text, bool add_special_tokens, std::size_t limit) const {
+std::vector<int> Tokenizer::encode_limited(std::string_view text, bool add_special_tokens, std::size_t limit,
+                                           bool parse_special) const {
   const std::size_t bad = utf8_first_invalid(text);
   if (bad != std::string_view::npos) {
     invalid_argument("text to encode is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + ")");
@@ -171,15 +173,28 @@ std::vector<int> Tokenizer::encode_limited(std::string_view text, bool add_speci
   BpeScratch scratch;
   std::vector<AddedVocabulary::Segment> segments;
   added_->find(text, /*normalized_pass=*/false, segments);
+  // Text between added tokens is encoded a run at a time; without parse_special a special
+  // token's span (and any whitespace it stripped) joins the run around it.
+  std::size_t run_begin = 0, run_end = 0;
+  const auto flush = [&] {
+    if (run_end > run_begin) {
+      encode_text(text.substr(run_begin, run_end - run_begin), static_cast<std::uint32_t>(run_begin), out, scratch, limit);
+    }
+    run_begin = run_end = 0;
+  };
   for (const auto& seg : segments) {
     if (seg.end == seg.begin) continue;
-    if (seg.id >= 0) {
+    if (seg.id >= 0 && (parse_special || !is_special(seg.id))) {
+      flush();
       out.push_back(seg.id);
       if (out.size() > limit) throw TooMany{out.size()};
     } else {
-      encode_text(text.substr(seg.begin, seg.end - seg.begin), static_cast<std::uint32_t>(seg.begin), out, scratch, limit);
+      if (run_end == run_begin) run_begin = seg.begin;
+      run_end = seg.end;
+      if (parse_special) flush();  // each text segment on its own, as always
     }
   }
+  flush();
   if (add_special_tokens && has_template_) out.insert(out.end(), template_.after.begin(), template_.after.end());
   return out;
 }
@@ -215,6 +230,16 @@ void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::ve
   pieces.push_back(std::move(section));
   if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pieces);
   for (const NormalizedText& p : pieces) encode_piece(p.text, out, scratch, limit);
+}
+
+std::string Tokenizer::token_bytes(int id) const {
+  const std::optional<std::string_view> piece = id_to_token(id);
+  unsigned byte = 0;
+  if (piece && piece->size() == 6 && piece->starts_with("<0x") && piece->ends_with(">") &&
+      std::sscanf(std::string(*piece).c_str(), "<0x%2x>", &byte) == 1) {
+    return std::string(1, static_cast<char>(byte));
+  }
+  return decode(std::span<const int>(&id, 1));
 }
 
 std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens) const {

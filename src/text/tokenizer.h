@@ -40,7 +40,9 @@ class Tokenizer {
 
   // ids[n] of `text` (valid UTF-8; anything else throws kInvalidArgument). With
   // add_special_tokens the post-processor's tokens (e.g. <bos>) are added.
-  std::vector<int> encode(std::string_view text, bool add_special_tokens = false) const;
+  // Without parse_special, special added tokens written in the text (a literal "<bos>") are
+  // encoded as the text they are (llama-server's /tokenize parse_special: false).
+  std::vector<int> encode(std::string_view text, bool add_special_tokens = false, bool parse_special = true) const;
   // encode() for a text that must fit `max_tokens` (a prompt and max_seq): nullopt when it has
   // more, found without encoding the rest of a long text (a 200 MB prompt would take minutes and
   // gigabytes to count exactly). `count` (when given) then holds the number of tokens: exact for
@@ -55,6 +57,10 @@ class Tokenizer {
 
   // Text of ids[n]. Ids outside the vocabulary throw kOutOfRange.
   std::string decode(std::span<const int> ids, bool skip_special_tokens = false) const;
+
+  // The bytes token `id` adds to a text: a byte-fallback token's (<0xHH>) one byte, any other its
+  // decode() alone. Ids outside the vocabulary throw kOutOfRange.
+  std::string token_bytes(int id) const;
 
   int token_to_id(std::string_view token) const;  // -1 when absent
   // Token string of an id (an added token's content wins), or nullopt.
@@ -78,7 +84,8 @@ class Tokenizer {
   struct TooMany {
     std::size_t at_least;
   };
-  std::vector<int> encode_limited(std::string_view text, bool add_special_tokens, std::size_t limit) const;
+  std::vector<int> encode_limited(std::string_view text, bool add_special_tokens, std::size_t limit,
+                                  bool parse_special = true) const;
   void encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch,
                    std::size_t limit) const;
   void encode_piece(std::string_view piece, std::vector<int>& out, BpeScratch& scratch, std::size_t limit) const;

@@ -177,9 +177,118 @@ TEST_F(Bench, RepetitionsAndLlamaBenchOutput) {
     EXPECT_NE(rows[static_cast<std::size_t>(row)].find(std::string("| 1 ") + test), std::string::npos) << rows[static_cast<std::size_t>(row)];
     EXPECT_NE(rows[static_cast<std::size_t>(row)].find(" ± "), std::string::npos) << rows[static_cast<std::size_t>(row)];
   }
-  for (const char* bad : {"-r 0", "-o csv"}) {
+  for (const char* bad : {"-r 0", "-o sql"}) {
     const auto e = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 " + bad);
     EXPECT_EQ(e.exit_code, 2) << bad;
+  }
+}
+
+// llama-bench's lists: comma lists, ranges and repeated flags make a test per value (pp for -p,
+// tg for -n, pp+tg for -pg), each -r times after a warm-up run, on each -t thread count; -o
+// json is an array of tests with llama-bench's fields (samples_ns, samples_ts, avg_ts,
+// stddev_ts, n_prompt, n_gen), checked here against each other and the flop count.
+TEST_F(Bench, ListsRunATestPerValue) {
+  const std::string m = "bench -m " + dir_->path() + " --max-seq 64 ";
+  const auto r = test::run_staticlm(m + "-p 8,16 -n 4 -pg 8,4 -t 1 -r 2 -o json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto tests = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(tests.is_array());
+  ASSERT_EQ(tests.size(), 4u) << r.out;
+  const ModelConfig c = load_model_config(dir_->path());
+  const std::vector<std::pair<const char*, std::pair<int, int>>> expected = {
+      {"pp8", {8, 0}}, {"pp16", {16, 0}}, {"tg4", {0, 4}}, {"pp8+tg4", {8, 4}}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& t = tests[i];
+    SCOPED_TRACE(expected[i].first);
+    EXPECT_EQ(t["test"], expected[i].first);
+    const int p = expected[i].second.first, n = expected[i].second.second;
+    EXPECT_EQ(t["n_prompt"], p);
+    EXPECT_EQ(t["n_gen"], n);
+    EXPECT_EQ(t["threads"], 1);
+    EXPECT_EQ(t["warmup"], true);
+    const std::vector<std::int64_t> ns = t["samples_ns"];
+    const std::vector<double> ts = t["samples_ts"];
+    ASSERT_EQ(ns.size(), 2u);
+    ASSERT_EQ(ts.size(), 2u);
+    double mean = 0, mean_ns = 0;
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_NEAR(ts[k], (p + n) / (static_cast<double>(ns[k]) * 1e-9), 1e-6 * ts[k]);
+      mean += ts[k] / 2;
+      mean_ns += static_cast<double>(ns[k]) / 2;
+    }
+    EXPECT_NEAR(t["avg_ts"].get<double>(), mean, 1e-9 * mean);
+    EXPECT_NEAR(t["stddev_ts"].get<double>(), std::abs(ts[0] - ts[1]) / std::sqrt(2.0), 1e-9 * mean);
+    EXPECT_NEAR(t["avg_ns"].get<double>(), mean_ns, 1.0);
+    if (n == 0) {  // pp: its flops over the mean seconds against the FMA peak
+      EXPECT_EQ(t["prefill_flops"].get<std::int64_t>(), prefill_flops(c, build_layer_table(c.text), p));
+      const double gflop_s = t["prefill_flops"].get<double>() / (mean_ns * 1e-9) / 1e9;
+      EXPECT_NEAR(t["gflop_s"].get<double>(), gflop_s, 1e-6 * gflop_s);
+      EXPECT_NEAR(t["fraction_of_fma_peak"].get<double>(), gflop_s / t["fma_peak_gflop_s"].get<double>(), 1e-6);
+    } else {
+      EXPECT_FALSE(t.contains("prefill_flops"));
+    }
+    if (p == 0) {  // tg: every run's steps, within the run's seconds; the median step against the bandwidth
+      const std::vector<double> steps = t["decode_step_seconds"];
+      ASSERT_EQ(steps.size(), 8u);
+      for (std::size_t k = 0; k < 2; ++k) {
+        double sum = 0;
+        for (std::size_t s = 0; s < 4; ++s) sum += steps[4 * k + s];
+        EXPECT_LE(sum, static_cast<double>(ns[k]) * 1e-9 + 1e-6);
+      }
+      std::vector<double> sorted = steps;
+      std::sort(sorted.begin(), sorted.end());
+      const double mid = (sorted[3] + sorted[4]) / 2;
+      EXPECT_DOUBLE_EQ(t["decode_median_step_s"].get<double>(), mid);
+      const double bytes = t["decode_weight_bytes_per_token"].get<double>();
+      EXPECT_NEAR(t["decode_median_step_fraction_of_bandwidth"].get<double>(), bytes / mid / 1e9 / t["read_bandwidth_gb_s"].get<double>(),
+                  1e-9);
+    } else {
+      EXPECT_FALSE(t.contains("decode_step_seconds"));
+    }
+  }
+
+  // Ranges and repeated flags (-p 0 leaves out its pp test) as llama-bench's csv: a header and a
+  // row per test and thread count.
+  const auto csv = test::run_staticlm(m + "-p 4-16*2 -p 0 -n 2-6+2 -n 3 -pg 4,2 -pg 6,1 -t 1,2 -o csv --no-warmup");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<std::string> rows;
+  std::istringstream lines(csv.out);
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 19u) << csv.out;
+  EXPECT_EQ(rows[0], "model,size_bytes,params,backend,threads,test,n_prompt,n_gen,repetitions,avg_ts,stddev_ts,fraction_of_ceiling,ceiling");
+  const std::vector<std::string> order = {"pp4,4,0", "pp8,8,0", "pp16,16,0", "tg2,0,2", "tg4,0,4", "tg6,0,6", "tg3,0,3",
+                                          "pp4+tg2,4,2", "pp6+tg1,6,1"};
+  for (std::size_t i = 0; i < 18; ++i) {
+    const std::string& row = rows[i + 1];
+    const std::string cells = "," + std::to_string(1 + i / 9) + "," + order[i % 9] + ",1,";
+    EXPECT_NE(row.find(cells), std::string::npos) << row;
+    const bool pg = order[i % 9].find('+') != std::string::npos, pp = order[i % 9][0] == 'p' && !pg;
+    const std::string end = pg ? ",," : pp ? ",FMA" : ",bandwidth";
+    EXPECT_EQ(row.substr(row.size() - end.size()), end) << row;
+  }
+
+}
+
+// A bad list item, range or test is refused naming the flag and the item, before anything is
+// measured or printed.
+TEST_F(Bench, BadListsAreRefusedByName) {
+  const std::string m = "bench -m " + dir_->path() + " --max-seq 64 ";
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"-p 8,,16", "-p : expected counts"},
+           {"-p 16-8", "-p 16-8: the range's last value is below its first"},
+           {"-n 1-5000", "-n: more than 1000 values"},
+           {"-n 2-8*1", "-n 2-8*1: a range's factor must be at least 2"},
+           {"-p 4x", "-p 4x: expected counts"},
+           {"-t 1,999", "--threads 999: expected counts 0 to 256"},
+           {"-pg 8", "-pg 8: expected PROMPT,GEN"},
+           {"-pg 8,0", "-pg 8,0: expected PROMPT,GEN"},
+           {"-p 0 -n 0", "bench: no test to run"},
+           {"-p 8,70 -n 4", "bench: test pp70 needs 70 positions; max_seq 64 holds 63"},
+           {"-p 0 -n 4,63", "bench: test tg63 needs 64 positions"}}) {
+    const auto e = test::run_staticlm(m + flags);
+    EXPECT_EQ(e.exit_code, 2) << flags;
+    EXPECT_NE(e.err.find(message), std::string::npos) << flags << "\n" << e.err;
+    EXPECT_TRUE(e.out.empty()) << flags << "\n" << e.out;
   }
 }
 

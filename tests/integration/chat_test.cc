@@ -7,6 +7,8 @@
 // Also: text-only `inputs` on the multimodal tiny model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -210,6 +212,36 @@ TEST_F(Chat, BadCommandsAndFlags) {
   const auto pol = chat("hi\n", "-n 2 --set context_overflow=drop");
   EXPECT_EQ(pol.exit_code, 2);
   EXPECT_NE(pol.err.find("context_overflow: 'drop' is not one of: error, truncate"), std::string::npos) << pol.err;
+}
+
+// llama-cli's conversation flags: -p is the first turn, answered before stdin is read (the same
+// answer as run --chat), -st ends after one turn, -f takes the turn from a file (its last
+// newline dropped); --in-prefix / --in-suffix / -mli are noted (the chat format lays out turns).
+TEST_F(Chat, PromptFlagIsTheFirstTurnAndSingleTurnEndsTheChat) {
+  const auto run = test::run_staticlm("run -m " + model() + " -p 'hello there' --chat --temp 0 -n 4 --no-perf");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto first = chat("", "-p 'hello there' --temp 0 -n 4 --no-perf");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, run.out);
+  const auto two = chat("what next\nand then\n", "-p 'hello there' --temp 0 -n 4 --no-perf");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out.rfind(run.out, 0), 0u) << two.out;
+  EXPECT_EQ(std::count(two.out.begin(), two.out.end(), '\n'), 3) << two.out;
+  const auto single = chat("what next\nand then\n", "-p 'hello there' -st --temp 0 -n 4 --no-perf");
+  EXPECT_EQ(single.out, run.out);
+  const auto stdin_single = chat("hello there\nand then\n", "-st --temp 0 -n 4 --no-perf");
+  EXPECT_EQ(stdin_single.out, run.out);
+  write(dir_->file("turn.txt"), "hello there\n");
+  EXPECT_EQ(chat("", "-f " + dir_->file("turn.txt") + " -st --temp 0 -n 4 --no-perf").out, run.out);
+  const auto noted = chat("", "-p 'hello there' -st --temp 0 -n 4 --no-perf --in-prefix U: --in-suffix A: -mli");
+  EXPECT_EQ(noted.out, run.out);
+  for (const char* note : {"note: --in-prefix U: has no effect", "note: --in-suffix A: has no effect",
+                           "note: --multiline-input has no effect"}) {
+    EXPECT_NE(noted.err.find(note), std::string::npos) << note << " in " << noted.err;
+  }
+  const auto bad = chat("", "-p 'ab\\xff' -n 2");  // llama.cpp's escapes: \xff is the byte
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("error: --prompt: not valid UTF-8"), std::string::npos) << bad.err;
 }
 
 // A saved chat's context tokens and, for a templated chat, its messages.

@@ -151,7 +151,8 @@ TEST_F(Generate, SamplingRespectsTopKAndSeed) {
 // llama.cpp's spellings: -f FILE (the prompt), -s (seed), -t (threads), -c / --ctx-size (max_seq),
 // --repeat-penalty; the same sampled tokens as the long names.
 TEST_F(Generate, LlamaCppFlagSpellingsMatchTheLongNames) {
-  std::ofstream(file("prompt.txt"), std::ios::binary) << "The capital of France";
+  // As llama.cpp's -f, the file's last newline is not part of the prompt.
+  std::ofstream(file("prompt.txt"), std::ios::binary) << "The capital of France\n";
   const std::string sampling = " -n 6 --temp 1.2 --top-k 20";
   const LogitsDump a = run_dump("-p 'The capital of France' --seed 5 --threads 1 --max-seq 48 --repetition-penalty 1.4" + sampling, "long");
   // --no-mmap copies the weights decode streams (the same bits); --mmap is the default.
@@ -201,9 +202,10 @@ TEST_F(Generate, TextPromptsUseTheChatFormat) {
   // llama.cpp's -sys: a system message before the prompt, in the chat format, as a messages file has it.
   write_text_atomic(file("system.json"), R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello there"}])");
   const LogitsDump with_file = run_dump("--messages " + file("system.json") + " -n 3 --max-seq 48 --temp 0", "sys_msg");
-  for (const char* flag : {"-sys", "--system-prompt"}) {
-    const LogitsDump with_flag =
-        run_dump("-p 'Hello there' " + std::string(flag) + " 'Be brief.' -n 3 --max-seq 48 --temp 0", "sys_flag");
+  write_text_atomic(file("system.txt"), "Be brief.\n");
+  for (const std::string& flag : std::vector<std::string>{"-sys 'Be brief.'", "--system-prompt 'Be brief.'",
+                                                         "-sysf " + file("system.txt"), "--system-prompt-file " + file("system.txt")}) {
+    const LogitsDump with_flag = run_dump("-p 'Hello there' " + flag + " -n 3 --max-seq 48 --temp 0", "sys_flag");
     EXPECT_EQ(with_flag.tokens, with_file.tokens) << flag;
     EXPECT_EQ(with_flag.prefill_logits, with_file.prefill_logits) << flag;
   }

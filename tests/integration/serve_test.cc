@@ -233,6 +233,9 @@ TEST_F(Serve, HealthAndModels) {
   ASSERT_EQ(j.at("data").size(), 1u);
   EXPECT_EQ(j["data"][0].at("id"), "m");
   EXPECT_EQ(get("/v1/nothing").status, 404);
+  const HttpResult v1 = get("/v1/health");  // llama-server's other spelling
+  EXPECT_EQ(v1.status, 200);
+  EXPECT_EQ(json::parse(v1.body).at("status"), "ok");
 
   // One model by id (the openai clients' models.retrieve), and an id the server does not serve.
   const HttpResult one = get("/v1/models/m");
@@ -556,7 +559,15 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
   EXPECT_EQ(usage_chunk.at("usage").at("prompt_tokens"), u["prompt_tokens"]);
   EXPECT_EQ(usage_chunk["usage"].at("completion_tokens"), u["completion_tokens"]);
   EXPECT_EQ(finish_chunk["choices"][0].at("finish_reason").get<std::string>(), finish);
-  EXPECT_FALSE(finish_chunk.contains("usage"));
+  // Every other chunk says "usage": null (OpenAI's), and "logprobs": null when none were asked.
+  for (std::size_t i = 0; i + 2 < ev.size(); ++i) {
+    const json c = json::parse(ev[i]);
+    EXPECT_TRUE(c.at("usage").is_null()) << ev[i];
+    EXPECT_TRUE(c["choices"][0].at("logprobs").is_null()) << ev[i];
+    EXPECT_EQ(c.at("id"), usage_chunk.at("id"));
+  }
+  const HttpResult no_usage = chat(request(kHello, /*stream=*/true));
+  EXPECT_FALSE(json::parse(events(no_usage.body).front()).contains("usage"));
   with_usage["stream_options"] = {{"include_usage", "yes"}};
   const HttpResult bad_usage = chat(with_usage);
   EXPECT_EQ(bad_usage.status, 400);
@@ -620,6 +631,44 @@ TEST_F(Serve, GreedyAnswerEqualsRunStreamedAndNot) {
 // llama.cpp's native /completion continues a raw prompt as /v1/completions does (n_predict for
 // max_tokens), in llama.cpp's shape: streamed, content events then the summary and no [DONE];
 // a stop string is stop_type "word"; -1 runs to an end token or the cache; bad fields are 400.
+// As llama-server without --seed: a sampled request without a seed (or with seed -1) draws its
+// own, so asking again gives another reply; a seed given gives the same reply each time. Ids are
+// random (unique across requests and restarts), in OpenAI's form.
+TEST_F(Serve, EachRequestWithoutASeedSamplesAnew) {
+  json r = {{"messages", kHello}, {"max_tokens", 8}, {"temperature", 1.5}};
+  const HttpResult a = chat(r), b = chat(r);
+  ASSERT_EQ(a.status, 200) << a.body;
+  ASSERT_EQ(b.status, 200) << b.body;
+  const json ja = json::parse(a.body), jb = json::parse(b.body);
+  EXPECT_NE(ja["choices"][0]["message"]["content"], jb["choices"][0]["message"]["content"]);
+  const std::regex id("chatcmpl-[A-Za-z0-9]{24}");
+  EXPECT_TRUE(std::regex_match(ja.at("id").get<std::string>(), id)) << ja["id"];
+  EXPECT_NE(ja.at("id"), jb.at("id"));
+  r["seed"] = 7;
+  const HttpResult c = chat(r), d = chat(r);
+  ASSERT_EQ(c.status, 200) << c.body;
+  EXPECT_EQ(json::parse(c.body)["choices"][0]["message"]["content"], json::parse(d.body)["choices"][0]["message"]["content"]);
+  r["seed"] = -1;
+  EXPECT_EQ(chat(r).status, 200);
+  r["seed"] = -2;
+  EXPECT_EQ(chat(r).status, 400);
+  EXPECT_EQ(json::parse(get("/props").body)["default_generation_settings"]["params"].at("seed"), -1);
+}
+
+// A grammar too ambiguous to follow is found while generating: the client's fault, a 400 (it
+// was a 500 "generation failed").
+TEST_F(Serve, AmbiguousGrammarIs400) {
+  json r = request(kHello);
+  r["grammar"] = "root ::= ([a-z]* [a-z]*){10000}";
+  const HttpResult g = chat(r);
+  EXPECT_EQ(g.status, 400) << g.body;
+  const json e = json::parse(g.body).at("error");
+  EXPECT_EQ(e.at("type"), "invalid_request_error");
+  EXPECT_NE(e.at("message").get<std::string>().find("grammar: more than"), std::string::npos) << g.body;
+  const json health = json::parse(get("/health").body);
+  EXPECT_GE(health.at("invalid").get<int>(), 1);  // the client's fault, not a failed generation
+}
+
 TEST_F(Serve, LlamaCppCompletionAnswersAsTextCompletions) {
   const auto post = [&](const std::string& path, const json& body) {
     const std::string b = body.dump();
@@ -746,12 +795,30 @@ TEST_F(Serve, TokenizeAndDetokenizeAnswerAsTheCli) {
     joined += pieces[i].at("piece").get<std::string>();
   }
   EXPECT_EQ(joined, text);
+  // parse_special false: a special token written in the text is that text; with_pieces gives a
+  // piece that is not UTF-8 alone (byte fallback) as its bytes, as llama-server.
+  const json parsed = json::parse(post("/tokenize", {{"content", "<bos>Hi"}}).body).at("tokens");
+  EXPECT_EQ(parsed[0], 2);
+  const json plain = json::parse(post("/tokenize", {{"content", "<bos>Hi"}, {"parse_special", false}}).body).at("tokens");
+  ASSERT_GT(plain.size(), 1u);
+  for (const json& id : plain) EXPECT_NE(id, 2);
+  const HttpResult plain_text = post("/detokenize", {{"tokens", plain}});
+  EXPECT_EQ(json::parse(plain_text.body).at("content"), "<bos>Hi");
+  const std::string rare = "\xF3\xB0\x80\x80";  // U+F0000, no token of its own
+  const json bytes = json::parse(post("/tokenize", {{"content", rare}, {"with_pieces", true}}).body).at("tokens");
+  std::string rebuilt;
+  for (const json& t : bytes) {
+    ASSERT_TRUE(t.at("piece").is_array()) << t;
+    for (const json& b : t["piece"]) rebuilt += static_cast<char>(b.get<int>());
+  }
+  EXPECT_EQ(rebuilt, rare);
   const HttpResult d = post("/detokenize", {{"tokens", ids}});
   ASSERT_EQ(d.status, 200) << d.body;
   EXPECT_EQ(json::parse(d.body).at("content"), text);
   for (const auto& [path, body, param] : std::vector<std::tuple<std::string, json, std::string>>{
            {"/tokenize", json{{"content", 5}}, "content"},
            {"/tokenize", json{{"content", "x"}, {"add_special", "yes"}}, "add_special"},
+           {"/tokenize", json{{"content", "x"}, {"parse_special", 1}}, "parse_special"},
            {"/detokenize", json{{"tokens", "1,2"}}, "tokens"},
            {"/detokenize", json{{"tokens", {1, 262144}}}, "tokens[1]"}}) {
     const HttpResult b = post(path, body);
@@ -1127,7 +1194,7 @@ TEST_F(ServeF32, LogprobsAreTheLogSoftmaxOfTheModelsLogits) {
   for (const std::string& ev : events(s.body)) {
     if (ev == "[DONE]") break;
     const json c = json::parse(ev)["choices"][0];
-    if (!c.contains("logprobs")) continue;
+    if (c.at("logprobs").is_null()) continue;  // a chunk without tokens (the role, the finish)
     for (const json& e : c["logprobs"]["content"]) streamed_tokens.push_back(e["token"]);
   }
   std::vector<std::string> whole_tokens;

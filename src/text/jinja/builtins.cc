@@ -700,7 +700,15 @@ Value do_filter(const std::string& name, const Value& v, CallArgs& raw) {
   if (name == "sort") {
     const bool reverse = a.flag(0, "reverse", false), cs = a.flag(1, "case_sensitive", false);
     const Value attribute = a.get(2, "attribute");
+    // jinja2's make_multi_attrgetter: "a,b" sorts by a, then b (the keys compared as a list).
+    const std::vector<std::string> paths = attribute.is_string() ? py::split(attribute.as_string(), std::string(","))
+                                                                  : std::vector<std::string>{};
     return Value(sorted(v.iterate(), [&](const Value& x) {
+      if (paths.size() > 1) {
+        std::vector<Value> keys;
+        for (const std::string& path : paths) keys.push_back(fold_case(attr_path(x, path), cs));
+        return Value(std::move(keys));
+      }
       return fold_case(attribute.is_undefined() ? x : attr_path(x, attribute.str()), cs);
     }, reverse));
   }

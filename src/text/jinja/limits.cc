@@ -8,7 +8,14 @@ namespace {
 thread_local RenderBudget* g_current = nullptr;
 }  // namespace
 
-RenderBudget::RenderBudget() : previous_(g_current) { g_current = this; }
+std::int64_t max_render_steps(std::int64_t items) {
+  const std::int64_t pairs_room = (kMaxStepsWithItems - kMaxSteps) / kStepsPerItemPair;
+  if (items <= 0) return kMaxSteps;
+  if (items > pairs_room / items) return kMaxStepsWithItems;  // items * items past the room
+  return kMaxSteps + kStepsPerItemPair * items * items;
+}
+
+RenderBudget::RenderBudget(std::int64_t max_steps) : previous_(g_current), max_steps_(max_steps) { g_current = this; }
 
 RenderBudget::~RenderBudget() {
   g_current = previous_;
@@ -23,7 +30,10 @@ RenderBudget* RenderBudget::current() { return g_current; }
 
 void RenderBudget::step(std::int64_t n) {
   steps_ += n;
-  if (steps_ > kMaxSteps) fail("the template ran more than " + std::to_string(kMaxSteps) + " steps (the limit)");
+  if (steps_ > max_steps_) {
+    fail("the template ran more than " + std::to_string(max_steps_) + " steps (the limit" +
+         (max_steps_ > kMaxSteps ? " for the number of messages and tools it was given)" : ")"));
+  }
 }
 
 void RenderBudget::charge(std::size_t bytes) {

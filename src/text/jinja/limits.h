@@ -25,6 +25,15 @@ inline constexpr std::int64_t kMaxSteps = 500'000;
 #else
 inline constexpr std::int64_t kMaxSteps = 5'000'000;      // statements, expressions and loop rounds of one render (~1 s)
 #endif
+// Published templates walk the conversation once for each message in places (gpt-oss looks
+// ahead of each tool call, Command R7B numbers each tool result by a scan): their steps grow with
+// the square of the messages. A render may take kMaxSteps plus kStepsPerItemPair for each pair
+// of the items its list variables hold (messages, tools, documents), up to kMaxStepsWithItems:
+// 1,063 messages of tool calls (a 25k-token gpt-oss prompt) need about 5.3 million steps.
+inline constexpr std::int64_t kStepsPerItemPair = 25;
+inline constexpr std::int64_t kMaxStepsWithItems = 20 * kMaxSteps;
+// The step limit of a render whose list variables hold `items` items.
+std::int64_t max_render_steps(std::int64_t items);
 inline constexpr std::int64_t kLoopRoundSteps = 10;       // what one for-loop round counts (it costs ~10 expressions)
 inline constexpr std::size_t kMaxStringBytes = 32u << 20;  // one string, the output included
 inline constexpr std::size_t kMaxListItems = 1u << 20;    // one list (or the characters a loop walks)
@@ -34,13 +43,14 @@ inline constexpr std::size_t kMaxBuiltBytes = 256u << 20;  // all strings and li
 // built bytes are counted only while a render runs.
 class RenderBudget {
  public:
-  RenderBudget();   // becomes this thread's current budget
+  // Becomes this thread's current budget, allowing `max_steps` steps.
+  explicit RenderBudget(std::int64_t max_steps = kMaxSteps);
   ~RenderBudget();  // restores the previous one, and empties the render's namespaces (see adopt)
   RenderBudget(const RenderBudget&) = delete;
   RenderBudget& operator=(const RenderBudget&) = delete;
 
   static RenderBudget* current();
-  // `n` more steps (one statement or expression is one); fails past kMaxSteps.
+  // `n` more steps (one statement or expression is one); fails past the budget's steps.
   void step(std::int64_t n = 1);
   // `bytes` more built; fails past kMaxBuiltBytes.
   void charge(std::size_t bytes);
@@ -50,7 +60,7 @@ class RenderBudget {
 
  private:
   RenderBudget* previous_;
-  std::int64_t steps_ = 0;
+  std::int64_t steps_ = 0, max_steps_;
   std::size_t built_ = 0;
   std::vector<Value> namespaces_;
 };

@@ -73,7 +73,7 @@ void check_names(const StmtList& body, const std::string& name, bool soft) {
 
 class Renderer {
  public:
-  explicit Renderer(const Program& p) : p_(p) {}
+  Renderer(const Program& p, std::int64_t max_steps) : p_(p), budget_(max_steps) {}
   // A macro holds its defining scope, which holds the macro: the cycle is broken here, when the
   // render is over (else every render with a macro leaks its scopes).
   ~Renderer() {
@@ -542,10 +542,14 @@ std::string Template::render(const Value& variables, const RenderOptions& option
   const Value g = make_globals(options.now ? options.now : local_now);
   for (const auto& [k, v] : g.dict_object().items) globals->vars[k.as_string()] = v;
   ScopePtr root = child(globals);
+  std::int64_t items = 0;  // in the list variables (messages, tools, documents): the step limit grows with them
   if (variables.is_dict()) {
-    for (const auto& [k, v] : variables.dict_object().items) root->vars[k.str()] = v;
+    for (const auto& [k, v] : variables.dict_object().items) {
+      root->vars[k.str()] = v;
+      if (v.is_list()) items += static_cast<std::int64_t>(v.list().size());
+    }
   }
-  return Renderer(*program_).run(root);
+  return Renderer(*program_, max_render_steps(items)).run(root);
 }
 
 std::string Template::render(const nlohmann::ordered_json& variables, const RenderOptions& options) const {

@@ -132,7 +132,8 @@ TEST_F(CliAdapter, LlamaCliConversationSpecialAndRefusedFlags) {
   // Placement, affinity and logging flags: noted, the prefill logits unchanged.
   const std::string a = dir_->file("a.safetensors"), b = dir_->file("b.safetensors");
   ASSERT_EQ(run("-p 'x y' -n 1 --dump-logits " + a).exit_code, 0);
-  const auto tuned = run("-p 'x y' -n 1 --dump-logits " + b + " -sm none -mg 0 -ts 1 -dev none -ot x=CPU -C 0x3 -Cr 0-1 -kvu -lv 1 -v -co --keep 4");
+  const auto tuned = run("-p 'x y' -n 1 --dump-logits " + b +
+                         " -sm none -mg 0 -ts 1 -dev none -ot x=CPU -C 0x3 -Cr 0-1 -kvu -lv 1 -v -co --keep 4 -ctxcp 2 -fitt 512");
   ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
   const auto bytes = [](const std::string& path) {
     std::ifstream f(path, std::ios::binary);
@@ -142,7 +143,8 @@ TEST_F(CliAdapter, LlamaCliConversationSpecialAndRefusedFlags) {
   for (const char* note : {"note: --split-mode none has no effect", "note: --main-gpu 0 has no effect", "note: --tensor-split 1 has no effect",
                            "note: --device none has no effect", "note: --override-tensor x=CPU has no effect", "note: --cpu-mask 0x3 has no effect",
                            "note: --cpu-range 0-1 has no effect", "note: --kv-unified has no effect", "note: --verbosity 1 has no effect",
-                           "note: --verbose has no effect", "note: --keep 4 has no effect"}) {
+                           "note: --verbose has no effect", "note: --keep 4 has no effect", "note: --ctx-checkpoints 2 has no effect",
+                           "note: --fit-target 512 has no effect"}) {
     EXPECT_NE(tuned.err.find(note), std::string::npos) << note << " in " << tuned.err;
   }
 
@@ -167,7 +169,13 @@ TEST_F(CliAdapter, LlamaCliConversationSpecialAndRefusedFlags) {
            {"--in-prefix 'U:'", "error: --in-prefix: run answers one prompt"},
            {"-hf google/gemma-4-E2B-it", "error: --hf-repo: not supported: staticlm downloads nothing"},
            {"--lora x.gguf", "error: --lora: not supported"},
-           {"--rope-freq-base 20000", "error: --rope-freq-base: not supported"}}) {
+           {"--rope-freq-base 20000", "error: --rope-freq-base: not supported"},
+           // One-dash long spellings staticlm has no flag for are the long flag they are, not a
+           // one-letter flag and a value (-mm x as -m m, -sysf F as --seed ysf).
+           {"-mm x.gguf", "error: --mmproj: not supported: the checkpoint directory holds the vision tower"},
+           {"-hft abc", "error: --hf-token: not supported"},
+           {"-sysf " + dir_->file("no-such-file"), "error: " + dir_->file("no-such-file") + ": cannot open"},
+           {"-bs", "error: The following argument was not expected: --backend-sampling"}}) {
     const auto r = test::run_staticlm("run -m " + dir_->file("no-such-model") + " -p hi " + flags);
     EXPECT_EQ(r.exit_code, 2) << flags;
     EXPECT_EQ(r.err.rfind(named, 0), 0u) << flags << ": " << r.err;

@@ -1,6 +1,7 @@
 // Every malformed safetensors file, built byte by byte, must give a one-line error that starts
 // with the file path and names the problem.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "safetensors_test_util.h"
 #include "tensor/safetensors.h"
@@ -181,6 +182,30 @@ TEST_F(BadSafetensors, DuplicateTensorName) {
       R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
   EXPECT_TRUE(invalid(st_bytes(h, std::string(8, 'x')), {"duplicate name \"a\""}));
   EXPECT_TRUE(invalid(one(R"({"dtype":"F32","dtype":"I32","shape":[2],"data_offsets":[0,8]})"), {"duplicate key \"dtype\""}));
+}
+
+// Headers made to cost time or memory, not only to be wrong: nesting deeper than the JSON limit
+// is refused before any parse (50 million "[" took 3.7 GB to build), and a million objects in one
+// array are read in one linear pass (the callback parse used for duplicate keys rescanned the
+// array at each object's end: minutes).
+TEST_F(BadSafetensors, CostlyHeadersAreRefusedByName) {
+  EXPECT_TRUE(invalid(st_bytes("{\"a\":" + std::string(200, '[') + std::string(200, ']') + "}"),
+                      {"header: JSON nested deeper than 128 levels"}));
+  std::string many = "{\"a\":[";
+  for (int i = 0; i < 1000000; ++i) many += "{},";
+  many += "{}]}";
+  EXPECT_TRUE(invalid(st_bytes(many), {"tensor \"a\"", "JSON array, expected an object"}));
+  // The duplicate-key pass sees keys inside nested objects too.
+  EXPECT_TRUE(invalid(st_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":{"k":1,"k":2}}})", std::string(8, 'x')),
+                      {"duplicate key \"k\""}));
+}
+
+// A FIFO where the file should be is refused at once (opening it for reading waited for a
+// writer forever).
+TEST_F(BadSafetensors, FifoIsNotARegularFile) {
+  const std::string path = dir_.file("fifo.safetensors");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_TRUE(fails_with([&] { SafetensorsFile::open(path); }, ErrorKind::kInvalidFile, path + ": ", {"not a regular file"}));
 }
 
 TEST_F(BadSafetensors, MetadataNotStringMap) {

@@ -97,6 +97,9 @@ TEST_F(TensorStoreTest, IndexInvalidJson) {
   EXPECT_TRUE(index_fails({"not valid JSON", "NUL byte at offset 18"}));
   write_index(R"([1])");
   EXPECT_TRUE(index_fails({"JSON array", "expected an object"}));
+  // Nesting past the JSON limit is refused before it is parsed.
+  write_index("{\"weight_map\": {}, \"x\": " + std::string(300, '[') + std::string(300, ']') + "}");
+  EXPECT_TRUE(index_fails({"index: JSON nested deeper than 128 levels"}));
 }
 
 TEST_F(TensorStoreTest, IndexWithoutWeightMap) {

@@ -4,6 +4,8 @@
 // Gemma 4 tool calls parsed back out of generated text.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -117,6 +119,25 @@ TEST(ChatTemplate, TokenizerConfigTemplateStringAndNamedList) {
   write(dir.file("tokenizer_config.json"),
         R"({"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D:{{ messages | length }}"}]})");
   EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "D:1");
+  // As transformers' get_chat_template: with tools (an empty list too) the "tool_use" template
+  // renders instead; an explicit --chat-template wins over both.
+  write(dir.file("tools.json"), R"([{"type": "function", "function": {"name": "f"}}])");
+  write(dir.file("tokenizer_config.json"),
+        R"({"chat_template": [{"name": "default", "template": "D"}, {"name": "tool_use", "template": "T:{{ tools[0].function.name }}"}]})");
+  const std::string with_tools = "chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json")) + " --tools ";
+  EXPECT_EQ(run_staticlm(with_tools + q(dir.file("tools.json"))).out, "T:f");
+  write(dir.file("no_tools.json"), "[]");
+  EXPECT_EQ(run_staticlm(with_tools + q(dir.file("no_tools.json")) + " --chat-template '{{ 1 }}'").out, "1");
+  // The newer layout: chat_template.jinja and additional_chat_templates/tool_use.jinja (the
+  // config's list is then not read).
+  write(dir.file("chat_template.jinja"), "J");
+  EXPECT_EQ(run_staticlm(with_tools + q(dir.file("tools.json"))).out, "J");
+  std::filesystem::create_directories(dir.file("additional_chat_templates"));
+  write(dir.file("additional_chat_templates/tool_use.jinja"), "JT:{{ tools | length }}");
+  EXPECT_EQ(run_staticlm(with_tools + q(dir.file("tools.json"))).out, "JT:1");
+  EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "J");
+  std::filesystem::remove_all(dir.file("additional_chat_templates"));
+  std::filesystem::remove(dir.file("chat_template.jinja"));
   // Entries whose name is not the string "default" are other templates, whatever their type.
   write(dir.file("tokenizer_config.json"), R"({"chat_template": [{"name": 5, "template": "x"}, {"name": "default", "template": "D"}]})");
   EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "D");

@@ -216,5 +216,39 @@ TEST(JinjaLimits, TemplatesInsideTheLimitsRenderAsJinja2Does) {
   EXPECT_EQ(render_empty("{% set a = namespace(v=1) %}{% set b = namespace(inner=a) %}{{ b.inner.v }}"), "1");
 }
 
+// The step limit grows with the square of the items the list variables hold: published templates
+// (gpt-oss, Command R7B tool use) walk the conversation once per message. A template that scans
+// the rest of the conversation for each message renders 1,000 messages (about 7 million steps,
+// over the fixed limit) as the plain loop says; the same template on a few messages, looping
+// forever, still stops at the fixed limit.
+TEST(JinjaLimits, StepLimitGrowsWithTheConversation) {
+  EXPECT_EQ(jinja::max_render_steps(0), jinja::kMaxSteps);
+  EXPECT_EQ(jinja::max_render_steps(100), jinja::kMaxSteps + jinja::kStepsPerItemPair * 100 * 100);
+  EXPECT_EQ(jinja::max_render_steps(1000000), jinja::kMaxStepsWithItems);
+  EXPECT_EQ(jinja::max_render_steps(std::int64_t{1} << 40), jinja::kMaxStepsWithItems);
+  const std::string source =
+      "{% for m in messages %}{% set ns = namespace(later=0) %}{% for f in messages[loop.index:] %}"
+      "{% if f.role == 'tool' %}{% set ns.later = ns.later + 1 %}{% endif %}{% endfor %}{{ m.content }}:{{ ns.later }} {% endfor %}";
+  nlohmann::ordered_json vars = {{"messages", nlohmann::ordered_json::array()}};
+  std::string expected;
+  const int n = 1000;
+  for (int i = 0; i < n; ++i) {
+    vars["messages"].push_back({{"role", i % 2 ? "tool" : "assistant"}, {"content", std::to_string(i)}});
+    expected += std::to_string(i) + ":" + std::to_string((n - i) / 2) + " ";
+  }
+  EXPECT_EQ(jinja::Template::parse(source, "t.jinja")->render(vars), expected);
+  const std::string endless = "{% for m in messages %}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endfor %}";
+  try {
+    nlohmann::ordered_json one = {{"messages", nlohmann::ordered_json::array({{{"role", "user"}}})}};
+    jinja::Template::parse(endless, "t.jinja")->render(one);
+    ADD_FAILURE() << "an endless loop rendered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than " + std::to_string(jinja::max_render_steps(1)) +
+                                         " steps (the limit for the number of messages and tools it was given)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace staticlm
