@@ -14,6 +14,7 @@
 #include <deque>
 #include <exception>
 #include <map>
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -187,6 +188,7 @@ constexpr SamplingKeyword kSamplingKeywords[] = {
     {"ignore_eos", set_field<&P::ignore_eos>},
     {"json_schema", [](P& p, const py::handle& v) { p.json_schema = schema_text(v); }},
     {"thought_first", set_field<&P::thought_first>},
+    {"special", set_field<&P::special>},
     {"grammar", set_field<&P::grammar>},
     {"repeat_last_n", set_field<&P::repeat_last_n>},
     {"top_n_sigma", set_field<&P::top_n_sigma>},
@@ -234,6 +236,22 @@ api::GenerateParams sampling_params(const py::kwargs& kwargs) {
   return p;
 }
 
+// A token callback for a call made without the GIL on the Python thread: every 100 ms it takes
+// the GIL to let Python run its signal handlers, and stops the call on a KeyboardInterrupt
+// (left set for the caller to raise once the call returns: `interrupted`).
+api::TokenCallback signal_check(bool& interrupted) {
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [&interrupted, last](std::int64_t, std::string_view) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::milliseconds(100)) return true;
+    *last = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0) return true;
+    interrupted = true;
+    return false;
+  };
+}
+
 // A chat turn as a dict: the reply (as generate()'s result) and the turn's cache statistics.
 py::dict turn_dict(const api::TurnResult& t) {
   py::dict d = result_dict(t.result);
@@ -276,36 +294,57 @@ class Generation {
   ~Generation() { close(); }
 
   std::int64_t next() {
-    {
-      py::gil_scoped_release release;  // the worker never needs the GIL; other Python threads may run
-      std::unique_lock lock(mutex_);
-      ready_.wait(lock, [&] { return !queue_.empty() || done_; });
-      if (!queue_.empty()) {
-        const std::int64_t t = queue_.front();
-        queue_.pop_front();
-        space_.notify_one();
-        return t;
+    bool was_closed = false;
+    // A Ctrl-C while tokens keep coming (list(generate(...)) never waits long): checked every
+    // 100 ms here too.
+    if (const auto now = std::chrono::steady_clock::now(); now - last_signal_check_ > std::chrono::milliseconds(100)) {
+      last_signal_check_ = now;
+      if (PyErr_CheckSignals() != 0) {
+        close();
+        throw py::error_already_set();
       }
     }
-    join();
-    if (error_) {
+    for (;;) {
+      {
+        py::gil_scoped_release release;  // the worker never needs the GIL; other Python threads may run
+        std::unique_lock lock(mutex_);
+        // In slices, so that a Ctrl-C (a signal Python handles on this thread) is seen mid-reply.
+        ready_.wait_for(lock, std::chrono::milliseconds(100), [&] { return !queue_.empty() || done_ || closed_; });
+        if (!queue_.empty() && !closed_) {
+          const std::int64_t t = queue_.front();
+          queue_.pop_front();
+          space_.notify_one();
+          return t;
+        }
+        if (done_ || closed_) {
+          was_closed = closed_;
+          break;
+        }
+      }
+      if (PyErr_CheckSignals() != 0) {  // KeyboardInterrupt: stop the generation, then raise it
+        close();
+        throw py::error_already_set();
+      }
+    }
+    finish();
+    if (error_ && !was_closed) {
       std::exception_ptr e = std::exchange(error_, nullptr);
       std::rethrow_exception(e);
     }
     throw py::stop_iteration();
   }
 
+  // From any thread, any number of times: later next() calls end the iteration.
   void close() {
     {
       std::lock_guard lock(mutex_);
       cancel_ = true;
+      closed_ = true;
+      queue_.clear();
       space_.notify_one();
+      ready_.notify_all();
     }
-    if (worker_.joinable()) {
-      py::gil_scoped_release release;
-      worker_.join();
-    }
-    release_session();
+    finish();
   }
 
   py::object result() const {
@@ -315,11 +354,13 @@ class Generation {
   }
 
  private:
-  void join() {
+  // Joins the worker and frees the session, once, whichever thread gets here first (next() at
+  // the end and close() from another thread both may): without the GIL, so that a thread
+  // waiting for it is not blocked by one that joins.
+  void finish() {
+    py::gil_scoped_release release;
+    std::lock_guard lock(finish_mutex_);
     if (worker_.joinable()) worker_.join();
-    release_session();
-  }
-  void release_session() {
     if (s_) s_->busy = false;
     s_.reset();
   }
@@ -334,6 +375,9 @@ class Generation {
   std::exception_ptr error_;
   std::optional<api::GenerationResult> result_;
   bool cancel_ = false;  // under mutex_
+  bool closed_ = false;  // close() was called (under mutex_)
+  std::chrono::steady_clock::time_point last_signal_check_ = std::chrono::steady_clock::now();  // the Python thread's
+  std::mutex finish_mutex_;
 };
 
 
@@ -458,21 +502,30 @@ PYBIND11_MODULE(staticlm, m) {
           [](api::Chat& c, const std::string& text, const py::object& image, const py::kwargs& sampling) {
             const api::GenerateParams p = sampling_params(sampling);
             const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
+            bool interrupted = false;
+            const api::TokenCallback check = signal_check(interrupted);
             api::TurnResult t;
             {
               py::gil_scoped_release release;
-              t = path ? c.say_with_image(text, *path, p) : c.say(text, p);
+              t = path ? c.say_with_image(text, *path, p, check) : c.say(text, p, check);
             }
+            if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt
             return turn_dict(t);
           },
           py::arg("text"), py::arg("image") = py::none(),
           say_doc.c_str())
-      .def("reset", &api::Chat::reset, "forget every turn (the system prompt stays)")
       .def(
-          "save", [](const api::Chat& c, const std::string& path) { c.save(path); }, py::arg("path"),
-          "write the conversation (tokens and filled KV slots) to a file")
+          "reset",
+          [](api::Chat& c) { c.reset(); },
+          "forget every turn (the system prompt stays)")
       .def(
-          "load", [](api::Chat& c, const std::string& path) { c.load(path); }, py::arg("path"),
+          "save",
+          [](const api::Chat& c, const std::string& path) { c.save(path); },
+          py::arg("path"), "write the conversation (tokens and filled KV slots) to a file")
+      .def(
+          "load",
+          [](api::Chat& c, const std::string& path) { c.load(path); },
+          py::arg("path"),
           "restore a conversation saved for the same checkpoint, max_seq, profile and system prompt")
       .def_property_readonly("turns", &api::Chat::turns)
       .def_property_readonly("context_tokens", &api::Chat::context_tokens)

@@ -19,7 +19,7 @@ namespace staticlm::cli {
 void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
   cmd.add_option("-n,--max-new-tokens,--n-predict,--predict", f.max_new_tokens,
                  "tokens to generate at most per reply; -1: until an end token or a full cache (default: generation_config.json's max_new_tokens, else 256)");
-  cmd.add_option("--temp,--temperature", f.temperature, "sampling temperature; 0 is greedy");
+  cmd.add_option("--temp,--temperature", f.temperature, "sampling temperature; 0 (or below, as llama.cpp) is greedy");
   cmd.add_option("--top-k", f.top_k, "keep the k most likely tokens (0: off)");
   cmd.add_option("--top-p", f.top_p, "nucleus sampling mass (1: off)");
   cmd.add_option("--min-p", f.min_p, "drop tokens below min_p times the best one (0: off)");
@@ -152,13 +152,17 @@ void note_flags_outside_order(const SamplingFlags& f, const std::vector<SamplerS
 }  // namespace
 
 api::GenerateParams generate_params(const SamplingFlags& f) {
-  if (f.max_new_tokens && *f.max_new_tokens < 1 && *f.max_new_tokens != -1) {
-    invalid_argument("-n " + std::to_string(*f.max_new_tokens) + ": must be at least 1 (-1: until the cache is full)");
+  // llama.cpp's -n -1 (infinity) and -2 (until the context is filled) are one here: the static
+  // cache is the context.
+  if (f.max_new_tokens && *f.max_new_tokens < 1 && *f.max_new_tokens != -1 && *f.max_new_tokens != -2) {
+    invalid_argument("-n " + std::to_string(*f.max_new_tokens) + ": must be at least 1 (-1 or -2: until the cache is full)");
   }
   api::GenerateParams p;
   p.max_new_tokens = f.max_new_tokens;
-  if (f.max_new_tokens == -1) p.max_new_tokens = kNoTokenLimit;  // llama.cpp's -n -1
+  if (f.max_new_tokens == -1 || f.max_new_tokens == -2) p.max_new_tokens = kNoTokenLimit;
   p.temperature = f.temperature;
+  // llama.cpp samples greedily at any temperature <= 0 (its --temp -1 included).
+  if (f.temperature && *f.temperature < 0) p.temperature = 0.0;
   p.top_k = f.top_k;
   p.top_p = f.top_p;
   p.min_p = f.min_p;

@@ -5,7 +5,8 @@
 // Ownership and threading: a Session owns its runtime state (KV cache, buffers, the back end)
 // and its thread pool (SessionOptions::threads workers), and keeps its model's shared state
 // alive. One Session is used by one thread at a time; independent Sessions may run in parallel.
-// The callback runs on the calling thread, between decode steps.
+// The callback runs on the calling thread, between decode steps. A call while another runs on the
+// same Session (from another thread, or from the callback) throws Error kInvalidArgument.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 // freed or foreign pointer is an error code instead of a crash.
 #include "staticlm/staticlm.h"
 
+#include <atomic>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -31,6 +32,7 @@ struct staticlm_model {
 
 struct staticlm_session {
   std::unique_ptr<staticlm::api::Session> session;
+  std::atomic<int> calls{0};  // staticlm_generate calls running: free refuses the session meanwhile
   staticlm_stats stats{};
   std::string text;  // of the last generate
 };
@@ -312,7 +314,10 @@ staticlm_status staticlm_session_create(const staticlm_model* model, const stati
 
 staticlm_status staticlm_session_free(staticlm_session* session) {
   return boundary("staticlm_session_free", [&] {
-    checked(session, "staticlm_session");
+    if (checked(session, "staticlm_session")->calls > 0) {
+      throw CError{STATICLM_ERROR_INVALID_ARGUMENT,
+                   "the session is in a staticlm_generate call (free it after the call returns, not from its callback)"};
+    }
     if (remove_live(session)) delete session;
   });
 }
@@ -396,6 +401,11 @@ staticlm_status generate(const char* fn, staticlm_session* session, const static
                          size_t* n_tokens) {
   return boundary(fn, [&] {
     staticlm_session* s = checked(session, "staticlm_session");
+    ++s->calls;
+    struct Leave {
+      std::atomic<int>& calls;
+      ~Leave() { --calls; }
+    } leave{s->calls};
     require(prompt, "prompt");
     if (tokens == nullptr && capacity > 0) throw CError{STATICLM_ERROR_INVALID_ARGUMENT, "tokens is null but capacity is not 0"};
     if (prompt->ids == nullptr && prompt->n_ids > 0) {

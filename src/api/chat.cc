@@ -12,6 +12,7 @@
 #include "api/engine.h"
 #include "api/generate_params.h"
 #include "api/guarded.h"
+#include "api/one_call.h"
 #include "api/model_impl.h"
 #include "api/thread_count.h"
 #include "api/token_stream.h"
@@ -69,6 +70,7 @@ struct TemplatedTurns {
 // Members are destroyed in reverse order: the conversation before the engine whose runtime it
 // borrows, the engine before the pool and the recorder it uses.
 struct Chat::Impl {
+  std::atomic<bool> busy{false};  // a call runs (one_call.h)
   std::shared_ptr<const Model::Impl> model;
   SessionOptions options;
   RuntimeConfig config;  // max_seq resolved
@@ -253,6 +255,7 @@ TurnStats Chat::Impl::templated_turn(const ojson& user, std::optional<RgbImage> 
 
 TurnResult Chat::say(const std::string& text, const GenerateParams& params, const TokenCallback& on_token) {
   return guarded([&] {
+    const OneCall call(impl_->busy, "this chat");
     return impl_->turn(params, on_token, [&](const GenerateOptions& g, const staticlm::TokenCallback& stream) {
       if (impl_->templated) return impl_->templated_turn({{"role", "user"}, {"content", text}}, std::nullopt, g, stream);
       return impl_->conversation->say(text, g, stream);
@@ -263,6 +266,7 @@ TurnResult Chat::say(const std::string& text, const GenerateParams& params, cons
 TurnResult Chat::say_with_image(const std::string& text, const std::string& image, const GenerateParams& params,
                                 const TokenCallback& on_token) {
   return guarded([&] {
+    const OneCall call(impl_->busy, "this chat");
     Impl& s = *impl_;
     if (!s.builder) invalid_argument("chat: an image needs the vision graphs: make the chat with ChatOptions::vision");
     if (!s.conversation->empty()) {
@@ -298,6 +302,7 @@ void Chat::check_image(const std::string& image) const {
 
 void Chat::reset() {
   guarded([&] {
+    const OneCall call(impl_->busy, "this chat");
     impl_->conversation->reset();
     if (impl_->templated) {
       impl_->templated->messages = ojson::array();
@@ -309,6 +314,7 @@ void Chat::reset() {
 
 void Chat::save(const std::string& path) const {
   guarded([&] {
+    const OneCall call(impl_->busy, "this chat");
     Conversation::Metadata extra;
     // The messages name the image's file, which load() reads again.
     if (const TemplatedTurns* t = impl_->templated.get()) extra[kMessagesKey] = t->messages.dump();
@@ -318,6 +324,7 @@ void Chat::save(const std::string& path) const {
 
 void Chat::load(const std::string& path) {
   guarded([&] {
+    const OneCall call(impl_->busy, "this chat");
     TemplatedTurns* t = impl_->templated.get();
     ojson messages;
     std::optional<RgbImage> image;

@@ -7,6 +7,7 @@
 #include "api/engine.h"
 #include "api/generate_params.h"
 #include "api/guarded.h"
+#include "api/one_call.h"
 #include "api/model_impl.h"
 #include "api/thread_count.h"
 #include "api/token_stream.h"
@@ -29,6 +30,7 @@ struct Session::Impl {
   std::unique_ptr<StaticInputBuilder> image_builder;
   std::unique_ptr<Engine> text, image;
   Engine* last = nullptr;  // the engine of the last prefill (decode continues there)
+  std::atomic<bool> busy{false};  // a call runs (one_call.h)
 
   const Checkpoint& checkpoint() const { return *model->checkpoint; }
 
@@ -141,6 +143,7 @@ std::span<const float> Session::Impl::prefill(const Prompt& p) {
 
 std::vector<float> Session::prefill(const Prompt& prompt) {
   return guarded([&] {
+    const OneCall call(impl_->busy, "this session");
     const std::span<const float> logits = impl_->prefill(prompt);
     return std::vector<float>(logits.begin(), logits.end());
   });
@@ -148,6 +151,7 @@ std::vector<float> Session::prefill(const Prompt& prompt) {
 
 std::vector<float> Session::decode(std::int64_t token) {
   return guarded([&] {
+    const OneCall call(impl_->busy, "this session");
     if (!impl_->last) invalid_argument("decode before prefill: the session holds no prompt");
     if (token < 0 || token >= impl_->model->info.vocab_size) {
       invalid_argument("token id " + std::to_string(token) + " is outside the vocabulary [0, " +
@@ -170,6 +174,7 @@ std::string Session::backend_placement() const {
 
 GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& params, const TokenCallback& on_token) {
   return guarded([&] {
+    const OneCall call(impl_->busy, "this session");
     Impl& s = *impl_;
     check_one_source(prompt);
     const staticlm::Tokenizer* tok = s.model->tokenizer ? s.model->tokenizer->tokenizer.get() : nullptr;

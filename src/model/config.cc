@@ -530,6 +530,14 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     unsupported(top.where("tie_word_embeddings") +
                 ": an untied lm_head is not supported (the runtime's head reads embed_tokens)");
   if (c.vision) require_positive(top, "vision_soft_tokens_per_image", c.vision_soft_tokens_per_image, kNoLimit);
+  // A negative special id is no token (transformers checks none of them; an id past the
+  // vocabulary is left as it does: configs written with the defaults for a small vocabulary).
+  for (const auto& [key, id] : {std::pair<const char*, std::int64_t>{"boi_token_id", c.boi_token_id},
+                                {"eoi_token_id", c.eoi_token_id}, {"image_token_id", c.image_token_id.value_or(0)},
+                                {"video_token_id", c.video_token_id}, {"boa_token_id", c.boa_token_id},
+                                {"eoa_token_id", c.eoa_token_id}, {"audio_token_id", c.audio_token_id}}) {
+    if (id < 0) invalid_file(top.where(key) + ": token id " + std::to_string(id) + " is negative (expected a row of embed_tokens)");
+  }
   return c;
 }
 

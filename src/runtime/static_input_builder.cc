@@ -1,6 +1,7 @@
 #include "runtime/static_input_builder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,41 @@ nlohmann::json read_optional_json(const std::string& path) {
   }
   if (!j.is_object()) invalid_file(path + ": expected a JSON object");
   return j;
+}
+
+// The pixel settings of preprocessor_config.json, where a file gives them, must be the Gemma 4
+// image processor's (spec/gemma4.md 5.1: RGB, bicubic resize, x / 255, no normalization; the
+// vision tower scales to [-1, 1] itself): staticlm's preprocessing does exactly that, so a file
+// that asks for anything else is refused by the field rather than silently not done.
+void check_pixel_settings(const nlohmann::json& pre, const std::string& path) {
+  if (!pre.is_object()) return;
+  const auto fail = [&](const char* key, const std::string& expected) {
+    unsupported(path + ": " + key + " " + pre[key].dump() + ": staticlm's Gemma 4 image processing takes " + expected);
+  };
+  const auto flag = [&](const char* key, bool expected) {
+    if (pre.contains(key) && !(pre[key].is_boolean() && pre[key].get<bool>() == expected)) fail(key, expected ? "true" : "false");
+  };
+  flag("do_convert_rgb", true);
+  flag("do_resize", true);
+  flag("do_rescale", true);
+  if (pre.contains("resample") && !(pre["resample"].is_number_integer() && pre["resample"].get<std::int64_t>() == 3)) {
+    fail("resample", "3 (bicubic)");
+  }
+  if (pre.contains("rescale_factor") &&
+      !(pre["rescale_factor"].is_number() && std::abs(pre["rescale_factor"].get<double>() * 255.0 - 1.0) < 1e-6)) {
+    fail("rescale_factor", "1/255");
+  }
+  if (!pre.contains("do_normalize") || (pre["do_normalize"].is_boolean() && !pre["do_normalize"].get<bool>())) return;
+  if (!pre["do_normalize"].is_boolean()) fail("do_normalize", "false (or true with mean 0 and std 1)");
+  // Normalizing with mean 0 and std 1 changes nothing.
+  for (const auto& [key, value] : {std::pair{"image_mean", 0.0}, std::pair{"image_std", 1.0}}) {
+    if (!pre.contains(key)) continue;
+    const double identity = value;  // a copy: clang 14 lambdas cannot capture structured bindings
+    const nlohmann::json& v = pre[key];
+    const bool ok = (v.is_number() && v.get<double>() == identity) ||
+                    (v.is_array() && std::all_of(v.begin(), v.end(), [&](const nlohmann::json& x) { return x.is_number() && x.get<double>() == identity; }));
+    if (!ok) fail(key, identity == 0.0 ? "0 (do_normalize is true: no normalization but by mean 0 and std 1)" : "1 (do_normalize is true: no normalization but by mean 0 and std 1)");
+  }
 }
 
 std::optional<std::int64_t> optional_int(const nlohmann::json& j, const char* key, const std::string& path) {
@@ -88,6 +124,8 @@ std::unique_ptr<StaticInputBuilder> StaticInputBuilder::create(const std::string
   if (b->model_.vision && !text_only) {
     const StaticSetup setup = resolve_static_setup(config, &*b->model_.vision);
     setup.profile.validate_processor(settings);
+    const std::string pre_path = path_join(model_dir, "preprocessor_config.json");
+    check_pixel_settings(read_optional_json(pre_path), pre_path);
     if (setup.profile.patch_size != kPatchSize || setup.profile.pooling_kernel_size != kPoolingKernel) {
       unsupported("vision profile '" + setup.profile.name + "': the image processor handles patch_size " +
                   std::to_string(kPatchSize) + " and pooling_kernel_size " + std::to_string(kPoolingKernel) + " only");

@@ -158,7 +158,7 @@ const Row kRows[] = {
     // 8 MB without a space: one BPE piece, refused by its length before it is merged.
     {"run_prompt_file_far_past_max_seq", "run -m {M} -f {D}/long_run.txt -n 1 --max-seq 64 --dump-logits {O}/x.safetensors",
      "the prompt has at least", "x.safetensors"},
-    {"run_max_new_tokens_negative", "run -m {M} -p hi -n -2 --dump-logits {O}/x.safetensors", "-n -2", "x.safetensors"},
+    {"run_max_new_tokens_negative", "run -m {M} -p hi -n -3 --dump-logits {O}/x.safetensors", "-n -3", "x.safetensors"},
     {"run_max_seq_negative", "run -m {M} -p hi -n 1 --max-seq -4", "--max-seq: Value -4 not in range"},
     // As typed: 0 is not reported as a --set, a number past 64 bits not as a clamped one.
     {"inputs_max_seq_zero", "inputs -m {M} --prompt hi --max-seq 0 --out {O}/x.safetensors", "--max-seq: Value 0 not in range",
@@ -180,7 +180,7 @@ const Row kRows[] = {
     // Each slot has its own masks: 64 x 8 GiB.
     {"serve_slots_past_memory", "serve -m {M} --port 0 --max-seq 32768 --slots 64",
      "--slots 64 with max_seq 32768: the slots' prefill attention masks"},
-    {"run_temperature_negative", "run -m {T} -p hi -n 1 --temp -1", "temperature"},
+    {"run_temperature_not_a_number", "run -m {T} -p hi -n 1 --temp nan", "temperature"},
     {"run_top_p_out_of_range", "run -m {M} -p hi -n 1 --top-p 2", "top_p"},
     {"run_repeat_last_n_below_minus_one", "run -m {T} -p hi -n 1 --repeat-last-n -2", "repeat_last_n"},
     {"run_typical_zero", "run -m {T} -p hi -n 1 --typical 0", "typical_p = 0: expected a number in (0, 1]"},

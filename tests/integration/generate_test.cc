@@ -128,9 +128,12 @@ TEST_F(Generate, FullCacheStopsCleanly) {
   EXPECT_EQ(run_dump("--prompt-ids 2,105,2364,107,818 -n -1 --max-seq 8 --temp 0", "unlimited", &u).tokens, d.tokens);
   EXPECT_EQ(u.out, r.out);
   EXPECT_NE(u.err.find("stopped: cache full"), std::string::npos) << u.err;
-  const auto bad = test::run_staticlm("run -m " + model() + " --prompt-ids 2,105 -n -2 --max-seq 8");
+  // -2, llama.cpp's "until the context is filled", is the same here.
+  test::CommandResult filled;
+  EXPECT_EQ(run_dump("--prompt-ids 2,105,2364,107,818 -n -2 --max-seq 8 --temp 0", "filled", &filled).tokens, d.tokens);
+  const auto bad = test::run_staticlm("run -m " + model() + " --prompt-ids 2,105 -n -3 --max-seq 8");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err, "error: -n -2: must be at least 1 (-1: until the cache is full)\n");
+  EXPECT_EQ(bad.err, "error: -n -3: must be at least 1 (-1 or -2: until the cache is full)\n");
 }
 
 // Sampled tokens always come from the top-k of their own logits; a seed makes runs repeat.
@@ -288,14 +291,14 @@ TEST_F(Generate, BadInputGetsOneLineErrors) {
       {"--prompt-ids 2,105,2364,107 --max-seq 4",
        "error: run: the prompt has 4 tokens but max_seq 4 leaves room for 3 (one slot is kept for decoding); raise "
        "--max-seq\n"},
-      {"--prompt-ids 2 --temp -1", "error: sampling option temperature = -1: expected a number >= 0 (0: greedy)\n"},
+      {"--prompt-ids 2 --temp nan", "error: sampling option temperature = nan: expected a number >= 0 (0: greedy)\n"},
       {"--prompt-ids 2 --top-p 0", "error: sampling option top_p = 0: expected a number in (0, 1] (1: off)\n"},
       {"--prompt-ids 2 --set rope_sine=neox",
        "error: --set rope_sine=neox: rope_sine: 'neox' is not one of: hf, pre_negated_sin\n"},
       {"--prompt-ids 2 --set padding_side=left",
        "error: --set padding_side=left: padding_side: Unsupported padding_side 'left': only 'right' padding is "
        "supported by the Gemma 4 static runtime\n"},
-      {"--prompt-ids 2 -n 0", "error: -n 0: must be at least 1 (-1: until the cache is full)\n"},
+      {"--prompt-ids 2 -n 0", "error: -n 0: must be at least 1 (-1 or -2: until the cache is full)\n"},
       {"", "error: run: give exactly one of -p/--prompt, -f/--file, --prompt-ids, --messages\n"},
       {"-p hi -f " + file("nope.txt"), "error: run: give exactly one of -p/--prompt, -f/--file, --prompt-ids, --messages\n"},
       {"-f " + file("nope.txt"), "error: " + file("nope.txt") + ": cannot open for reading (No such file or directory)\n"},

@@ -286,6 +286,28 @@ TEST_F(StaticInputsCli, ProcessorSettingsMustMatchProfile) {
   r = test::run_staticlm("inputs -m " + pre + with_image + " --out " + out());
   EXPECT_NE(r.err.find("the processor's image_seq_length is 256 but the profile's max_soft_tokens is 280"), std::string::npos)
       << r.err;
+  // Pixel settings other than the Gemma 4 processor's (which staticlm's preprocessing does) are
+  // refused by the field, not silently left undone; the processor's own values pass.
+  std::filesystem::remove(m3.file("processor_config.json"));
+  for (const auto& [settings, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"do_normalize": true, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]})",
+            "preprocessor_config.json: image_mean [0.5,0.5,0.5]: staticlm's Gemma 4 image processing takes 0"},
+           {R"({"do_normalize": true, "image_std": [0, 0, 0]})", "preprocessor_config.json: image_std [0,0,0]"},
+           {R"({"resample": 99})", "preprocessor_config.json: resample 99: staticlm's Gemma 4 image processing takes 3 (bicubic)"},
+           {R"({"rescale_factor": 1})", "preprocessor_config.json: rescale_factor 1: staticlm's Gemma 4 image processing takes 1/255"},
+           {R"({"do_rescale": false})", "preprocessor_config.json: do_rescale false"},
+           {R"({"do_normalize": "x"})", "preprocessor_config.json: do_normalize \"x\""}}) {
+    write_text_atomic(m3.file("preprocessor_config.json"), settings);
+    r = test::run_staticlm("inputs -m " + pre + with_image + " --out " + out());
+    EXPECT_EQ(r.exit_code, 2) << settings;
+    EXPECT_NE(r.err.find(message), std::string::npos) << settings << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out()));
+  }
+  write_text_atomic(m3.file("preprocessor_config.json"),
+                    R"({"do_convert_rgb": true, "do_resize": true, "resample": 3, "do_rescale": true, "rescale_factor": 0.00392156862745098, )"
+                    R"("do_normalize": false, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "patch_size": 16})");
+  r = test::run_staticlm("inputs -m " + pre + with_image + " --out " + out());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST_F(StaticInputsCli, TextOnlyModel) {

@@ -180,6 +180,63 @@ def test_one_generation_at_a_time(model_dir):
     del g
 
 
+def test_close_from_another_thread_ends_the_iteration(model_dir):
+    # A "stop" button: another thread closes the generation the main thread iterates. Both join
+    # the worker; neither may wait for the other (it deadlocked: the loop joined with the GIL held).
+    s = staticlm.Model(model_dir).session(max_seq=512)
+    g = s.generate(prompt_ids=[2, 105], max_new_tokens=400, temperature=0)
+    closer = threading.Timer(0.05, g.close)
+    closer.start()
+    got = list(g)
+    closer.join()
+    assert len(got) < 400
+    assert g.result is None or g.result["stop_reason"] == "stopped by caller"
+    with pytest.raises(StopIteration):
+        next(g)  # closed: nothing more, not a queued token
+    assert len(list(s.generate(prompt_ids=[2, 105], max_new_tokens=2, temperature=0))) == 2
+
+
+def test_a_chat_is_used_by_one_call_at_a_time(model_dir):
+    # Two threads saying into one Chat: the second call while the first runs is a ValueError
+    # (it corrupted the heap: a Chat serves one call at a time and say() releases the GIL).
+    c = staticlm.Model(model_dir).chat(max_seq=512)
+    errors = []
+
+    def say():
+        try:
+            c.say("Hello there", max_new_tokens=60, temperature=0, ignore_eos=True)
+        except ValueError as e:
+            errors.append(str(e))
+
+    threads = [threading.Thread(target=say) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) + c.turns == 2
+    assert all("this chat is in a call already" in e for e in errors)
+    assert c.past_len == c.context_tokens - 1 or c.past_len == c.context_tokens
+
+
+def test_ctrl_c_stops_a_generation(model_dir):
+    # SIGINT mid-reply is a KeyboardInterrupt within ~0.1 s (it waited for the whole reply), and
+    # the generation stops at once.
+    import signal
+    s = staticlm.Model(model_dir).session(max_seq=2048)
+    c = staticlm.Model(model_dir).chat(max_seq=2048)
+    g = s.generate(prompt_ids=[2, 105], max_new_tokens=2000, temperature=0, ignore_eos=True)
+    for run in (lambda: list(g), lambda: c.say("Hello", max_new_tokens=2000, temperature=0, ignore_eos=True)):
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            run()
+        timer.join()
+    # Stopped early, not after the 2000 tokens (about 3 s of them here).
+    assert g.result["stop_reason"] == "stopped by caller" and len(g.result["tokens"]) < 1000
+    assert c.context_tokens < 1000
+    assert len(list(s.generate(prompt_ids=[2, 105], max_new_tokens=2, temperature=0))) == 2
+
+
 def test_gil_released_while_generating(model_dir):
     # Another Python thread runs while the prefills compute. Held, the GIL would allow it a tick
     # or two (before and after); released, it ticks through about a second of work, even on a

@@ -77,6 +77,56 @@ TEST_F(CApi, NullAndFreedHandlesAreErrors) {
   EXPECT_EQ(staticlm_session_free(s), STATICLM_ERROR_INVALID_HANDLE);
 }
 
+// A token callback that calls back into its own session: a nested staticlm_generate and a
+// staticlm_session_free are refused by name (they ran a second generation over the cache and
+// freed the session under the running one), and the outer reply is the reply without them.
+struct Reentry {
+  staticlm_session* session = nullptr;
+  staticlm_status nested = STATICLM_OK, freed = STATICLM_OK;
+  std::string nested_error, freed_error;
+  int calls = 0;
+};
+int reenter(int64_t, const char*, size_t, void* user) {
+  auto* r = static_cast<Reentry*>(user);
+  if (r->calls++ > 0) return 1;
+  const int64_t ids[] = {2, 105};
+  staticlm_prompt p = {nullptr, ids, 2, nullptr};
+  staticlm_generate_params g = staticlm_generate_default_params();
+  g.max_new_tokens = 2;
+  g.temperature = 0;
+  r->nested = staticlm_generate(r->session, &p, &g, nullptr, nullptr, nullptr, 0, nullptr);
+  r->nested_error = staticlm_last_error();
+  r->freed = staticlm_session_free(r->session);
+  r->freed_error = staticlm_last_error();
+  return 1;
+}
+
+TEST_F(CApi, CallsFromTheTokenCallbackIntoItsSessionAreRefused) {
+  staticlm_session* s = open_session();
+  const int64_t ids[] = {2, 105, 2364};
+  staticlm_prompt p = {nullptr, ids, 3, nullptr};
+  staticlm_generate_params g = staticlm_generate_default_params();
+  g.max_new_tokens = 6;
+  g.temperature = 0;
+  g.ignore_eos = 1;
+  int64_t plain[6], outer[6];
+  size_t n = 0;
+  ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, plain, 6, &n), STATICLM_OK) << last_error();
+  Reentry r;
+  r.session = s;
+  ASSERT_EQ(staticlm_generate(s, &p, &g, reenter, &r, outer, 6, &n), STATICLM_OK) << last_error();
+  EXPECT_EQ(r.nested, STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(r.nested_error.find("this session is in a call already"), std::string::npos) << r.nested_error;
+  EXPECT_EQ(r.freed, STATICLM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(r.freed_error.find("staticlm_session_free: the session is in a staticlm_generate call"), std::string::npos)
+      << r.freed_error;
+  EXPECT_EQ(std::vector<int64_t>(outer, outer + 6), std::vector<int64_t>(plain, plain + 6));
+  // Afterwards the session is free for both.
+  EXPECT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, outer, 6, &n), STATICLM_OK) << last_error();
+  EXPECT_EQ(staticlm_session_free(s), STATICLM_OK);
+  session_ = nullptr;
+}
+
 TEST_F(CApi, BadArgumentsAndSmallBuffers) {
   staticlm_model* m = nullptr;
   EXPECT_EQ(staticlm_model_open(dir_->file("nope").c_str(), &m), STATICLM_ERROR_INVALID_ARGUMENT);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <stdexcept>
@@ -220,6 +221,52 @@ TEST_F(ApiChat, AFailedTurnLeavesTheNextTurnsAsIfItNeverRan) {
     EXPECT_GT(second.reused_tokens, 0);  // the first turn still comes from the cache
     EXPECT_EQ(failed->say(turns[2], p).result.tokens, want[2]);
   }
+}
+
+// A Chat (and a Session) serves one call at a time: a call into it from its own token callback
+// is refused by name, and the turn that was running ends as it would have without it (the nested
+// say ran a second turn over the cache: the context and the cache disagreed).
+TEST_F(ApiChat, CallsFromTheTokenCallbackAreRefused) {
+  const api::Model m = api::Model::open(model());
+  api::SessionOptions o;
+  o.max_seq = 160;
+  o.threads = 1;
+  api::GenerateParams p;
+  p.max_new_tokens = 5;
+  p.temperature = 0;
+  const auto clean = m.chat(o), reentered = m.chat(o);
+  const api::TurnResult want = clean->say("Hello there", p);
+  std::vector<std::string> errors;
+  const auto nest = [&](std::int64_t, std::string_view) {
+    for (const auto& call : std::vector<std::function<void()>>{[&] { reentered->say("inner", p); }, [&] { reentered->reset(); },
+                                                               [&] { reentered->save(dir_->file("x.chat")); }}) {
+      try {
+        call();
+      } catch (const api::Error& e) {
+        errors.push_back(e.what());
+      }
+    }
+    return true;
+  };
+  const api::TurnResult got = reentered->say("Hello there", p, nest);
+  EXPECT_EQ(got.result.tokens, want.result.tokens);
+  ASSERT_EQ(errors.size(), 3u * want.result.tokens.size());
+  for (const std::string& e : errors) EXPECT_NE(e.find("this chat is in a call already"), std::string::npos) << e;
+  EXPECT_EQ(reentered->context_tokens(), clean->context_tokens());
+  EXPECT_EQ(reentered->past_len(), clean->past_len());
+
+  auto s = m.session(o);
+  std::string session_error;
+  const auto r = s->generate(api::Prompt{{2, 105, 2364}, "", {}}, p, [&](std::int64_t, std::string_view) {
+    try {
+      s->decode(2);
+    } catch (const api::Error& e) {
+      session_error = e.what();
+    }
+    return true;
+  });
+  EXPECT_EQ(r.tokens.size(), 5u);
+  EXPECT_NE(session_error.find("this session is in a call already"), std::string::npos) << session_error;
 }
 
 TEST_F(ApiChat, AnImageNeedsVisionAndTheFirstTurn) {

@@ -109,6 +109,11 @@ TEST_F(CliAdapter, LlamaCliConversationSpecialAndRefusedFlags) {
   const auto plain = run("-p 'x y'");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(run("-p 'x y' -no-cnv").out, plain.out);
+  // llama.cpp's values: a temperature below 0 is greedy; -n -2 (until the context is filled) is -n -1.
+  EXPECT_EQ(test::run_staticlm("run -m " + model() + " -p 'x y' -n 3 --temp -1").out, plain.out);
+  const auto filled = test::run_staticlm("run -m " + model() + " -p 'x y' --temp 0 -n -2 --max-seq 32 --ignore-eos");
+  ASSERT_EQ(filled.exit_code, 0) << filled.err;
+  EXPECT_NE(filled.err.find("generated 30 tokens; stopped: cache full"), std::string::npos) << filled.err;
   const auto chat = run("-p 'x y' --chat");
   ASSERT_EQ(chat.exit_code, 0) << chat.err;
   EXPECT_EQ(run("-p 'x y' -st").out, chat.out);

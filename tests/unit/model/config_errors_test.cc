@@ -159,6 +159,10 @@ TEST(ConfigErrors, ImpossibleValues) {
   expect_config_error(e2b_edited([](json& j) { j["text_config"]["bos_token_id"] = -5; }), kFile,
                       "config.json: text_config.bos_token_id: token id -5 is outside the vocabulary (vocab_size = "
                       "262144)");
+  expect_config_error(e2b_edited([](json& j) { j["image_token_id"] = -7; }), kFile,
+                      "config.json: image_token_id: token id -7 is negative (expected a row of embed_tokens)");
+  expect_config_error(e2b_edited([](json& j) { j["eoa_token_id"] = -1; }), kFile,
+                      "config.json: eoa_token_id: token id -1 is negative (expected a row of embed_tokens)");
   expect_config_error(e2b_edited([](json& j) { j["vision_config"]["head_dim"] = 66; }), kFile,
                       "config.json: vision_config.head_dim: 66 is not a multiple of 4 (2-D RoPE rotates pairs in an x "
                       "half and a y half)");
