@@ -51,10 +51,22 @@ std::vector<std::string> set_list(const py::object& sets) {
 }
 
 // image=None, "a.png" or ["a.png"] -> files.
+// A path given as str or os.PathLike (pathlib.Path); anything else is a TypeError naming `what`.
+std::string path_of(const py::handle& value, const char* what) {
+  if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+    return py::module_::import("os").attr("fspath")(value).cast<std::string>();
+  }
+  throw py::type_error(std::string(what) + ": expected a path (str or os.PathLike) or a list of them, got " +
+                       std::string(py::str(value.get_type().attr("__name__"))));
+}
+
 std::vector<std::string> image_list(const py::object& image) {
   if (image.is_none()) return {};
-  if (py::isinstance<py::str>(image)) return {image.cast<std::string>()};
-  return image.cast<std::vector<std::string>>();
+  if (py::isinstance<py::str>(image) || py::hasattr(image, "__fspath__")) return {path_of(image, "image")};
+  if (!py::isinstance<py::list>(image) && !py::isinstance<py::tuple>(image)) path_of(image, "image");  // throws
+  std::vector<std::string> out;
+  for (const py::handle& item : image) out.push_back(path_of(item, "image"));
+  return out;
 }
 
 py::array numpy(const api::HostTensor& t) {
@@ -456,6 +468,8 @@ PYBIND11_MODULE(staticlm, m) {
       .def("__iter__", [](Generation& g) -> Generation& { return g; })
       .def("__next__", &Generation::next)
       .def("close", &Generation::close, "stop generating (at the next token) and wait for the worker")
+      .def("__enter__", [](Generation& g) -> Generation& { return g; }, py::return_value_policy::reference)
+      .def("__exit__", [](Generation& g, const py::args&) { g.close(); }, "close() on leaving a with block")
       .def_property_readonly("result", &Generation::result,
                              "after the last token: {tokens, stop_reason, message, text, stats}; else None");
 
@@ -501,7 +515,7 @@ PYBIND11_MODULE(staticlm, m) {
           "say",
           [](api::Chat& c, const std::string& text, const py::object& image, const py::kwargs& sampling) {
             const api::GenerateParams p = sampling_params(sampling);
-            const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(py::str(image).cast<std::string>());
+            const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(path_of(image, "image"));
             bool interrupted = false;
             const api::TokenCallback check = signal_check(interrupted);
             api::TurnResult t;
@@ -563,7 +577,16 @@ PYBIND11_MODULE(staticlm, m) {
             c.vision = vision;
             c.jinja = jinja;
             c.chat_template = chat_template;
-            if (!vars.is_none()) c.vars = vars.cast<std::vector<std::string>>();
+            if (!vars.is_none()) {
+              if (py::isinstance<py::str>(vars) || !py::isinstance<py::sequence>(vars)) {
+                throw py::type_error("vars: expected a list of 'KEY=JSON' strings, got " +
+                                     std::string(py::str(vars.get_type().attr("__name__"))));
+              }
+              for (const py::handle& v : vars) {
+                if (!py::isinstance<py::str>(v)) throw py::type_error("vars: each item is a 'KEY=JSON' string");
+                c.vars.push_back(v.cast<std::string>());
+              }
+            }
             py::gil_scoped_release release;
             return model.chat(o, c);
           },

@@ -344,11 +344,17 @@ constexpr std::int64_t kMaxCount = std::int64_t{1} << 31;
 
 // -pg P,N: a prompt and the tokens generated after it, timed together.
 api::BenchTest prompt_gen_test(const std::string& item) {
-  const std::vector<std::int64_t> v = parse_count_list("-pg", {item}, kMaxCount);
-  if (v.size() != 2 || v[0] < 1 || v[1] < 1) {
-    invalid_argument("-pg " + item + ": expected PROMPT,GEN, two counts of at least 1 (as -pg 512,128)");
-  }
-  return {v[0], v[1]};
+  const auto count = [&](const std::string& text) {
+    std::int64_t v = 0;
+    if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos ||
+        (v = std::stoll(text)) < 1 || v > kMaxCount) {
+      invalid_argument("-pg " + item + ": expected PROMPT,GEN, two counts of at least 1 (as -pg 512,128)");
+    }
+    return v;
+  };
+  const std::size_t comma = item.find(',');
+  if (comma == std::string::npos) count("");  // throws
+  return {count(item.substr(0, comma)), count(item.substr(comma + 1))};
 }
 
 // A test's row and its JSON object: t/s of each run ((prompt + generated tokens) / seconds),
@@ -514,7 +520,7 @@ void add_bench_command(CLI::App& app) {
 
   cmd->add_flag("--image-encode", a->image_encode,
                 "also time one vision_prefill over a full synthetic patch grid (models with a vision tower)");
-  cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_flag("--json", a->json, "print JSON: one object (with lists or -pg, an array of tests), as -o json");
   cmd->add_option("-r,--repetitions", a->repetitions, "prefill and decode this many times on the loaded model; t/s as mean ± "
                                                      "sample deviation (llama-bench's -r; default 1)");
   cmd->add_option("-o,--output", a->output,

@@ -55,7 +55,7 @@ struct ChatArgs {
   std::optional<std::string> config_file, system, image;
   // llama-cli's conversation mode: -p (or -f) is the first user turn, answered before stdin is
   // read; -st ends the chat after one turn.
-  std::optional<std::string> prompt, prompt_file;
+  std::optional<std::string> prompt, prompt_file, system_file;
   bool single_turn = false;
   std::vector<std::string> sets;
   bool jinja = false;
@@ -83,6 +83,11 @@ std::string fixed(double v, const char* unit) {
 std::unique_ptr<api::Chat> open_chat(const ChatArgs& a, const api::GenerateParams& params) {
   std::optional<std::string> system = a.system;
   if (system && a.sampling.escape) system = process_escapes(*system);  // llama.cpp's -e
+  if (a.system_file) {
+    if (system) invalid_argument("chat: give one of --system-prompt and --system-prompt-file");
+    system = read_prompt_file(*a.system_file);  // as written: -e applies to command-line text only
+  }
+  if (a.prompt && a.prompt_file) invalid_argument("chat: give one of -p/--prompt and -f/--file (the first turn)");
   check_prompt_utf8(system, "--system");
   check_backend_choice(a.backend);  // before the (slow) checkpoint load
   const int threads = resolve_threads(a.threads);
@@ -198,7 +203,7 @@ void chat_command(const ChatArgs& a) {
       }
       // The line is named: from a script, "offset 14" alone does not say which one.
       check_prompt_utf8(line, line_no == 0 ? (a.prompt_file ? "-f" : "--prompt") : ("stdin line " + std::to_string(line_no)).c_str());
-      if (line[0] == '/') {
+      if (line[0] == '/' && line_no > 0) {  // commands come from stdin; a -p / -f first turn is text
         const std::size_t sp = line.find(' ');
         const std::string cmd = line.substr(0, sp), arg = sp == std::string::npos ? "" : line.substr(sp + 1);
         if (cmd == "/quit" || cmd == "/exit") break;
@@ -295,9 +300,8 @@ void add_chat_command(CLI::App& app) {
   cmd->add_option("--config", a->config_file, "runtime config (YAML)");
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable), e.g. context_overflow=truncate");
   cmd->add_option("--system,--system-prompt", a->system, "system prompt");
-  cmd->add_option_function<std::string>(
-      "--system-prompt-file", [a](const std::string& f) { a->system = read_prompt_file(f); },
-      "the system prompt from a file, without its last newline (llama.cpp's -sysf)");
+  cmd->add_option("--system-prompt-file", a->system_file,
+                  "the system prompt from a file, without its last newline (llama.cpp's -sysf; read as written, no escapes)");
   cmd->add_option("--image", a->image, "image file for the first turn (JPEG or PNG)");
   cmd->add_option("-p,--prompt", a->prompt, "the first user turn, answered before stdin is read (llama-cli's -p in conversation mode)");
   cmd->add_option("-f,--file", a->prompt_file, "the first user turn from a file, without its last newline");

@@ -63,6 +63,7 @@ struct RunArgs {
   std::optional<std::string> config_file;
   std::vector<std::string> sets;
   std::optional<std::string> prompt, prompt_file, prompt_ids, messages, tools, system;
+  std::optional<std::string> system_file;  // -sysf: the system message's file (its text is not escape-processed)
   std::string chat_template;
   std::optional<std::string> tool_choice;  // auto, none, required or a function's name
   std::vector<std::string> vars;
@@ -185,6 +186,10 @@ void run_command(RunArgs& a) {
   if (a.sampling.escape) {  // llama.cpp's -e, before the checks (\xHH may make bytes that are not UTF-8)
     if (a.prompt) a.prompt = process_escapes(*a.prompt);
     if (a.system) a.system = process_escapes(*a.system);
+  }
+  if (a.system_file) {
+    if (a.system) invalid_argument("run: give one of --system-prompt and --system-prompt-file");
+    a.system = read_prompt_file(*a.system_file);  // as written: -e applies to command-line text only
   }
   check_args(a);
   if (a.system) a.chat = true;  // a system message is a chat turn
@@ -319,9 +324,8 @@ void add_run_command(CLI::App& app) {
                 "wrap the prompt in the chat format (the checkpoint's chat template); llama-cli's -st, one turn");
   cmd->add_option("--system,--system-prompt", a->system,
                   "a system message before the prompt, in the chat format (implies --chat; llama.cpp's -sys)");
-  cmd->add_option_function<std::string>(
-      "--system-prompt-file", [a](const std::string& f) { a->system = read_prompt_file(f); },
-      "the system message from a file, without its last newline (llama.cpp's -sysf)");
+  cmd->add_option("--system-prompt-file", a->system_file,
+                  "the system message from a file, without its last newline (llama.cpp's -sysf; read as written, no escapes)");
   cmd->add_option("--chat-template,--chat-template-file", a->chat_template,
                   "a Jinja chat template: a file, or the template itself (text holding {{ or {%), as llama.cpp's "
                   "--chat-template takes it; overrides the checkpoint's");

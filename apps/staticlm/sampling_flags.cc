@@ -60,7 +60,7 @@ void add_sampling_flags(CLI::App& cmd, SamplingFlags& f) {
                  "subtract this from the logit of every token the reply already holds (-2..2; 0: off)");
   cmd.add_option("--frequency-penalty", f.frequency_penalty,
                  "subtract this times its count in the reply from a token's logit (-2..2; 0: off)");
-  cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0; -1: a random one, printed, as llama.cpp)");
+  cmd.add_option("-s,--seed", f.seed, "random seed for sampling (default 0; -1: a random one, printed, as llama.cpp; serve: without it each request draws its own)");
   cmd.add_option("--stop,-r,--reverse-prompt", f.stops,
                  "stop a reply when its text contains this string (repeatable; llama.cpp's -r halts there too)");
   cmd.add_flag("-e,--escape,!--no-escape", f.escape,

@@ -50,7 +50,7 @@ struct SessionOptions {
 
 // Unset fields take the checkpoint's generation_config.json defaults (greedy without one).
 struct GenerateParams {
-  std::optional<std::int64_t> max_new_tokens;  // else generation_config's, else 256
+  std::optional<std::int64_t> max_new_tokens;  // else generation_config's, else 256; -1: until the cache is full (run's -n -1)
   std::optional<double> temperature;           // 0: greedy
   std::optional<std::int64_t> top_k;
   std::optional<double> top_p, min_p, repetition_penalty;

@@ -54,8 +54,8 @@ void check_generate_params(const GenerateParams& p) {
   for (const std::string& b : s.dry_sequence_breakers) {
     if (b.empty()) invalid_argument("dry_sequence_breakers: an empty sequence breaker would break every sequence");
   }
-  if (p.max_new_tokens && *p.max_new_tokens < 1) {
-    invalid_argument("max_new_tokens " + std::to_string(*p.max_new_tokens) + ": must be at least 1");
+  if (p.max_new_tokens && *p.max_new_tokens < 1 && *p.max_new_tokens != -1) {
+    invalid_argument("max_new_tokens " + std::to_string(*p.max_new_tokens) + ": must be at least 1 (-1: until the cache is full)");
   }
   if (!p.json_schema.empty() && !p.grammar.empty()) invalid_argument("json_schema and grammar: give one constraint");
   if (!p.json_schema.empty()) JsonSchema::parse(p.json_schema, "json_schema");
@@ -75,8 +75,11 @@ GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck, 
   }
   const auto& gen = ck.generation_config();
   g.max_new_tokens = p.max_new_tokens.value_or(gen && gen->max_new_tokens ? *gen->max_new_tokens : 256);
+  if (p.max_new_tokens == -1) g.max_new_tokens = kNoTokenLimit;  // the CLI's -n -1
   if (g.max_new_tokens < 1) {
-    invalid_argument("max_new_tokens " + std::to_string(g.max_new_tokens) + ": must be at least 1");
+    invalid_argument((p.max_new_tokens ? std::string() : std::string("generation_config.json: ")) + "max_new_tokens " +
+                     std::to_string(g.max_new_tokens) + ": must be at least 1" +
+                     (p.max_new_tokens ? " (-1: until the cache is full)" : ""));
   }
   g.eos_token_ids = resolve_eos_ids(ck.config(), ck.generation_config());
   // As llama.cpp's --ignore-eos: the end tokens are never sampled.

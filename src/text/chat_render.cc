@@ -115,7 +115,12 @@ std::optional<ChatTemplateFile> find_chat_template(const std::string& model_dir,
     if (!file_exists(template_file)) {
       // As llama.cpp's --chat-template: the template's text itself.
       if (is_inline_template(template_file)) return ChatTemplateFile{template_file, "--chat-template (the template given inline)"};
-      invalid_argument("--chat-template " + template_file + ": no such file");
+      // A bare word is likely one of llama.cpp's built-in template names (chatml, gemma, llama3).
+      const bool bare = template_file.find_first_of("/.") == std::string::npos;
+      invalid_argument("--chat-template " + template_file + ": no such file" +
+                       (bare ? std::string(" (staticlm takes a Jinja template file or its text, not llama.cpp's built-in template "
+                                           "names; without the flag the checkpoint's own template is used)")
+                             : std::string()));
     }
     return ChatTemplateFile{read_file(template_file), template_file};
   }
@@ -248,8 +253,14 @@ ChatRenderer::ChatRenderer(std::string model_dir, const std::string& template_fi
   }
   if (template_file.empty()) {
     if (const std::optional<ChatTemplateFile> file = find_tool_use_template(model_dir_)) {
-      tool_template_ = jinja::Template::parse(file->source, file->name);
       tool_template_name_ = file->name;
+      // One the engine cannot parse fails the renders that would use it (those with tools), not
+      // every render of the checkpoint.
+      try {
+        tool_template_ = jinja::Template::parse(file->source, file->name);
+      } catch (const Error&) {
+        tool_template_error_ = std::current_exception();
+      }
     }
   }
 }
@@ -270,6 +281,7 @@ ChatRenderResult ChatRenderer::render(const ChatMessages& conversation, const st
   }
   if (!template_) return render_builtin(model_dir_, conversation, conversation_name, add_generation_prompt, vars);
   // As transformers' get_chat_template: tools passed (an empty list too) pick the tool_use template.
+  if (tool_template_error_ && !conversation.tools.is_null()) std::rethrow_exception(tool_template_error_);
   if (tool_template_ && !conversation.tools.is_null()) {
     return {tool_template_->render(vars), conversation_images(conversation.messages), tool_template_name_};
   }

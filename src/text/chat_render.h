@@ -7,6 +7,7 @@
 // (bos_token, eos_token, ...), then every --var KEY=JSON in order.
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,6 +96,7 @@ class ChatRenderer {
   // instead when the conversation has tools.
   std::unique_ptr<const jinja::Template> tool_template_;
   std::string tool_template_name_;
+  std::exception_ptr tool_template_error_;  // its parse error, raised by a render with tools
 };
 
 // llama.cpp's --chat-template-kwargs: a JSON object of template variables, as "KEY=JSON" each

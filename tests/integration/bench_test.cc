@@ -282,6 +282,8 @@ TEST_F(Bench, BadListsAreRefusedByName) {
            {"-t 1,999", "--threads 999: expected counts 0 to 256"},
            {"-pg 8", "-pg 8: expected PROMPT,GEN"},
            {"-pg 8,0", "-pg 8,0: expected PROMPT,GEN"},
+           {"-pg 4-5,2", "-pg 4-5,2: expected PROMPT,GEN"},
+           {"-pg 4,2,1", "-pg 4,2,1: expected PROMPT,GEN"},
            {"-p 0 -n 0", "bench: no test to run"},
            {"-p 8,70 -n 4", "bench: test pp70 needs 70 positions; max_seq 64 holds 63"},
            {"-p 0 -n 4,63", "bench: test tg63 needs 64 positions"}}) {

@@ -239,6 +239,13 @@ TEST_F(Chat, PromptFlagIsTheFirstTurnAndSingleTurnEndsTheChat) {
                            "note: --multiline-input has no effect"}) {
     EXPECT_NE(noted.err.find(note), std::string::npos) << note << " in " << noted.err;
   }
+  // A first turn that starts with '/' is text, not a command (commands come from stdin).
+  const auto slash = chat("", "-p '/etc/hosts: what is it?' -st --temp 0 -n 4 --no-perf");
+  EXPECT_EQ(slash.exit_code, 0) << slash.err;
+  EXPECT_EQ(std::count(slash.out.begin(), slash.out.end(), '\n'), 1) << slash.out;
+  const auto both = chat("", "-p hi -f " + dir_->file("turn.txt") + " -n 2");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("error: chat: give one of -p/--prompt and -f/--file (the first turn)"), std::string::npos) << both.err;
   const auto bad = chat("", "-p 'ab\\xff' -n 2");  // llama.cpp's escapes: \xff is the byte
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("error: --prompt: not valid UTF-8"), std::string::npos) << bad.err;

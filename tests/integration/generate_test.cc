@@ -213,6 +213,14 @@ TEST_F(Generate, TextPromptsUseTheChatFormat) {
     EXPECT_EQ(with_flag.prefill_logits, with_file.prefill_logits) << flag;
   }
   EXPECT_NE(with_file.prefill_logits, messages.prefill_logits);  // the system turn is in the prompt
+  // -sysf's text is read as written: llama.cpp's escapes apply to command-line text only.
+  write_text_atomic(file("system_bs.txt"), "Be brief.\\t\n");
+  write_text_atomic(file("system_bs.json"), R"([{"role": "system", "content": "Be brief.\\t"}, {"role": "user", "content": "Hello there"}])");
+  EXPECT_EQ(run_dump("-p 'Hello there' -sysf " + file("system_bs.txt") + " -n 3 --max-seq 48 --temp 0", "sysf_bs").prefill_logits,
+            run_dump("--messages " + file("system_bs.json") + " -n 3 --max-seq 48 --temp 0", "msg_bs").prefill_logits);
+  const auto both_system = test::run_staticlm("run -m " + model() + " -p hi -sys x -sysf " + file("system.txt") + " -n 1");
+  EXPECT_EQ(both_system.exit_code, 2);
+  EXPECT_EQ(both_system.err, "error: run: give one of --system-prompt and --system-prompt-file\n");
   const auto refused = test::run_staticlm("run -m " + model() + " --messages " + file("system.json") + " -sys x -n 1");
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_EQ(refused.err, "error: run: --system-prompt goes with -p or -f (a --messages file holds its own system message)\n");

@@ -171,6 +171,19 @@ def test_generate_streams_tokens_as_they_come(model_dir):
     assert len(list(s.generate(prompt_ids=[2, 105], max_new_tokens=2, temperature=0))) == 2
 
 
+def test_generation_in_a_with_block_and_until_the_cache_is_full(model_dir):
+    s = staticlm.Model(model_dir).session(max_seq=64)
+    with s.generate(prompt_ids=[2, 105], max_new_tokens=400, temperature=0) as g:
+        first = next(g)
+    assert g.result["stop_reason"] == "stopped by caller" and g.result["tokens"][0] == first  # closed on leaving
+    # max_new_tokens=-1 is run's -n -1: until the cache is full (max_seq 64 holds 63: 2 prompt + 61 fed back).
+    g = s.generate(prompt_ids=[2, 105], max_new_tokens=-1, temperature=0, ignore_eos=True)
+    assert len(list(g)) == 62
+    assert g.result["stop_reason"] == "cache full"
+    with pytest.raises(ValueError, match=re.escape("max_new_tokens 0: must be at least 1 (-1: until the cache is full)")):
+        list(s.generate(prompt_ids=[2], max_new_tokens=0))
+
+
 def test_one_generation_at_a_time(model_dir):
     s = staticlm.Model(model_dir).session(max_seq=64)
     g = s.generate(prompt_ids=[2, 105], max_new_tokens=20, temperature=0)
@@ -199,23 +212,27 @@ def test_close_from_another_thread_ends_the_iteration(model_dir):
 def test_a_chat_is_used_by_one_call_at_a_time(model_dir):
     # Two threads saying into one Chat: the second call while the first runs is a ValueError
     # (it corrupted the heap: a Chat serves one call at a time and say() releases the GIL).
+    import time
     c = staticlm.Model(model_dir).chat(max_seq=512)
-    errors = []
 
-    def say():
+    def long_turn():  # 300 tokens: about half a second
+        while True:
+            try:
+                return c.say("Hello there", max_new_tokens=300, temperature=0, ignore_eos=True)
+            except ValueError:  # a reset below got in first: try again
+                pass
+
+    t = threading.Thread(target=long_turn)
+    t.start()
+    time.sleep(0.1)
+    errors = []
+    while t.is_alive() and not errors:
         try:
-            c.say("Hello there", max_new_tokens=60, temperature=0, ignore_eos=True)
+            c.reset()
         except ValueError as e:
             errors.append(str(e))
-
-    threads = [threading.Thread(target=say) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(errors) + c.turns == 2
-    assert all("this chat is in a call already" in e for e in errors)
-    assert c.past_len == c.context_tokens - 1 or c.past_len == c.context_tokens
+    t.join()
+    assert errors and "this chat is in a call already" in errors[0]
 
 
 def test_ctrl_c_stops_a_generation(model_dir):
@@ -316,6 +333,17 @@ def test_errors_name_the_value(model_dir, tmp_path):
     s = m.session(max_seq=16)
     with pytest.raises(ValueError, match="-3"):
         list(s.generate(prompt_ids=[1, -3], max_new_tokens=2))
+    # A value of the wrong type is a TypeError naming the argument (image=5 was a RuntimeError
+    # "Unable to cast"); a pathlib.Path is a path.
+    with pytest.raises(TypeError, match="image: expected a path"):
+        s.generate(prompt="<|image|>x", image=5)
+    with pytest.raises(TypeError, match="image: expected a path"):
+        s.generate(prompt="<|image|>x", image=["a.png", 5])
+    with pytest.raises(TypeError, match="vars: expected a list of 'KEY=JSON' strings, got str"):
+        m.chat(max_seq=64, vars="a=1")
+    import pathlib
+    with pytest.raises((ValueError, staticlm.Error), match="missing.png"):
+        list(m.session(max_seq=512).generate(prompt="<|image|>x", image=pathlib.Path(tmp_path / "missing.png"), max_new_tokens=1))
 
 
 def test_inspect_report_equals_cli_report(model_dir, tmp_path):

@@ -28,7 +28,7 @@ inline constexpr std::int64_t kMaxSteps = 5'000'000;      // statements, express
 // Published templates walk the conversation once for each message in places (gpt-oss looks
 // ahead of each tool call, Command R7B numbers each tool result by a scan): their steps grow with
 // the square of the messages. A render may take kMaxSteps plus kStepsPerItemPair for each pair
-// of the items its list variables hold (messages, tools, documents), up to kMaxStepsWithItems:
+// of the items its messages, tools and documents hold, up to kMaxStepsWithItems:
 // 1,063 messages of tool calls (a 25k-token gpt-oss prompt) need about 5.3 million steps.
 inline constexpr std::int64_t kStepsPerItemPair = 25;
 inline constexpr std::int64_t kMaxStepsWithItems = 20 * kMaxSteps;

@@ -542,11 +542,16 @@ std::string Template::render(const Value& variables, const RenderOptions& option
   const Value g = make_globals(options.now ? options.now : local_now);
   for (const auto& [k, v] : g.dict_object().items) globals->vars[k.as_string()] = v;
   ScopePtr root = child(globals);
-  std::int64_t items = 0;  // in the list variables (messages, tools, documents): the step limit grows with them
+  // The items of messages, tools and documents: the step limit grows with them (other variables,
+  // a request's chat_template_kwargs among them, do not raise it).
+  std::int64_t items = 0;
   if (variables.is_dict()) {
     for (const auto& [k, v] : variables.dict_object().items) {
-      root->vars[k.str()] = v;
-      if (v.is_list()) items += static_cast<std::int64_t>(v.list().size());
+      const std::string name = k.str();
+      root->vars[name] = v;
+      if (v.is_list() && (name == "messages" || name == "tools" || name == "documents")) {
+        items += static_cast<std::int64_t>(v.list().size());
+      }
     }
   }
   return Renderer(*program_, max_render_steps(items)).run(root);

@@ -99,6 +99,11 @@ TEST(ChatTemplate, InlineTemplateAndLlamaCppSpellingsRenderAsTheFile) {
   EXPECT_EQ(bad.err, "error: --chat-template (the template given inline):2: 'str object' has no attribute 'a'\n");
   const auto missing = run_staticlm("chat-format --chat-template-file " + q(dir.file("none.jinja")) + messages);
   EXPECT_EQ(missing.err, "error: --chat-template " + dir.file("none.jinja") + ": no such file\n");
+  // A bare word is likely one of llama.cpp's built-in names: the message says what to do instead.
+  const auto named = run_staticlm("chat-format --chat-template chatml" + messages);
+  EXPECT_EQ(named.exit_code, 2);
+  EXPECT_EQ(named.err, "error: --chat-template chatml: no such file (staticlm takes a Jinja template file or its text, not "
+                       "llama.cpp's built-in template names; without the flag the checkpoint's own template is used)\n");
   // --chat-template-kwargs JSON: the object's keys as --var's, after them.
   write(dir.file("v.jinja"), "{{ a }}-{{ b | tojson }}-{{ c | default('none') }}");
   const std::string vars = "chat-format --chat-template " + q(dir.file("v.jinja")) + messages;
@@ -136,6 +141,12 @@ TEST(ChatTemplate, TokenizerConfigTemplateStringAndNamedList) {
   write(dir.file("additional_chat_templates/tool_use.jinja"), "JT:{{ tools | length }}");
   EXPECT_EQ(run_staticlm(with_tools + q(dir.file("tools.json"))).out, "JT:1");
   EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "J");
+  // A tool_use template the engine cannot parse fails the renders with tools only.
+  write(dir.file("additional_chat_templates/tool_use.jinja"), "{% bogus %}");
+  EXPECT_EQ(run_staticlm("chat-format -m " + q(dir.path()) + " --messages " + q(dir.file("m.json"))).out, "J");
+  const auto broken = run_staticlm(with_tools + q(dir.file("tools.json")));
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_NE(broken.err.find("tool_use.jinja"), std::string::npos) << broken.err;
   std::filesystem::remove_all(dir.file("additional_chat_templates"));
   std::filesystem::remove(dir.file("chat_template.jinja"));
   // Entries whose name is not the string "default" are other templates, whatever their type.
