@@ -17,8 +17,10 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "staticlm/inputs.h"
@@ -171,12 +173,38 @@ struct SamplingKeyword {
   void (*set)(api::GenerateParams&, const py::handle&);
 };
 
+// Integer fields, optional or not (bool aside).
+template <class T>
+constexpr bool is_count = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T>
+constexpr bool is_count<std::optional<T>> = is_count<T>;
+
 template <auto Field>
 void set_field(api::GenerateParams& p, const py::handle& value) {
   using T = std::remove_reference_t<decltype(p.*Field)>;
   // A None for a field without an unset state (seed, stop, ignore_eos, grammar) keeps its default.
   if (value.is_none()) return;
+  // True is an int to Python, not a count or a seed (a flag given to the wrong keyword).
+  if constexpr (is_count<T>) {
+    if (py::isinstance<py::bool_>(value)) throw py::cast_error();
+  }
   p.*Field = value.cast<T>();
+}
+
+// seed=-1 draws a random one, as the CLI's --seed -1 and llama.cpp's; below -1 is refused.
+void set_seed(api::GenerateParams& p, const py::handle& value) {
+  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow < 0 || (overflow == 0 && v < -1)) {
+      throw py::value_error("seed: " + std::string(py::repr(value)) + " is below -1 (-1: a random seed)");
+    }
+    if (overflow == 0 && v == -1) {
+      p.seed = std::random_device{}();
+      return;
+    }
+  }
+  set_field<&api::GenerateParams::seed>(p, value);
 }
 
 using P = api::GenerateParams;
@@ -187,7 +215,7 @@ constexpr SamplingKeyword kSamplingKeywords[] = {
     {"top_p", set_field<&P::top_p>},
     {"min_p", set_field<&P::min_p>},
     {"repetition_penalty", set_field<&P::repetition_penalty>},
-    {"seed", set_field<&P::seed>},
+    {"seed", set_seed},
     {"stop", set_field<&P::stop>},
     {"presence_penalty", set_field<&P::presence_penalty>},
     {"frequency_penalty", set_field<&P::frequency_penalty>},

@@ -36,7 +36,7 @@ struct BenchArgs {
   std::string model;
   // llama-bench's list flags as typed (count_list.h); one value each, and no -pg, keeps the one
   // run of prompt_len then decode_tokens on `threads` threads.
-  std::vector<std::string> prompt_lens{"512"}, decode_lens{"32"}, thread_counts{"0"}, prompt_gen;
+  std::vector<std::string> prompt_lens{"512"}, decode_lens{"32"}, thread_counts{"0"}, prompt_gen, depths{"0"};
   std::int64_t prompt_len = 512;
   std::int64_t decode_tokens = 32;
   std::int64_t max_seq = 1024;
@@ -68,6 +68,19 @@ std::pair<double, double> mean_and_sd(const std::vector<double>& x) {
   return {mean, x.size() > 1 ? std::sqrt(sq / (n - 1)) : 0.0};
 }
 
+// Tokens per second of each run: their mean and sample deviation are what llama-bench reports.
+std::vector<double> rates(std::int64_t tokens, const std::vector<double>& seconds) {
+  std::vector<double> tps;
+  for (const double s : seconds) tps.push_back(static_cast<double>(tokens) / s);
+  return tps;
+}
+
+// The weight bytes a decode step reads over the median step's seconds, in GB/s (0 without steps).
+double median_step_gb_s(std::uint64_t bytes, const std::vector<double>& steps) {
+  const double step = median(steps);
+  return step > 0 ? static_cast<double>(bytes) / step / 1e9 : 0.0;
+}
+
 std::string plus_minus(const std::vector<double>& x) {
   const auto [mean, sd] = mean_and_sd(x);
   char buf[64];
@@ -82,7 +95,7 @@ std::string plus_minus(const std::vector<double>& x) {
 struct TableRow {
   int threads = 0;
   std::string test;
-  std::int64_t n_prompt = 0, n_gen = 0;
+  std::int64_t n_prompt = 0, n_gen = 0, n_depth = 0;
   std::vector<double> rates;
   bool one_run = false;  // measured once (img): no deviation
   std::optional<double> share;
@@ -143,14 +156,14 @@ void print_csv(const ModelColumns& c, const std::vector<TableRow>& rows) {
     for (const char ch : v) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     return q + "\"";
   };
-  std::printf("model,size_bytes,params,backend,threads,test,n_prompt,n_gen,repetitions,avg_ts,stddev_ts,fraction_of_ceiling,ceiling\n");
+  std::printf("model,size_bytes,params,backend,threads,test,n_prompt,n_gen,n_depth,repetitions,avg_ts,stddev_ts,fraction_of_ceiling,ceiling\n");
   for (const TableRow& row : rows) {
     const auto [mean, sd] = mean_and_sd(row.rates);
     char numbers[160];
     std::snprintf(numbers, sizeof numbers, "%.6g,%.6g", mean, sd);
-    std::printf("%s,%ju,%s,%s,%d,%s,%lld,%lld,%zu,%s,%s,%s\n", field(c.model).c_str(), c.size_bytes, field(c.params).c_str(),
-                field(c.backend).c_str(), row.threads, row.test.c_str(), static_cast<long long>(row.n_prompt),
-                static_cast<long long>(row.n_gen), row.rates.size(), numbers,
+    std::printf("%s,%ju,%s,%s,%d,%s,%lld,%lld,%lld,%zu,%s,%s,%s\n", field(c.model).c_str(), c.size_bytes, field(c.params).c_str(),
+                field(c.backend).c_str(), row.threads, field(row.test).c_str(), static_cast<long long>(row.n_prompt),
+                static_cast<long long>(row.n_gen), static_cast<long long>(row.n_depth), row.rates.size(), numbers,
                 row.share ? std::to_string(*row.share).c_str() : "", row.share ? row.ceiling.c_str() : "");
   }
 }
@@ -205,22 +218,16 @@ void bench_one_run(const BenchArgs& a) {
   const double step_min = steps.empty() ? 0.0 : *std::min_element(steps.begin(), steps.end());
   const double step_max = steps.empty() ? 0.0 : *std::max_element(steps.begin(), steps.end());
   const double step_first = steps.empty() ? 0.0 : steps.front();
-  const double median_gb_s = step_median > 0 ? static_cast<double>(bytes) / step_median / 1e9 : 0.0;
+  const double median_gb_s = median_step_gb_s(bytes, steps);
   const std::int64_t flops = r.prefill_flops;
   const double prefill_gflop_s = static_cast<double>(flops) / prefill_s / 1e9;
   const double image_gflop_s = image ? static_cast<double>(image->flops) / image->seconds / 1e9 : 0.0;
-  // Tokens per second of each repetition: their mean and sample deviation, as llama-bench.
-  const auto rates = [](std::int64_t tokens, const std::vector<double>& seconds) {
-    std::vector<double> tps;
-    for (const double s : seconds) tps.push_back(static_cast<double>(tokens) / s);
-    return tps;
-  };
   const std::vector<double> prefill_rates = rates(a.prompt_len, r.prefill_seconds_each);
   const std::vector<double> decode_rates = rates(a.decode_tokens, r.decode_seconds_each);
   if (a.output == "md" || a.output == "csv") {
     std::vector<TableRow> rows(2);
-    rows[0] = {threads, "pp" + std::to_string(a.prompt_len), a.prompt_len, 0, prefill_rates, false, prefill_gflop_s / fma_peak, "FMA"};
-    rows[1] = {threads, "tg" + std::to_string(a.decode_tokens), 0, a.decode_tokens, decode_rates, false, median_gb_s / bandwidth,
+    rows[0] = {threads, "pp" + std::to_string(a.prompt_len), a.prompt_len, 0, 0, prefill_rates, false, prefill_gflop_s / fma_peak, "FMA"};
+    rows[1] = {threads, "tg" + std::to_string(a.decode_tokens), 0, a.decode_tokens, 0, decode_rates, false, median_gb_s / bandwidth,
                "bandwidth"};
     if (image) rows.push_back(image_row(threads, r));
     const ModelColumns columns = model_columns(a, r);
@@ -368,11 +375,10 @@ void add_test(const BenchArgs& a, const api::BenchResult& r, int threads, const 
   row.test = api::bench_test_name(t.test);
   row.n_prompt = p;
   row.n_gen = n;
+  row.n_depth = t.test.depth;
+  row.rates = rates(p + n, t.seconds_each);
   std::vector<std::int64_t> samples_ns;
-  for (const double s : t.seconds_each) {
-    row.rates.push_back(static_cast<double>(p + n) / s);
-    samples_ns.push_back(std::llround(s * 1e9));
-  }
+  for (const double s : t.seconds_each) samples_ns.push_back(std::llround(s * 1e9));
   const auto [mean_s, sd_s] = mean_and_sd(t.seconds_each);
   const auto [mean_ts, sd_ts] = mean_and_sd(row.rates);
   nlohmann::ordered_json j = {{"model_dir", a.model},
@@ -382,12 +388,14 @@ void add_test(const BenchArgs& a, const api::BenchResult& r, int threads, const 
                               {"dispatch_target", r.dispatch_target},
                               {"threads", threads},
                               {"max_seq", a.max_seq},
+                              {"use_mmap", !a.resident_weights},
                               {"read_bandwidth_gb_s", r.read_bandwidth_gb_s},
                               {"fma_peak_gflop_s", r.fma_peak_gflop_s},
                               {"bf16_dot_peak_gflop_s", r.bf16_dot_peak_gflop_s},
                               {"test", row.test},
                               {"n_prompt", p},
                               {"n_gen", n},
+                              {"n_depth", t.test.depth},
                               {"warmup", !a.no_warmup},
                               {"repetitions", t.seconds_each.size()},
                               {"samples_ns", samples_ns},
@@ -404,7 +412,7 @@ void add_test(const BenchArgs& a, const api::BenchResult& r, int threads, const 
     j["gflop_s"] = gflop_s;
     j["fraction_of_fma_peak"] = *row.share;
   } else if (p == 0) {
-    const double step = median(t.decode_step_seconds), gb_s = static_cast<double>(r.decode_weight_bytes) / step / 1e9;
+    const double step = median(t.decode_step_seconds), gb_s = median_step_gb_s(r.decode_weight_bytes, t.decode_step_seconds);
     row.share = gb_s / r.read_bandwidth_gb_s;
     row.ceiling = "bandwidth";
     j["decode_weight_bytes_per_token"] = r.decode_weight_bytes;
@@ -435,19 +443,25 @@ void print_tests_text(const api::BenchResult& r, int threads, const std::vector<
   }
 }
 
-// Lists (llama-bench): on each thread count, the pp tests (-p values above 0), the tg tests (-n
-// values above 0) and the pg tests (-pg), each -r times after a warm-up run, one model load and
-// a pair of ceiling measurements per thread count; a row per test.
+// Lists (llama-bench): on each thread count and at each depth (-d), the pp tests (-p values above
+// 0), the tg tests (-n values above 0) and the pg tests (-pg), each -r times after a warm-up run,
+// one model load and a pair of ceiling measurements per thread count; a row per test.
 void bench_tests(const BenchArgs& a, const std::vector<std::int64_t>& prompts, const std::vector<std::int64_t>& gens,
-                 const std::vector<std::int64_t>& thread_counts, const std::vector<api::BenchTest>& prompt_gen) {
+                 const std::vector<std::int64_t>& thread_counts, const std::vector<api::BenchTest>& prompt_gen,
+                 const std::vector<std::int64_t>& depths) {
   std::vector<api::BenchTest> tests;
-  for (const std::int64_t p : prompts) {
-    if (p > 0) tests.push_back({p, 0});
+  for (const std::int64_t d : depths) {
+    for (const std::int64_t p : prompts) {
+      if (p > 0) tests.push_back({p, 0, d});
+    }
+    for (const std::int64_t n : gens) {
+      if (n > 0) tests.push_back({0, n, d});
+    }
+    for (api::BenchTest pg : prompt_gen) {
+      pg.depth = d;
+      tests.push_back(pg);
+    }
   }
-  for (const std::int64_t n : gens) {
-    if (n > 0) tests.push_back({0, n});
-  }
-  tests.insert(tests.end(), prompt_gen.begin(), prompt_gen.end());
   if (tests.empty()) invalid_argument("bench: no test to run: -p and -n are 0 and there is no -pg");
   std::vector<int> threads;
   for (const std::int64_t t : thread_counts) threads.push_back(resolve_threads(static_cast<int>(t)));
@@ -490,15 +504,17 @@ void bench_command(BenchArgs a) {
   const std::vector<std::int64_t> prompts = parse_count_list("-p", a.prompt_lens, kMaxCount);
   const std::vector<std::int64_t> gens = parse_count_list("-n", a.decode_lens, kMaxCount);
   const std::vector<std::int64_t> threads = parse_count_list("--threads", a.thread_counts, kMaxThreads);
+  const std::vector<std::int64_t> depths = parse_count_list("-d", a.depths, kMaxCount);
   std::vector<api::BenchTest> prompt_gen;
   for (const std::string& item : a.prompt_gen) prompt_gen.push_back(prompt_gen_test(item));
-  if (prompts.size() == 1 && gens.size() == 1 && threads.size() == 1 && prompt_gen.empty() && prompts[0] > 0 && gens[0] > 0) {
+  if (prompts.size() == 1 && gens.size() == 1 && threads.size() == 1 && prompt_gen.empty() && prompts[0] > 0 && gens[0] > 0 &&
+      depths == std::vector<std::int64_t>{0}) {
     a.prompt_len = prompts[0];
     a.decode_tokens = gens[0];
     a.threads = static_cast<int>(threads[0]);
     return bench_one_run(a);
   }
-  bench_tests(a, prompts, gens, threads, prompt_gen);
+  bench_tests(a, prompts, gens, threads, prompt_gen, depths);
 }
 
 }  // namespace
@@ -514,6 +530,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-n,--decode-tokens,--n-gen", a->decode_lens, std::string("tokens to decode (default 32)") + lists)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--prompt-gen", a->prompt_gen, "PROMPT,GEN: a prompt and the tokens generated after it, timed together (llama-bench's -pg; "
                                         "test; the flag again for more)")
+      ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("-d,--n-depth", a->depths, std::string("tokens in the cache before each test (default 0): prefilled untimed, "
+                                                         "the test's prompt appended after them") + lists)
       ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--max-seq", a->max_seq, "static sequence length")->capture_default_str()->check(max_seq_range());
   cmd->add_option("-t,--threads", a->thread_counts, std::string("threads (default: one per hardware thread)") + lists)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -536,6 +555,7 @@ void add_bench_command(CLI::App& app) {
   add_kernel_target_option(*cmd, a->kernel_target);
   add_backend_options(*cmd, a->backend);
   add_mmap_flags(*cmd, a->resident_weights);
+  add_llama_bench_flags(*cmd, a->resident_weights);
   cmd->callback([a] { bench_command(*a); });
 }
 

@@ -98,6 +98,11 @@ void json_reply(httplib::Response& res, int status, const std::string& body) {
   res.set_content(body, "application/json");
 }
 
+void error_reply(httplib::Response& res, int status, const std::string& message, const std::string& type,
+                 const std::string& param = "") {
+  json_reply(res, status, error_json(status, message, type, param));
+}
+
 // The body, read here and not by httplib: its limit covers only bodies with a Content-Length
 // (a chunked one was read whole, however large). False, with 413 in `res`, past `max_body`.
 bool read_limited_body(const httplib::Request& req, const httplib::ContentReader& read_body, std::int64_t max_body,
@@ -105,8 +110,8 @@ bool read_limited_body(const httplib::Request& req, const httplib::ContentReader
   // httplib hands a form's parts only to a multipart reader (the plain one threw
   // bad_function_call: a 500); every endpoint here takes a JSON body.
   if (req.is_multipart_form_data()) {
-    json_reply(res, 415, error_json("body: expected JSON (Content-Type: application/json), not multipart/form-data",
-                                    "invalid_request_error"));
+    error_reply(res, 415, "body: expected JSON (Content-Type: application/json), not multipart/form-data",
+                                    "invalid_request_error");
     return false;
   }
   // httplib decodes gzip and deflate bodies, hands over nothing for br (built without it) and the
@@ -114,15 +119,15 @@ bool read_limited_body(const httplib::Request& req, const httplib::ContentReader
   const std::string encoding = req.get_header_value("Content-Encoding");
   if (!encoding.empty() && encoding != "gzip" && encoding != "deflate" && encoding != "identity") {
     res.set_header("Connection", "close");
-    json_reply(res, 415, error_json("body: Content-Encoding '" + encoding + "' is not supported (gzip, deflate or none)",
-                                    "invalid_request_error"));
+    error_reply(res, 415, "body: Content-Encoding '" + encoding + "' is not supported (gzip, deflate or none)",
+                                    "invalid_request_error");
     return false;
   }
   // httplib reads a Content-Length with strtoull: "-5" came out as a huge size (a 413), "1x" as 1.
   const std::string declared = req.get_header_value("Content-Length");
   if (!declared.empty() && declared.find_first_not_of("0123456789") != std::string::npos) {
     res.set_header("Connection", "close");
-    json_reply(res, 400, error_json("Content-Length '" + declared + "' is not a number of bytes", "invalid_request_error"));
+    error_reply(res, 400, "Content-Length '" + declared + "' is not a number of bytes", "invalid_request_error");
     return false;
   }
   // A declared length over the limit is answered at once, before any of the body is read (reading
@@ -130,8 +135,8 @@ bool read_limited_body(const httplib::Request& req, const httplib::ContentReader
   const std::size_t digits = declared.find_first_not_of('0');  // leading zeros say nothing
   if (digits != std::string::npos && (declared.size() - digits > 18 || std::stoll(declared.substr(digits)) > max_body)) {
     res.set_header("Connection", "close");
-    json_reply(res, 413, error_json("request body larger than --max-body " + std::to_string(max_body) + " bytes",
-                                    "request_too_large"));
+    error_reply(res, 413, "request body larger than --max-body " + std::to_string(max_body) + " bytes",
+                                    "request_too_large");
     return false;
   }
   bool too_large = false;
@@ -148,15 +153,15 @@ bool read_limited_body(const httplib::Request& req, const httplib::ContentReader
   if (!too_large) {
     // Data that does not decode: httplib hands over nothing (which read as "not valid JSON").
     res.set_header("Connection", "close");
-    json_reply(res, 400, error_json(encoding.empty() || encoding == "identity"
+    error_reply(res, 400, encoding.empty() || encoding == "identity"
                                         ? "body: could not be read (the connection ended early)"
                                         : "body: not valid " + encoding + " data (Content-Encoding: " + encoding + ")",
-                                    "invalid_request_error"));
+                                    "invalid_request_error");
     return false;
   }
   res.set_header("Connection", "close");
-  json_reply(res, 413, error_json("request body larger than --max-body " + std::to_string(max_body) + " bytes",
-                                  "request_too_large"));
+  error_reply(res, 413, "request body larger than --max-body " + std::to_string(max_body) + " bytes",
+                                  "request_too_large");
   return false;
 }
 
@@ -221,8 +226,8 @@ void serve_command(const ServeArgs& a) {
     const_cast<httplib::Request&>(req).ranges.clear();
     if (!api_keys.empty() && req.method != "OPTIONS" && !api_key_public_path(req.path) &&
         !api_key_accepted(api_keys, req.get_header_value("Authorization"), req.get_header_value("X-Api-Key"))) {
-      json_reply(res, 401, error_json("invalid or missing API key: send 'Authorization: Bearer KEY' with a key of the server's --api-key",
-                                      "authentication_error"));
+      error_reply(res, 401, "invalid or missing API key: send 'Authorization: Bearer KEY' with a key of the server's --api-key",
+                                      "authentication_error");
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -231,7 +236,7 @@ void serve_command(const ServeArgs& a) {
   // text in a response header.
   svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     res.headers.erase("EXCEPTION_WHAT");
-    json_reply(res, 500, error_json("internal error while answering", "server_error"));
+    error_reply(res, 500, "internal error while answering", "server_error");
   });
   svr.set_error_handler([&](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
@@ -240,14 +245,14 @@ void serve_command(const ServeArgs& a) {
     if (res.status == 413 && !length.empty() && length.find_first_not_of("0123456789") != std::string::npos) {
       res.status = 400;
       res.set_header("Connection", "close");
-      res.set_content(error_json("Content-Length '" + length + "' is not a number of bytes", "invalid_request_error"),
+      res.set_content(error_json(400, "Content-Length '" + length + "' is not a number of bytes", "invalid_request_error"),
                       "application/json");
       return;
     }
     const std::string what = res.status == 413 ? "request body larger than --max-body " + std::to_string(a.max_body) + " bytes"
                              : res.status == 404 ? "no such endpoint"
                                                  : "HTTP " + std::to_string(res.status);
-    res.set_content(error_json(what, res.status == 413 ? "request_too_large" : "invalid_request_error"), "application/json");
+    res.set_content(error_json(res.status, what, res.status == 413 ? "request_too_large" : "invalid_request_error"), "application/json");
   });
 
   // Browsers may call the API from any page, as llama.cpp's server allows; not when image parts may
@@ -266,8 +271,8 @@ void serve_command(const ServeArgs& a) {
   const auto wrong_method = [](const char* allowed) {
     return [allowed](const httplib::Request& req, httplib::Response& res) {
       res.set_header("Allow", allowed);
-      json_reply(res, 405, error_json(req.method + " " + req.path + ": method not allowed (use " + allowed + ")",
-                                      "invalid_request_error"));
+      error_reply(res, 405, req.method + " " + req.path + ": method not allowed (use " + allowed + ")",
+                                      "invalid_request_error");
     };
   };
   // Every other method on a known path (PUT, DELETE, PATCH too) is 405 naming the one it takes.
@@ -309,8 +314,8 @@ void serve_command(const ServeArgs& a) {
     svr.Get(path, [&](const httplib::Request& req, httplib::Response& res) {
       const std::string id = req.matches[1];
       if (id != model_name) {
-        json_reply(res, 404, error_json("model '" + id + "' does not exist (this server serves '" + model_name + "')",
-                                        "invalid_request_error", "model"));
+        error_reply(res, 404, "model '" + id + "' does not exist (this server serves '" + model_name + "')",
+                                        "invalid_request_error", "model");
         return;
       }
       json_reply(res, 200, dump_reply_json(model_json));
@@ -328,12 +333,12 @@ void serve_command(const ServeArgs& a) {
     try {
       parse(body, context, *job);
     } catch (const RequestError& e) {
-      json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
+      error_reply(res, 400, e.message, "invalid_request_error", e.param);
       return;
     }
     if (!engine.submit(job)) {
-      json_reply(res, 503, error_json("server busy: " + std::to_string(a.queue) + " requests already wait (--queue); retry later",
-                                      "server_busy"));
+      error_reply(res, 503, "server busy: " + std::to_string(a.queue) + " requests already wait (--queue); retry later",
+                                      "server_busy");
       return;
     }
     Reply reply{random_id(text_completion ? "cmpl-" : "chatcmpl-"), model_name, static_cast<std::int64_t>(std::time(nullptr)),
@@ -349,9 +354,9 @@ void serve_command(const ServeArgs& a) {
       if (job->cancelled) return;  // nobody to answer
       if (!job->error.empty()) {
         if (job->request_error) {
-          json_reply(res, 400, error_json(job->error, "invalid_request_error"));
+          error_reply(res, 400, job->error, "invalid_request_error");
         } else {
-          json_reply(res, 500, error_json("generation failed: " + job->error, "server_error"));
+          error_reply(res, 500, "generation failed: " + job->error, "server_error");
         }
         return;
       }
@@ -416,7 +421,7 @@ void serve_command(const ServeArgs& a) {
           }
           if (!done) return true;
           if (!error.empty()) {
-            if (!send(theirs ? error_json(error, "invalid_request_error") : error_json("generation failed: " + error, "server_error"))) {
+            if (!send(theirs ? error_json(400, error, "invalid_request_error") : error_json(500, "generation failed: " + error, "server_error"))) {
               return false;
             }
           } else if (reply.llama) {  // llama.cpp's last event: the summary, and no [DONE]
@@ -455,7 +460,7 @@ void serve_command(const ServeArgs& a) {
       try {
         json_reply(res, 200, answer(body));
       } catch (const RequestError& e) {
-        json_reply(res, 400, error_json(e.message, "invalid_request_error", e.param));
+        error_reply(res, 400, e.message, "invalid_request_error", e.param);
       }
     };
   };

@@ -114,11 +114,21 @@ void spell_llama_cpp_flags(int argc, char** argv) {
       {"-rpc", "--rpc"},
       {"-embd", "--embeddings"},
   };
+  // llama-bench's switches that take 0 or 1 (bench reads their long names with the value).
+  static const std::pair<std::string_view, const char*> bench_names[] = {
+      {"-mmp", "--mmap"},
+      {"-nopo", "--no-op-offload"},
+      {"-dio", "--direct-io"},
+  };
+  const bool bench = argc > 1 && std::string_view(argv[1]) == "bench";
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") return;  // what follows is not a flag
     for (const auto& [one_dash, long_name] : names) {
       if (arg == one_dash) argv[i] = const_cast<char*>(long_name);
+    }
+    for (const auto& [one_dash, long_name] : bench_names) {
+      if (bench && arg == one_dash) argv[i] = const_cast<char*>(long_name);
     }
   }
 }
@@ -216,6 +226,47 @@ void add_llama_cpp_tuning_flags(CLI::App& cmd) {
   silent(cmd, "--no-display-prompt", "the prompt is never echoed", false);
   silent(cmd, "--simple-io", "input and output are plain lines", false);
   silent(cmd, "--perf", "statistics are printed unless --no-perf", false);
+}
+
+void add_llama_bench_flags(CLI::App& cmd, bool& resident_weights) {
+  // llama-bench's switches take 0 or 1 (lists of them run a test per value there; one here).
+  const auto zero_or_one = [](const std::string& name, const std::string& v) {
+    if (!v.empty() && v != "0" && v != "1") {
+      invalid_argument(name + " " + v + ": expected 0 or 1 (llama-bench's form; one value: staticlm runs no list of them)");
+    }
+    return v != "0";
+  };
+  for (const char* name : {"--no-kv-offload", "--no-op-offload"}) {
+    cmd.remove_option(cmd.get_option(name));
+    const std::string n = name;
+    cmd.add_option_function<std::string>(
+           n,
+           [n, zero_or_one](const std::string& v) {
+             if (zero_or_one(n, v)) log_to_stderr("note: " + n + " has no effect: the cpu back end keeps everything in host memory");
+           },
+           "accepted for llama-bench's command lines (0|1): the cpu back end keeps everything in host memory")
+        ->expected(0, 1)
+        ->group("llama.cpp compatibility");
+  }
+  cmd.add_option_function<std::string>(
+         "--direct-io",
+         [zero_or_one](const std::string& v) {
+           if (zero_or_one("--direct-io", v)) log_to_stderr("note: --direct-io has no effect: the checkpoint is memory-mapped");
+         },
+         "accepted for llama-bench's command lines (0|1): the checkpoint is memory-mapped")
+      ->expected(0, 1)
+      ->group("llama.cpp compatibility");
+  // --mmap 0 is --no-mmap, as llama-bench's -mmp 0; --mmap alone or 1 the default.
+  cmd.remove_option(cmd.get_option("--no-mmap"));
+  cmd.add_flag("--no-mmap", resident_weights,
+               "copy the matrices decode reads every step into huge-page memory (as --mmap 0)");
+  cmd.add_option_function<std::string>(
+         "--mmap", [&resident_weights, zero_or_one](const std::string& v) { resident_weights = !zero_or_one("--mmap", v); },
+         "read the weights through the checkpoint's memory map (the default; 0: as --no-mmap; llama-bench's -mmp)")
+      ->expected(0, 1);
+  noted(cmd, "--delay", "the tests run one after the other");
+  noted(cmd, "--output-err", "progress lines go to stderr as text");
+  silent(cmd, "--progress", "progress lines are always printed", false);
 }
 
 void add_llama_cpp_refused_flags(CLI::App& cmd) {

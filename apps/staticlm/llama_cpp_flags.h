@@ -21,6 +21,11 @@ void spell_llama_cpp_flags(int argc, char** argv);
 // types, logging), each noted when given; cosmetic ones accepted silently.
 void add_llama_cpp_tuning_flags(CLI::App& cmd);
 
+// llama-bench's own (after the tuning flags and the mmap flags): its switches that take 0|1
+// (--mmap, --no-kv-offload, --no-op-offload, --direct-io: -mmp, -nkvo, -nopo, -dio), --delay,
+// --progress, -oe.
+void add_llama_bench_flags(CLI::App& cmd, bool& resident_weights);
+
 // The flags that would change what llama.cpp computes or where the model comes from (LoRA,
 // RoPE overrides, downloads): refused by name, exit 2, rather than run something else.
 void add_llama_cpp_refused_flags(CLI::App& cmd);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -24,6 +25,7 @@
 #include "model/weights.h"
 #include "runtime/argmax.h"
 #include "runtime/runtime.h"
+#include "runtime/runtime_config.h"
 
 namespace staticlm::api {
 
@@ -108,10 +110,12 @@ void log(const BenchOptions& o, const std::string& line) {
 void check_tests(const BenchOptions& a) {
   for (const BenchTest& t : a.tests) {
     const std::string name = bench_test_name(t);
-    if (t.prompt_len < 0 || t.decode_tokens < 0 || (t.prompt_len == 0 && t.decode_tokens == 0)) {
+    if (t.prompt_len < 0 || t.decode_tokens < 0 || t.depth < 0 || (t.prompt_len == 0 && t.decode_tokens == 0)) {
       invalid_argument("bench: test " + name + ": expected a prompt or tokens to generate (counts >= 0, not both 0)");
     }
-    const std::int64_t positions = std::max<std::int64_t>(t.prompt_len, 1) + t.decode_tokens;
+    // The depth's prompt holds the <bos>; without one, tg's lone <bos> takes a position.
+    const std::int64_t positions =
+        (t.depth > 0 ? t.depth + t.prompt_len : std::max<std::int64_t>(t.prompt_len, 1)) + t.decode_tokens;
     if (positions > a.max_seq - 1) {
       invalid_argument("bench: test " + name + " needs " + std::to_string(positions) + " positions; max_seq " +
                        std::to_string(a.max_seq) + " holds " + std::to_string(a.max_seq - 1) +
@@ -132,39 +136,58 @@ std::vector<std::int64_t> bench_prompt(const ModelConfig& config, std::int64_t t
 
 std::string bench_test_name(const BenchTest& t) {
   const std::string pp = "pp" + std::to_string(t.prompt_len), tg = "tg" + std::to_string(t.decode_tokens);
-  if (t.prompt_len > 0 && t.decode_tokens > 0) return pp + "+" + tg;
-  return t.decode_tokens > 0 ? tg : pp;
+  const std::string depth = t.depth > 0 ? " @ d" + std::to_string(t.depth) : "";
+  if (t.prompt_len > 0 && t.decode_tokens > 0) return pp + "+" + tg + depth;
+  return (t.decode_tokens > 0 ? tg : pp) + depth;
 }
 
 namespace {
 
-// The tests of BenchOptions::tests on a ready runtime: a warm-up run each (unless turned off),
-// then the timed repetitions.
-void run_tests(const BenchOptions& a, const Checkpoint& ck, Runtime& runtime, BenchResult& r) {
-  for (const BenchTest& t : a.tests) {
-    log(a, "bench: " + bench_test_name(t) + "...");
-    const std::vector<std::int64_t> prompt = bench_prompt(ck.config(), std::max<std::int64_t>(t.prompt_len, 1));
+// The tests on a ready runtime: a warm-up run each (when `warmup`), then the timed repetitions.
+std::vector<BenchTestResult> run_tests(const BenchOptions& a, const std::vector<BenchTest>& tests, bool warmup,
+                                       const Checkpoint& ck, Runtime& runtime, BenchResult& r) {
+  std::vector<BenchTestResult> results;
+  for (const BenchTest& t : tests) {
+    const std::string name = bench_test_name(t);
+    log(a, "bench: " + name + "...");
+    // The depth's tokens (if any) then the prompt's (a lone <bos> for tg without a depth).
+    const std::vector<std::int64_t> ids =
+        bench_prompt(ck.config(), t.depth > 0 ? t.depth + t.prompt_len : std::max<std::int64_t>(t.prompt_len, 1));
+    const std::span<const std::int64_t> depth(ids.data(), static_cast<std::size_t>(t.depth)),
+        prompt(ids.data() + t.depth, ids.size() - static_cast<std::size_t>(t.depth));
     BenchTestResult out;
     out.test = t;
-    if (t.prompt_len > 0) out.prefill_flops = prefill_flops(ck.config(), ck.layers(), t.prompt_len);
-    // One run: the prompt (timed unless tg), then `steps` decode steps; the timed seconds.
-    const auto run = [&](std::int64_t steps, std::vector<double>* step_seconds) {
-      std::optional<std::chrono::steady_clock::time_point> t0;
-      if (t.prompt_len > 0) t0 = std::chrono::steady_clock::now();
-      std::int64_t token = argmax_first(runtime.prefill_tokens(prompt));
-      if (!t0) t0 = std::chrono::steady_clock::now();
+    if (t.prompt_len > 0) out.prefill_flops = append_flops(ck.config(), ck.layers(), t.depth, t.prompt_len);
+    // One run: the depth (untimed), the prompt (timed unless tg; a lone <bos> untimed), then
+    // `steps` decode steps. `record`: keep its times.
+    const auto run = [&](std::int64_t steps, bool record) {
+      std::int64_t token = t.depth > 0 ? argmax_first(runtime.prefill_tokens(depth)) : 0;
+      const auto start = std::chrono::steady_clock::now();
+      if (t.depth == 0 || t.prompt_len > 0) {
+        const std::span<const float> logits = t.depth == 0 ? runtime.prefill_tokens(prompt) : runtime.append(prompt);
+        if (record) out.prompt_seconds_each.push_back(t.prompt_len > 0 ? seconds_since(start) : 0.0);
+        token = argmax_first(logits);
+        if (record && out.prompt_seconds_each.size() == 1 && t.prompt_len > 0) out.first_token_seconds = seconds_since(start);
+      }
+      const auto decode_start = std::chrono::steady_clock::now();
       for (std::int64_t i = 0; i < steps; ++i) {
         const auto step = std::chrono::steady_clock::now();
         token = argmax_first(runtime.decode(token));
-        if (step_seconds) step_seconds->push_back(seconds_since(step));
-        r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());
+        if (record) out.decode_step_seconds.push_back(seconds_since(step));
+        r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());  // a read of /proc: microseconds
       }
-      return seconds_since(*t0);
+      if (!record) return;
+      out.decode_seconds_each.push_back(seconds_since(decode_start));
+      out.seconds_each.push_back(seconds_since(t.prompt_len > 0 ? start : decode_start));
     };
-    if (a.warmup) run(std::min<std::int64_t>(t.decode_tokens, 1), nullptr);
-    for (int rep = 0; rep < a.repetitions; ++rep) out.seconds_each.push_back(run(t.decode_tokens, &out.decode_step_seconds));
-    r.tests.push_back(std::move(out));
+    if (warmup) run(std::min<std::int64_t>(t.decode_tokens, 1), false);
+    for (int rep = 0; rep < a.repetitions; ++rep) {
+      if (a.repetitions > 1) log(a, "bench: " + name + " run " + std::to_string(rep + 1) + " of " + std::to_string(a.repetitions) + "...");
+      run(t.decode_tokens, true);
+    }
+    results.push_back(std::move(out));
   }
+  return results;
 }
 
 }  // namespace
@@ -204,6 +227,10 @@ BenchResult run_bench(const BenchOptions& a) {
 
   SubgraphProfile profile;
   profile.max_seq = a.max_seq;
+  // A test at a depth appends its prompt through the append graphs, of the buckets a chat uses.
+  if (std::any_of(a.tests.begin(), a.tests.end(), [](const BenchTest& t) { return t.depth > 0; })) {
+    profile.append_lengths = append_buckets_for(RuntimeConfig{}, a.max_seq);
+  }
   CpuBackendOptions bo;
   bo.pool = &pool;
   bo.bf16_activations = !a.f32_activations;
@@ -214,29 +241,20 @@ BenchResult run_bench(const BenchOptions& a) {
   auto runtime = Runtime::create(*backend, ck->config(), ck->layers(), ro);
 
   r.decode_peak_rss_bytes = resident_bytes();
-  run_tests(a, *ck, *runtime, r);
-  const std::vector<std::int64_t> prompt = a.tests.empty() ? bench_prompt(ck->config(), a.prompt_len) : std::vector<std::int64_t>{};
-  for (int rep = 0; rep < (a.tests.empty() ? a.repetitions : 0); ++rep) {
-    if (a.repetitions > 1) log(a, "bench: run " + std::to_string(rep + 1) + " of " + std::to_string(a.repetitions) + "...");
-    auto t0 = std::chrono::steady_clock::now();
-    auto logits = runtime->prefill_tokens(prompt);  // starts over: the cache is rewritten
-    r.prefill_seconds_each.push_back(seconds_since(t0));
-    std::int64_t token = argmax_first(logits);
-    if (rep == 0) r.time_to_first_token_seconds = seconds_since(t0);  // the first token id is known here
-    t0 = std::chrono::steady_clock::now();
-    for (std::int64_t i = 0; i < a.decode_tokens; ++i) {
-      const auto step = std::chrono::steady_clock::now();
-      logits = runtime->decode(token);
-      token = argmax_first(logits);
-      r.decode_step_seconds.push_back(seconds_since(step));
-      r.decode_peak_rss_bytes = std::max(r.decode_peak_rss_bytes, resident_bytes());  // a read of /proc: microseconds
-    }
-    r.decode_seconds_each.push_back(seconds_since(t0));
-  }
-  const auto mean = [](const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size()); };
-  if (a.tests.empty()) {
+  // Without a test list: one pp+tg test, not warmed up (the cold first run counts), its prompt
+  // and decode times kept apart.
+  if (!a.tests.empty()) {
+    r.tests = run_tests(a, a.tests, a.warmup, *ck, *runtime, r);
+  } else {
+    const BenchTestResult one = std::move(run_tests(a, {{a.prompt_len, a.decode_tokens}}, false, *ck, *runtime, r).front());
+    const auto mean = [](const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(x.size()); };
+    r.prefill_seconds_each = one.prompt_seconds_each;
+    r.decode_seconds_each = one.decode_seconds_each;
     r.prefill_seconds = mean(r.prefill_seconds_each);
     r.decode_seconds = mean(r.decode_seconds_each);
+    r.time_to_first_token_seconds = one.first_token_seconds;
+    r.decode_step_seconds = one.decode_step_seconds;
+    r.prefill_flops = one.prefill_flops;
   }
   // What decode must hold: the weights it reads per token and the KV cache.
   r.kv_cache_bytes = static_cast<std::uint64_t>(runtime->cache().bytes());
@@ -249,7 +267,6 @@ BenchResult run_bench(const BenchOptions& a) {
   r.process_peak_rss_bytes = process_peak_rss_bytes();
   r.decode_weight_bytes = decode_weight_bytes(*ck);
   r.matrices = matrix_alignment(ck->weights());
-  if (a.tests.empty()) r.prefill_flops = prefill_flops(ck->config(), ck->layers(), a.prompt_len);
   r.backend_placement = backend_placement(*backend, /*with_calls=*/false);
   r.quantization_scheme = quantization_scheme(*ck);
   r.parameters = count_parameters(ck->config()).total();

@@ -21,16 +21,21 @@ namespace staticlm::api {
 
 // One llama-bench test on the loaded model: pp (prompt_len > 0, decode_tokens 0), tg
 // (prompt_len 0: a lone <bos> is prefilled untimed, then decode_tokens decoded) or pg (both: the
-// prompt then the tokens, timed together).
+// prompt then the tokens, timed together). With depth > 0 (llama-bench's -d), each run first
+// prefills `depth` tokens untimed; the prompt is then appended after them (the append graphs)
+// and the tokens decoded after it.
 struct BenchTest {
-  std::int64_t prompt_len = 0, decode_tokens = 0;
+  std::int64_t prompt_len = 0, decode_tokens = 0, depth = 0;
 };
 
 struct BenchTestResult {
   BenchTest test;
-  std::vector<double> seconds_each;         // each repetition's timed seconds
+  std::vector<double> seconds_each;         // each repetition's timed seconds (prompt and decode)
+  std::vector<double> prompt_seconds_each;  // each repetition's prompt (its prefill or append call; 0 for tg)
+  std::vector<double> decode_seconds_each;  // each repetition's decode steps together
+  double first_token_seconds = 0;           // the first repetition's prompt and its argmax (0 for tg)
   std::vector<double> decode_step_seconds;  // every repetition's decode steps, in order
-  std::int64_t prefill_flops = 0;           // of the timed prompt (0 for tg)
+  std::int64_t prefill_flops = 0;           // of the timed prompt after the depth (0 for tg)
 };
 
 struct BenchOptions {
@@ -94,7 +99,7 @@ struct BenchResult {
   std::vector<BenchTestResult> tests;        // BenchOptions::tests', in order
 };
 
-// llama-bench's name of a test: "pp512", "tg128" or "pp512+tg128".
+// llama-bench's name of a test: "pp512", "tg128" or "pp512+tg128"; " @ d512" after it at a depth.
 std::string bench_test_name(const BenchTest& t);
 
 // Throws Error (kInvalidArgument naming the flag) for options that do not fit the model.

@@ -30,6 +30,13 @@ std::int64_t prefill_flops(const ModelConfig& config, const std::vector<LayerInf
   return flops;
 }
 
+std::int64_t append_flops(const ModelConfig& config, const std::vector<LayerInfo>& layers, std::int64_t past,
+                          std::int64_t n_tokens) {
+  if (past == 0) return prefill_flops(config, layers, n_tokens);
+  const std::int64_t lm_head = 2 * config.text.vocab_size * config.text.hidden_size;
+  return prefill_flops(config, layers, past + n_tokens) - prefill_flops(config, layers, past) + lm_head;
+}
+
 std::int64_t vision_encode_flops(const VisionConfig& v, std::int64_t text_hidden_size, std::int64_t patches,
                                  std::int64_t output_tokens) {
   const std::int64_t dv = v.hidden_size, q = v.num_attention_heads * v.head_dim, kv = v.num_key_value_heads * v.head_dim;

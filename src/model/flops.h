@@ -36,6 +36,12 @@ std::int64_t causal_attention_pairs(std::int64_t n, std::int64_t sliding_window,
 // Flops of prefilling n tokens (the LM head once, for the last token).
 std::int64_t prefill_flops(const ModelConfig& config, const std::vector<LayerInfo>& layers, std::int64_t n_tokens);
 
+// Flops of prefilling n tokens after `past` cached ones (the rows past..past+n-1 attending to
+// the cache and to each other; the LM head once): prefill_flops(past + n) less that of `past`
+// rows, whose LM head it adds back.
+std::int64_t append_flops(const ModelConfig& config, const std::vector<LayerInfo>& layers, std::int64_t past,
+                          std::int64_t n_tokens);
+
 // Flops of one vision_prefill over `patches` patch rows (all attending to all) pooled to
 // `output_tokens` soft tokens of text width `text_hidden_size`.
 std::int64_t vision_encode_flops(const VisionConfig& vision, std::int64_t text_hidden_size, std::int64_t patches,

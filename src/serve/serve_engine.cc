@@ -206,8 +206,8 @@ std::vector<RgbImage> take_images(ojson& messages, const ImageIntake& intake, st
 
 }  // namespace
 
-std::string error_json(const std::string& message, const std::string& type, const std::string& param) {
-  ojson e = {{"message", message}, {"type", type}, {"param", param.empty() ? ojson() : ojson(param)}};
+std::string error_json(int code, const std::string& message, const std::string& type, const std::string& param) {
+  ojson e = {{"code", code}, {"message", message}, {"type", type}, {"param", param.empty() ? ojson() : ojson(param)}};
   return ojson{{"error", e}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 

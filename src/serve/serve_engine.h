@@ -204,7 +204,8 @@ class ServeEngine {
   std::thread worker_;
 };
 
-// Error body in OpenAI's shape: {"error": {"message", "type", "param"}}.
-std::string error_json(const std::string& message, const std::string& type, const std::string& param = "");
+// Error body in OpenAI's shape, with llama-server's HTTP status as "code":
+// {"error": {"code", "message", "type", "param"}}.
+std::string error_json(int code, const std::string& message, const std::string& type, const std::string& param = "");
 
 }  // namespace staticlm

@@ -141,12 +141,18 @@ TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
 // jsonl is the same object on one line, -o md its table, and its tuning flags (-ngl, -fa) are
 // noted.
 TEST_F(Bench, RepetitionsAndLlamaBenchOutput) {
-  const auto r = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 --threads 1 -r 3 -o jsonl -ngl 99 -fa 1");
+  // llama-bench's switches with their 0|1 values: -mmp 0 is --no-mmap.
+  const auto r = test::run_staticlm("bench -m " + dir_->path() +
+                                    " -p 8 -n 4 --max-seq 64 --threads 1 -r 3 -o jsonl -ngl 99 -fa 1 -mmp 0 -nkvo 1 -nopo 0 -dio 1 --progress");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
   EXPECT_NE(r.err.find("note: --n-gpu-layers 99 has no effect"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("note: --flash-attn 1 has no effect"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("note: --no-kv-offload has no effect"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("note: --direct-io has no effect"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--no-op-offload"), std::string::npos) << r.err;  // 0: nothing to note
   const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["weights_in_huge_pages"], true);
   EXPECT_EQ(j["repetitions"], 3);
   const std::vector<double> prefill = j["prefill_seconds_each"], decode = j["decode_seconds_each"];
   ASSERT_EQ(prefill.size(), 3u);
@@ -189,7 +195,7 @@ TEST_F(Bench, RepetitionsAndLlamaBenchOutput) {
 // stddev_ts, n_prompt, n_gen), checked here against each other and the flop count.
 TEST_F(Bench, ListsRunATestPerValue) {
   const std::string m = "bench -m " + dir_->path() + " --max-seq 64 ";
-  const auto r = test::run_staticlm(m + "-p 8,16 -n 4 -pg 8,4 -t 1 -r 2 -o json");
+  const auto r = test::run_staticlm(m + "-p 8,16 -n 4 -pg 8,4 -t 1 -r 2 -o json --mmap 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto tests = nlohmann::json::parse(r.out);
   ASSERT_TRUE(tests.is_array());
@@ -206,6 +212,7 @@ TEST_F(Bench, ListsRunATestPerValue) {
     EXPECT_EQ(t["n_gen"], n);
     EXPECT_EQ(t["threads"], 1);
     EXPECT_EQ(t["warmup"], true);
+    EXPECT_EQ(t["use_mmap"], true);
     const std::vector<std::int64_t> ns = t["samples_ns"];
     const std::vector<double> ts = t["samples_ts"];
     ASSERT_EQ(ns.size(), 2u);
@@ -255,18 +262,49 @@ TEST_F(Bench, ListsRunATestPerValue) {
   std::istringstream lines(csv.out);
   for (std::string line; std::getline(lines, line);) rows.push_back(line);
   ASSERT_EQ(rows.size(), 19u) << csv.out;
-  EXPECT_EQ(rows[0], "model,size_bytes,params,backend,threads,test,n_prompt,n_gen,repetitions,avg_ts,stddev_ts,fraction_of_ceiling,ceiling");
+  EXPECT_EQ(rows[0], "model,size_bytes,params,backend,threads,test,n_prompt,n_gen,n_depth,repetitions,avg_ts,stddev_ts,fraction_of_ceiling,ceiling");
   const std::vector<std::string> order = {"pp4,4,0", "pp8,8,0", "pp16,16,0", "tg2,0,2", "tg4,0,4", "tg6,0,6", "tg3,0,3",
                                           "pp4+tg2,4,2", "pp6+tg1,6,1"};
   for (std::size_t i = 0; i < 18; ++i) {
     const std::string& row = rows[i + 1];
-    const std::string cells = "," + std::to_string(1 + i / 9) + "," + order[i % 9] + ",1,";
+    const std::string cells = "," + std::to_string(1 + i / 9) + "," + order[i % 9] + ",0,1,";
     EXPECT_NE(row.find(cells), std::string::npos) << row;
     const bool pg = order[i % 9].find('+') != std::string::npos, pp = order[i % 9][0] == 'p' && !pg;
     const std::string end = pg ? ",," : pp ? ",FMA" : ",bandwidth";
     EXPECT_EQ(row.substr(row.size() - end.size()), end) << row;
   }
 
+}
+
+// llama-bench's -d: each test after that many tokens in the cache ("pp8 @ d16"); a pp test's
+// flops are its rows' against the cache, counted here by summing the (query, key) pairs.
+TEST_F(Bench, DepthRunsEachTestAfterACachedPrompt) {
+  const auto r = test::run_staticlm("bench -m " + dir_->path() + " --max-seq 64 -p 8 -n 3 -pg 4,2 -d 0,16 -t 1 -o json --no-warmup");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto tests = nlohmann::json::parse(r.out);
+  ASSERT_EQ(tests.size(), 6u) << r.out;
+  const std::vector<std::string> names = {"pp8", "tg3", "pp4+tg2", "pp8 @ d16", "tg3 @ d16", "pp4+tg2 @ d16"};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(tests[i]["test"], names[i]);
+    EXPECT_EQ(tests[i]["n_depth"], i < 3 ? 0 : 16);
+    EXPECT_GT(tests[i]["avg_ts"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(tests[4]["decode_step_seconds"].size(), 3u);
+  // pp8 at depth 16 against pp8 at 0: the same linears, and each row q = 16..23 attends to
+  // min(q + 1, window) keys where row q - 16 attended to min(q - 15, window).
+  const ModelConfig c = load_model_config(dir_->path());
+  std::int64_t extra = 0;
+  for (const LayerInfo& l : build_layer_table(c.text)) {
+    const std::int64_t w = l.sliding ? c.text.sliding_window : 1 << 30;
+    for (std::int64_t q = 16; q < 24; ++q) extra += 4 * l.num_heads * l.head_dim * (std::min(q + 1, w) - std::min(q - 15, w));
+  }
+  ASSERT_GT(extra, 0);
+  EXPECT_EQ(tests[3]["prefill_flops"].get<std::int64_t>() - tests[0]["prefill_flops"].get<std::int64_t>(), extra);
+
+  // The depth counts toward max_seq.
+  const auto e = test::run_staticlm("bench -m " + dir_->path() + " --max-seq 64 -p 8 -n 0 -d 60");
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.err.find("bench: test pp8 @ d60 needs 68 positions"), std::string::npos) << e.err;
 }
 
 // A bad list item, range or test is refused naming the flag and the item, before anything is
@@ -286,7 +324,9 @@ TEST_F(Bench, BadListsAreRefusedByName) {
            {"-pg 4,2,1", "-pg 4,2,1: expected PROMPT,GEN"},
            {"-p 0 -n 0", "bench: no test to run"},
            {"-p 8,70 -n 4", "bench: test pp70 needs 70 positions; max_seq 64 holds 63"},
-           {"-p 0 -n 4,63", "bench: test tg63 needs 64 positions"}}) {
+           {"-p 0 -n 4,63", "bench: test tg63 needs 64 positions"},
+           {"-mmp 2", "--mmap 2: expected 0 or 1"},
+           {"-nkvo 0,1", "--no-kv-offload 0,1: expected 0 or 1"}}) {
     const auto e = test::run_staticlm(m + flags);
     EXPECT_EQ(e.exit_code, 2) << flags;
     EXPECT_NE(e.err.find(message), std::string::npos) << flags << "\n" << e.err;

@@ -232,7 +232,9 @@ TEST_F(Serve, HealthAndModels) {
   EXPECT_EQ(j.at("object"), "list");
   ASSERT_EQ(j.at("data").size(), 1u);
   EXPECT_EQ(j["data"][0].at("id"), "m");
-  EXPECT_EQ(get("/v1/nothing").status, 404);
+  const HttpResult nothing = get("/v1/nothing");
+  EXPECT_EQ(nothing.status, 404);
+  EXPECT_EQ(json::parse(nothing.body).at("error").at("code"), 404) << nothing.body;
   const HttpResult v1 = get("/v1/health");  // llama-server's other spelling
   EXPECT_EQ(v1.status, 200);
   EXPECT_EQ(json::parse(v1.body).at("status"), "ok");
@@ -244,6 +246,7 @@ TEST_F(Serve, HealthAndModels) {
   const HttpResult other = get("/v1/models/gpt-4");
   EXPECT_EQ(other.status, 404);
   EXPECT_EQ(json::parse(other.body)["error"]["param"], "model");
+  EXPECT_EQ(json::parse(other.body)["error"]["code"], 404);
   EXPECT_NE(other.body.find("model 'gpt-4' does not exist"), std::string::npos) << other.body;
 
   // A known endpoint with the wrong method: 405 and the method it takes.
@@ -664,6 +667,7 @@ TEST_F(Serve, AmbiguousGrammarIs400) {
   EXPECT_EQ(g.status, 400) << g.body;
   const json e = json::parse(g.body).at("error");
   EXPECT_EQ(e.at("type"), "invalid_request_error");
+  EXPECT_EQ(e.at("code"), 400);  // llama-server's error objects carry the HTTP status
   EXPECT_NE(e.at("message").get<std::string>().find("grammar: more than"), std::string::npos) << g.body;
   const json health = json::parse(get("/health").body);
   EXPECT_GE(health.at("invalid").get<int>(), 1);  // the client's fault, not a failed generation
@@ -1556,6 +1560,7 @@ TEST_F(Serve, ConcurrentClientsGetCompleteAnswersOr503) {
           if (o.status == 503) {
             ++busy;
             EXPECT_EQ(json::parse(o.body).at("error").at("type"), "server_busy") << o.body;
+            EXPECT_EQ(json::parse(o.body).at("error").at("code"), 503) << o.body;
           }
         }
       }

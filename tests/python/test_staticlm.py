@@ -414,6 +414,14 @@ def test_sampling_keywords_are_checked_by_name(model_dir):
     # None leaves a setting at its default: the same tokens as not giving it.
     plain = list(s.generate("Hi", max_new_tokens=3, temperature=0))
     assert list(s.generate("Hi", max_new_tokens=3, temperature=0, top_k=None, seed=None, stop=None)) == plain
+    # True is not a count; seed=-1 is a random seed (the CLI's --seed -1), below that refused.
+    with pytest.raises(TypeError, match="max_new_tokens: cannot take True"):
+        s.generate("Hi", max_new_tokens=True)
+    with pytest.raises(ValueError, match="seed: -2 is below -1"):
+        s.generate("Hi", seed=-2)
+    draws = {tuple(s.generate("Hi", max_new_tokens=6, temperature=3, seed=-1)) for _ in range(3)}
+    assert len(draws) > 1
+    assert len({tuple(s.generate("Hi", max_new_tokens=6, temperature=3, seed=7)) for _ in range(2)}) == 1
     assert "dry_sequence_breakers" in staticlm.Session.generate.__doc__
     assert "mirostat_tau" in staticlm.Chat.say.__doc__
 
