@@ -276,15 +276,28 @@ api::GenerateParams sampling_params(const py::kwargs& kwargs) {
   return p;
 }
 
-// A token callback for a call made without the GIL on the Python thread: every 100 ms it takes
-// the GIL to let Python run its signal handlers, and stops the call on a KeyboardInterrupt
-// (left set for the caller to raise once the call returns: `interrupted`).
-api::TokenCallback signal_check(bool& interrupted) {
-  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-  return [&interrupted, last](std::int64_t, std::string_view) {
+// When to let Python run its signal handlers (PyErr_CheckSignals) during a long call: every
+// 100 ms, so that a Ctrl-C is seen within a tenth of a second and costs nothing per token.
+class SignalPoll {
+ public:
+  bool due() {
     const auto now = std::chrono::steady_clock::now();
-    if (now - *last < std::chrono::milliseconds(100)) return true;
-    *last = now;
+    if (now - last_ < std::chrono::milliseconds(100)) return false;
+    last_ = now;
+    return true;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// A token callback for a call made without the GIL on the Python thread: when the poll is due
+// it takes the GIL to let Python run its signal handlers, and stops the call on a
+// KeyboardInterrupt (left set for the caller to raise once the call returns: `interrupted`).
+api::TokenCallback signal_check(bool& interrupted) {
+  auto poll = std::make_shared<SignalPoll>();
+  return [&interrupted, poll](std::int64_t, std::string_view) {
+    if (!poll->due()) return true;
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() == 0) return true;
     interrupted = true;
@@ -337,12 +350,9 @@ class Generation {
     bool was_closed = false;
     // A Ctrl-C while tokens keep coming (list(generate(...)) never waits long): checked every
     // 100 ms here too.
-    if (const auto now = std::chrono::steady_clock::now(); now - last_signal_check_ > std::chrono::milliseconds(100)) {
-      last_signal_check_ = now;
-      if (PyErr_CheckSignals() != 0) {
-        close();
-        throw py::error_already_set();
-      }
+    if (signal_poll_.due() && PyErr_CheckSignals() != 0) {
+      close();
+      throw py::error_already_set();
     }
     for (;;) {
       {
@@ -416,7 +426,7 @@ class Generation {
   std::optional<api::GenerationResult> result_;
   bool cancel_ = false;  // under mutex_
   bool closed_ = false;  // close() was called (under mutex_)
-  std::chrono::steady_clock::time_point last_signal_check_ = std::chrono::steady_clock::now();  // the Python thread's
+  SignalPoll signal_poll_;  // the Python thread's
   std::mutex finish_mutex_;
 };
 

@@ -352,12 +352,9 @@ constexpr std::int64_t kMaxCount = std::int64_t{1} << 31;
 // -pg P,N: a prompt and the tokens generated after it, timed together.
 api::BenchTest prompt_gen_test(const std::string& item) {
   const auto count = [&](const std::string& text) {
-    std::int64_t v = 0;
-    if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos ||
-        (v = std::stoll(text)) < 1 || v > kMaxCount) {
-      invalid_argument("-pg " + item + ": expected PROMPT,GEN, two counts of at least 1 (as -pg 512,128)");
-    }
-    return v;
+    const std::optional<std::int64_t> v = parse_count(text, kMaxCount);
+    if (!v || *v < 1) invalid_argument("-pg " + item + ": expected PROMPT,GEN, two counts of at least 1 (as -pg 512,128)");
+    return *v;
   };
   const std::size_t comma = item.find(',');
   if (comma == std::string::npos) count("");  // throws

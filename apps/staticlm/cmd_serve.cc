@@ -77,6 +77,7 @@ struct ServeArgs {
   bool seed_given = false;     // --seed on the command line
   std::string alias;           // llama-server's --alias: the model's name in the API ("": the directory's)
   bool allow_local_files = false;
+  bool metrics = false, no_slots = false;  // llama-server's --metrics, --no-slots
   bool f32_activations = false;
   bool resident_weights = false;
   std::string chat_template;
@@ -276,7 +277,7 @@ void serve_command(const ServeArgs& a) {
     };
   };
   // Every other method on a known path (PUT, DELETE, PATCH too) is 405 naming the one it takes.
-  for (const char* path : {"/health", "/v1/health", "/props", "/v1/models", R"(/v1/models/.+)", "/models", R"(/models/.+)"}) {
+  for (const char* path : {"/health", "/v1/health", "/props", "/metrics", "/slots", "/v1/models", R"(/v1/models/.+)", "/models", R"(/models/.+)"}) {
     svr.Post(path, wrong_method("GET"));
     svr.Put(path, wrong_method("GET"));
     svr.Delete(path, wrong_method("GET"));
@@ -301,6 +302,28 @@ void serve_command(const ServeArgs& a) {
                                             {"heap_in_use_bytes", heap_in_use_bytes()}}));
     });
   }
+  // llama-server's monitoring endpoints: /metrics when asked for, /slots unless turned off.
+  svr.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    if (!a.metrics) {
+      error_reply(res, 501, "This server does not support metrics endpoint. Start it with `--metrics`", "not_supported_error");
+      return;
+    }
+    res.set_content(metrics_reply(engine.stats()), "text/plain; version=0.0.4");
+  });
+  svr.Get("/slots", [&](const httplib::Request& req, httplib::Response& res) {
+    if (a.no_slots) {
+      error_reply(res, 501, "This server does not support slots endpoint. Start it without `--no-slots`", "not_supported_error");
+      return;
+    }
+    const std::vector<ServeEngine::SlotState> slots = engine.slot_states();
+    // ?fail_on_no_slot=1: 503 when every slot is busy (a load balancer's probe).
+    const bool all_busy = std::all_of(slots.begin(), slots.end(), [](const ServeEngine::SlotState& s) { return s.processing; });
+    if (req.has_param("fail_on_no_slot") && req.get_param_value("fail_on_no_slot") != "0" && all_busy) {
+      error_reply(res, 503, "no slot available", "unavailable_error");
+      return;
+    }
+    json_reply(res, 200, slots_reply(context, slots));
+  });
   const std::string props = props_reply(context, a.slots);  // fixed while the server runs
   svr.Get("/props", [&](const httplib::Request&, httplib::Response& res) { json_reply(res, 200, props); });
   const std::int64_t started = static_cast<std::int64_t>(std::time(nullptr));
@@ -507,6 +530,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("-a,--alias", a->alias, "the model's name in /v1/models and the replies (llama-server's; default: the directory's name)");
   cmd->add_option("--queue", a->queue, "requests that may wait while one runs; beyond them 503 (default 8)");
   cmd->add_option("--max-body", a->max_body, "largest request body in bytes; larger: 413 (default 1048576)");
+  cmd->add_flag("--metrics", a->metrics, "llama-server's: answer GET /metrics (Prometheus counters of tokens, seconds and requests)");
+  cmd->add_flag("--no-slots", a->no_slots, "llama-server's: GET /slots answers 501 (default: the slots' state)");
   cmd->add_flag("--allow-local-files", a->allow_local_files, "let image parts name local files (default: data: URLs only)");
   cmd->add_option("--config", a->config_file, "runtime config (YAML)");
   cmd->add_option("--set", a->sets, "override a runtime config key: key=value (repeatable)");

@@ -24,6 +24,13 @@ std::optional<std::int64_t> read_count(const std::string& s, std::size_t& i, std
 
 }  // namespace
 
+std::optional<std::int64_t> parse_count(const std::string& text, std::int64_t max_value) {
+  std::size_t i = 0;
+  const std::optional<std::int64_t> v = read_count(text, i, max_value);
+  if (i != text.size()) return std::nullopt;
+  return v;
+}
+
 std::vector<std::int64_t> parse_count_list(const std::string& flag, const std::vector<std::string>& occurrences,
                                            std::int64_t max_value) {
   std::vector<std::int64_t> out;

@@ -4,12 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace staticlm::cli {
 
 inline constexpr std::size_t kMaxListValues = 1000;  // a typo like 1-100000000 is refused, not run
+
+// `text` as a count (digits only) no larger than max_value; nullopt otherwise.
+std::optional<std::int64_t> parse_count(const std::string& text, std::int64_t max_value);
 
 // The values of `flag`'s occurrences in order. kInvalidArgument naming the flag and the item
 // for an empty or malformed item, a negative count, a value above max_value, a range whose last

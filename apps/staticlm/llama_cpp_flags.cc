@@ -331,7 +331,6 @@ void add_llama_server_flags(CLI::App& cmd) {
   silent(cmd, "--no-webui", "there is no web UI", false);
   refused(cmd, "--embedding,--embeddings", "not supported: serve generates text; it has no /embeddings endpoint", false);
   refused(cmd, "--reranking,--rerank", "not supported: serve generates text; it has no /rerank endpoint", false);
-  refused(cmd, "--metrics", "not supported: serve has no /metrics endpoint (GET /health reports the slots)", false);
   refused(cmd, "--path", "not supported: serve has no static files", true);
   refused(cmd, "--api-prefix", "not supported: the endpoints are at /v1/... and /...", true);
   refused(cmd, "--slot-save-path", "not supported: slots are not saved to files", true);

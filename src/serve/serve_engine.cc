@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <locale>
 #include <random>
+#include <sstream>
 #include <span>
 
 #include "base/json_limits.h"
@@ -733,12 +735,14 @@ std::string apply_template_reply(const std::string& body, const RequestContext& 
   return ojson{{"prompt", render_request_chat(doc, context, images, image_key)}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
-std::string props_reply(const RequestContext& context, int slots) {
+namespace {
+
+// The server's sampling defaults in llama.cpp's names (/props, /slots).
+ojson default_params_json(const RequestContext& context) {
   const GenerateOptions& g = context.defaults;
   const SamplingOptions& s = g.sampling;
-  const std::optional<ChatTemplateFile> chat_template = find_chat_template(context.model_dir, context.chat_template);
   const std::int64_t n_predict = g.max_new_tokens == kNoTokenLimit ? -1 : g.max_new_tokens;
-  const ojson params = {{"n_predict", n_predict},          {"temperature", s.temperature},
+  return {{"n_predict", n_predict},          {"temperature", s.temperature},
                         {"top_k", s.top_k},                {"top_p", s.top_p},
                         {"min_p", s.min_p},                {"repeat_penalty", s.repetition_penalty},
                         {"repeat_last_n", s.repeat_last_n},
@@ -752,12 +756,59 @@ std::string props_reply(const RequestContext& context, int slots) {
                         {"dry_allowed_length", s.dry_allowed_length}, {"dry_penalty_last_n", s.dry_penalty_last_n},
                         {"dry_sequence_breakers", s.dry_sequence_breakers},
                         {"seed", context.random_seed ? ojson(-1) : ojson(s.seed)}, {"stop", g.stop_strings}};
-  const ojson props = {{"default_generation_settings", {{"n_ctx", context.max_seq}, {"params", params}}},
+}
+
+}  // namespace
+
+std::string props_reply(const RequestContext& context, int slots) {
+  const std::optional<ChatTemplateFile> chat_template = find_chat_template(context.model_dir, context.chat_template);
+  const ojson props = {{"default_generation_settings", {{"n_ctx", context.max_seq}, {"params", default_params_json(context)}}},
                        {"total_slots", slots},
                        {"model_path", context.model_dir},
                        {"chat_template", chat_template ? chat_template->source : std::string()},
                        {"modalities", {{"vision", context.images.builder != nullptr}, {"audio", false}}}};
   return props.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+std::string slots_reply(const RequestContext& context, const std::vector<ServeEngine::SlotState>& slots) {
+  const ojson params = default_params_json(context);
+  ojson out = ojson::array();
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    out.push_back({{"id", i},
+                   {"id_task", -1},
+                   {"n_ctx", context.max_seq},
+                   {"speculative", false},
+                   {"is_processing", slots[i].processing},
+                   {"params", params},
+                   {"prompt", ""},
+                   {"next_token", {{"has_next_token", slots[i].processing}, {"n_decoded", 0}}},
+                   {"n_cached_tokens", slots[i].cached_tokens}});
+  }
+  return out.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+std::string metrics_reply(const ServeEngine::Stats& s) {
+  std::ostringstream out;
+  out.imbue(std::locale::classic());
+  out.precision(17);
+  const auto metric = [&](const char* name, const char* type, const char* help, double value) {
+    out << "# HELP llamacpp:" << name << " " << help << "\n# TYPE llamacpp:" << name << " " << type << "\nllamacpp:" << name
+        << " " << value << "\n";
+  };
+  const auto per_second = [](double tokens, double seconds) { return seconds > 0 ? tokens / seconds : 0.0; };
+  metric("prompt_tokens_total", "counter", "Number of prompt tokens processed.", static_cast<double>(s.prompt_tokens));
+  metric("prompt_seconds_total", "counter", "Prompt process time", s.prompt_seconds);
+  metric("tokens_predicted_total", "counter", "Number of generation tokens processed.", static_cast<double>(s.predicted_tokens));
+  metric("tokens_predicted_seconds_total", "counter", "Predict process time", s.predicted_seconds);
+  metric("n_decode_total", "counter", "Total number of model calls (one per prompt, one per decode step).",
+         static_cast<double>(s.model_calls));
+  metric("prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
+         per_second(static_cast<double>(s.prompt_tokens), s.prompt_seconds));
+  metric("predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
+         per_second(static_cast<double>(s.predicted_tokens), s.predicted_seconds));
+  metric("requests_processing", "gauge", "Number of requests processing.", static_cast<double>(s.in_flight - s.waiting));
+  metric("requests_deferred", "gauge", "Number of requests deferred.", static_cast<double>(s.waiting));
+  return out.str();
 }
 
 std::string tokenize_reply(const std::string& body, const Tokenizer& tok) {
@@ -808,7 +859,8 @@ std::string detokenize_reply(const std::string& body, const Tokenizer& tok) {
 }
 
 ServeEngine::ServeEngine(Backend& backend, const Checkpoint& ck, const Tokenizer& tok, const ServeOptions& options)
-    : tok_(tok), options_(options), slots_(static_cast<std::size_t>(options.slots)) {
+    : tok_(tok), options_(options), slots_(static_cast<std::size_t>(options.slots)),
+      slot_states_(static_cast<std::size_t>(options.slots)) {
   // Each slot holds its own runtime and so its own prefill masks.
   const std::int64_t max_seq = backend.profile().max_seq;
   check_fits_memory(static_cast<double>(options.slots) * prefill_mask_bytes(ck.layers(), max_seq),
@@ -847,7 +899,13 @@ ServeEngine::Stats ServeEngine::stats() {
   std::lock_guard l(mu_);
   Stats s = stats_;
   s.in_flight = in_flight_;
+  s.waiting = static_cast<std::int64_t>(waiting_.size());
   return s;
+}
+
+std::vector<ServeEngine::SlotState> ServeEngine::slot_states() {
+  std::lock_guard l(mu_);
+  return slot_states_;
 }
 
 void ServeEngine::loop() {
@@ -869,6 +927,16 @@ void ServeEngine::loop() {
       // Freed before the client hears of it, so its next request finds the room.
       std::lock_guard l(mu_);
       --in_flight_;
+      if (job->error.empty() && job->finish_reason != "cancelled") {
+        stats_.prompt_tokens += static_cast<std::int64_t>(job->prompt.size()) - job->cached_tokens;
+        stats_.prompt_seconds += job->prompt_ms / 1000;
+        stats_.predicted_tokens += job->completion_tokens();
+        stats_.predicted_seconds += job->predicted_ms / 1000;
+        stats_.model_calls += 1 + job->decode_steps;
+      }
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        slot_states_[i] = {false, static_cast<std::int64_t>(slots_[i].tokens.size())};
+      }
       ++(!job->error.empty() ? (job->cancelled ? stats_.cancelled : job->request_error ? stats_.invalid : stats_.failed)
                              : (job->finish_reason == "cancelled" ? stats_.cancelled : stats_.completed));
     }
@@ -900,6 +968,10 @@ void ServeEngine::run(ChatJob& job) {
   }
   Slot& slot = slots_[best];
   slot.last_used = ++clock_;
+  {
+    std::lock_guard l(mu_);
+    slot_states_[best].processing = true;
+  }
   // At least one token is fed: its logits choose the first reply token. An image prompt whose
   // reused prefix would not cover the image span is prefilled whole (the span is only encoded
   // by the static prefill).
@@ -982,6 +1054,7 @@ void ServeEngine::run(ChatJob& job) {
     job.tokens = r.tokens;
     job.prompt_ms = r.stats.prefill_seconds * 1000;
     job.predicted_ms = r.stats.decode_seconds * 1000;
+    job.decode_steps = r.stats.decode_steps;
   } catch (const std::exception& e) {
     slot.tokens.clear();
     slot.image_key.clear();

@@ -87,6 +87,7 @@ struct ChatJob {
   // ambiguous to follow): HTTP 400, not 500.
   bool request_error = false;
   std::int64_t cached_tokens = 0;
+  std::int64_t decode_steps = 0;
   std::int64_t completion_tokens() const { return static_cast<std::int64_t>(tokens.size()); }
   double prompt_ms = 0, predicted_ms = 0;
 };
@@ -174,12 +175,26 @@ class ServeEngine {
   // Queues the job; false (nothing queued) when `queue` requests already wait behind one running.
   bool submit(std::shared_ptr<ChatJob> job);
 
-  // Counts since start, for GET /health.
+  // Counts since start, for GET /health and /metrics.
   struct Stats {
     // invalid: failed on the request's own input while generating (ChatJob::request_error).
     std::int64_t completed = 0, cancelled = 0, failed = 0, invalid = 0, rejected = 0, in_flight = 0;
+    std::int64_t waiting = 0;  // of in_flight, not yet running
+    // Of the requests that generated: prompt tokens prefilled (those reused from a slot's cache
+    // aside) and their seconds, tokens generated and the seconds of their decode steps, and
+    // model calls (one for each prompt, one per decode step).
+    std::int64_t prompt_tokens = 0, predicted_tokens = 0, model_calls = 0;
+    double prompt_seconds = 0, predicted_seconds = 0;
   };
   Stats stats();
+
+  // Each slot now, for GET /slots: whether it runs the current request, and the tokens its
+  // cache holds.
+  struct SlotState {
+    bool processing = false;
+    std::int64_t cached_tokens = 0;
+  };
+  std::vector<SlotState> slot_states();
 
  private:
   struct Slot {
@@ -200,9 +215,19 @@ class ServeEngine {
   std::deque<std::shared_ptr<ChatJob>> waiting_;
   int in_flight_ = 0;  // waiting + running
   Stats stats_;        // under mu_, in_flight aside
+  std::vector<SlotState> slot_states_;  // under mu_: the worker's view of slots_ after each request
   bool stopping_ = false;
   std::thread worker_;
 };
+
+// llama-server's GET /slots: an array of a slot object each ({"id", "id_task", "n_ctx",
+// "speculative", "is_processing", "params": the sampling defaults as /props gives them,
+// "prompt", "next_token", and "n_cached_tokens": the tokens its cache holds).
+std::string slots_reply(const RequestContext& context, const std::vector<ServeEngine::SlotState>& slots);
+
+// llama-server's GET /metrics (with --metrics): its Prometheus counters and gauges
+// (llamacpp:prompt_tokens_total, ..., requests_processing, requests_deferred) from the counts.
+std::string metrics_reply(const ServeEngine::Stats& stats);
 
 // Error body in OpenAI's shape, with llama-server's HTTP status as "code":
 // {"error": {"code", "message", "type", "param"}}.

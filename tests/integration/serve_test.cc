@@ -22,6 +22,7 @@
 #include <functional>
 #include <iterator>
 #include <span>
+#include <map>
 #include <sstream>
 #include <regex>
 #include <string>
@@ -235,6 +236,12 @@ TEST_F(Serve, HealthAndModels) {
   const HttpResult nothing = get("/v1/nothing");
   EXPECT_EQ(nothing.status, 404);
   EXPECT_EQ(json::parse(nothing.body).at("error").at("code"), 404) << nothing.body;
+  const HttpResult metrics = get("/metrics");  // llama-server's answer without --metrics
+  EXPECT_EQ(metrics.status, 501);
+  EXPECT_EQ(json::parse(metrics.body).at("error").at("type"), "not_supported_error") << metrics.body;
+  const HttpResult slots = get("/slots");
+  ASSERT_EQ(slots.status, 200);
+  EXPECT_EQ(json::parse(slots.body).size(), 2u) << slots.body;  // --slots 2
   const HttpResult v1 = get("/v1/health");  // llama-server's other spelling
   EXPECT_EQ(v1.status, 200);
   EXPECT_EQ(json::parse(v1.body).at("status"), "ok");
@@ -1020,7 +1027,7 @@ class ServeLlamaCppFlags : public Serve {
     auth_ = "-H 'Authorization: Bearer k2' ";
     // A template that thinks unless told not to (as Qwen 3's): the budget must turn it off.
     start({"--max-seq", "128", "--threads", "1", "--reasoning-format", "none", "--reasoning-budget", "0", "--api-key", "k1,k2",
-           "-a", "gemma-e2b-test", "-to", "30", "-cb", "-sps", "0.5", "--no-webui",
+           "-a", "gemma-e2b-test", "-to", "30", "-cb", "-sps", "0.5", "--no-webui", "--metrics",
            "--chat-template",
            "{% if enable_thinking is not defined or enable_thinking %}<think>{% endif %}"
            "{% for m in messages %}<|turn>{{ m.role }}\n{{ m.content }}<turn|>\n{% endfor %}<|turn>model\n"});
@@ -1049,6 +1056,55 @@ TEST_F(ServeLlamaCppFlags, ApiKeyIsAskedOfEveryRequestButHealthAndModels) {
   EXPECT_EQ(json::parse(request_with("POST", "/v1/chat/completions", chat_body + "-H 'X-Api-Key: k1' ", &headers).body)["model"], "gemma-e2b-test");
   EXPECT_EQ(request_with("OPTIONS", "/v1/chat/completions", "-H 'Origin: http://x' -H 'Access-Control-Request-Method: POST' ", &headers).status,
             204);
+}
+
+// llama-server's --metrics: Prometheus counters that a request moves by its usage; /slots: the
+// one slot's cache holds the prompt and the reply but its last token (never fed back).
+TEST_F(ServeLlamaCppFlags, MetricsAndSlotsFollowTheRequests) {
+  const auto metrics = [&] {
+    const HttpResult m = get("/metrics");
+    EXPECT_EQ(m.status, 200) << m.body;
+    std::map<std::string, double> values;
+    std::istringstream lines(m.body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      const std::size_t space = line.find(' ');
+      EXPECT_EQ(line.rfind("llamacpp:", 0), 0u) << line;
+      values[line.substr(9, space - 9)] = std::stod(line.substr(space + 1));
+    }
+    return values;
+  };
+  auto before = metrics();
+  for (const char* name : {"prompt_tokens_total", "prompt_seconds_total", "tokens_predicted_total", "tokens_predicted_seconds_total",
+                           "n_decode_total", "prompt_tokens_seconds", "predicted_tokens_seconds", "requests_processing",
+                           "requests_deferred"}) {
+    EXPECT_TRUE(before.count(name)) << name;
+  }
+  json r = request(json::array({{{"role", "user"}, {"content", "Count the metrics for me"}}}));
+  const HttpResult h = chat(r);
+  ASSERT_EQ(h.status, 200) << h.body;
+  const json usage = json::parse(h.body).at("usage");
+  const std::int64_t prompt = usage.at("prompt_tokens"), completion = usage.at("completion_tokens");
+  const std::int64_t cached = usage.value("prompt_tokens_details", json::object()).value("cached_tokens", std::int64_t{0});
+  auto after = metrics();
+  EXPECT_EQ(after["prompt_tokens_total"] - before["prompt_tokens_total"], static_cast<double>(prompt - cached));
+  EXPECT_EQ(after["tokens_predicted_total"] - before["tokens_predicted_total"], static_cast<double>(completion));
+  EXPECT_EQ(after["n_decode_total"] - before["n_decode_total"], static_cast<double>(completion));  // the prompt's, then one a token
+  EXPECT_GT(after["prompt_seconds_total"], before["prompt_seconds_total"]);
+  EXPECT_EQ(after["requests_processing"], 0);
+  EXPECT_EQ(after["requests_deferred"], 0);
+  EXPECT_NEAR(after["prompt_tokens_seconds"], after["prompt_tokens_total"] / after["prompt_seconds_total"], 1e-6 * after["prompt_tokens_seconds"]);
+
+  const HttpResult s = get("/slots");
+  ASSERT_EQ(s.status, 200) << s.body;
+  const json slots = json::parse(s.body);
+  ASSERT_EQ(slots.size(), 1u) << s.body;
+  EXPECT_EQ(slots[0].at("id"), 0);
+  EXPECT_EQ(slots[0].at("n_ctx"), 128);
+  EXPECT_EQ(slots[0].at("is_processing"), false);
+  EXPECT_EQ(slots[0].at("n_cached_tokens"), prompt + completion - 1);
+  EXPECT_EQ(slots[0].at("params").at("temperature"), json::parse(get("/props").body)["default_generation_settings"]["params"]["temperature"]);
+  EXPECT_EQ(get("/slots?fail_on_no_slot=1").status, 200);  // idle: a slot is free
 }
 
 TEST_F(ServeLlamaCppFlags, BudgetZeroTurnsThinkingOffAndFormatNoneKeepsTheThought) {
