@@ -79,6 +79,8 @@ class Chat {
   void save(const std::string& path) const;
   void load(const std::string& path);
 
+  // The conversation as the last call left it: safe to read from any thread, and from the token
+  // callback, while a call runs (which then answers the counts from before it).
   std::int64_t turns() const;
   std::int64_t context_tokens() const;  // the whole conversation so far
   bool empty() const;                   // no turn yet: an image may come

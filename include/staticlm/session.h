@@ -149,7 +149,7 @@ class Session {
   std::vector<float> decode(std::int64_t token);
 
   std::int64_t max_seq() const;
-  std::int64_t past_len() const;  // tokens in the cache
+  std::int64_t past_len() const;  // tokens in the cache as the last call left them (safe from any thread)
   // Which graphs ran where, with call counts, for a plug-in back end ("" for the CPU back end
   // or before the first prefill).
   std::string backend_placement() const;

@@ -81,6 +81,11 @@ struct Chat::Impl {
   std::unique_ptr<Conversation> conversation;
   std::unique_ptr<TemplatedTurns> templated;  // null: the built-in Gemma 4 format
   std::string identity;
+  // What the getters answer, set when each call ends (publish): they may be read from another
+  // thread, or from the token callback, while a call changes the conversation.
+  std::atomic<std::int64_t> turns{0}, context_tokens{0}, past_len{0};
+  std::atomic<bool> empty{true};
+  void publish() noexcept;
 
   const staticlm::Tokenizer& tokenizer() const { return *model->tokenizer->tokenizer; }
   GenerateOptions generate_options(const GenerateParams& params) const;
@@ -95,7 +100,29 @@ struct Chat::Impl {
   TemplatedTurns::Layout lay_out(const ojson& messages, const RgbImage* image) const;
 };
 
-Chat::Chat(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+void Chat::Impl::publish() noexcept {
+  std::int64_t n = conversation->turns();
+  if (templated) {
+    n = std::count_if(templated->messages.begin(), templated->messages.end(), [](const ojson& m) {
+      return m.is_object() && m.contains("role") && m["role"] == "user";
+    });
+  }
+  turns = n;
+  context_tokens = static_cast<std::int64_t>(conversation->tokens().size());
+  past_len = engine->runtime->past_len();
+  empty = conversation->empty();
+}
+
+namespace {
+
+// A call on the chat, one at a time; the getters' counts are published when it ends.
+auto one_call(Chat::Impl& impl) {
+  return OneCallThen(impl.busy, "this chat", [&impl]() noexcept { impl.publish(); });
+}
+
+}  // namespace
+
+Chat::Chat(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) { impl_->publish(); }
 Chat::~Chat() = default;
 
 std::unique_ptr<Chat> Model::chat(const SessionOptions& o, const ChatOptions& c) const {
@@ -255,7 +282,7 @@ TurnStats Chat::Impl::templated_turn(const ojson& user, std::optional<RgbImage> 
 
 TurnResult Chat::say(const std::string& text, const GenerateParams& params, const TokenCallback& on_token) {
   return guarded([&] {
-    const OneCall call(impl_->busy, "this chat");
+    const auto call = one_call(*impl_);
     return impl_->turn(params, on_token, [&](const GenerateOptions& g, const staticlm::TokenCallback& stream) {
       if (impl_->templated) return impl_->templated_turn({{"role", "user"}, {"content", text}}, std::nullopt, g, stream);
       return impl_->conversation->say(text, g, stream);
@@ -266,7 +293,7 @@ TurnResult Chat::say(const std::string& text, const GenerateParams& params, cons
 TurnResult Chat::say_with_image(const std::string& text, const std::string& image, const GenerateParams& params,
                                 const TokenCallback& on_token) {
   return guarded([&] {
-    const OneCall call(impl_->busy, "this chat");
+    const auto call = one_call(*impl_);
     Impl& s = *impl_;
     if (!s.builder) invalid_argument("chat: an image needs the vision graphs: make the chat with ChatOptions::vision");
     if (!s.conversation->empty()) {
@@ -302,7 +329,7 @@ void Chat::check_image(const std::string& image) const {
 
 void Chat::reset() {
   guarded([&] {
-    const OneCall call(impl_->busy, "this chat");
+    const auto call = one_call(*impl_);
     impl_->conversation->reset();
     if (impl_->templated) {
       impl_->templated->messages = ojson::array();
@@ -314,7 +341,7 @@ void Chat::reset() {
 
 void Chat::save(const std::string& path) const {
   guarded([&] {
-    const OneCall call(impl_->busy, "this chat");
+    const auto call = one_call(*impl_);
     Conversation::Metadata extra;
     // The messages name the image's file, which load() reads again.
     if (const TemplatedTurns* t = impl_->templated.get()) extra[kMessagesKey] = t->messages.dump();
@@ -324,7 +351,7 @@ void Chat::save(const std::string& path) const {
 
 void Chat::load(const std::string& path) {
   guarded([&] {
-    const OneCall call(impl_->busy, "this chat");
+    const auto call = one_call(*impl_);
     TemplatedTurns* t = impl_->templated.get();
     ojson messages;
     std::optional<RgbImage> image;
@@ -365,16 +392,10 @@ void Chat::load(const std::string& path) {
   });
 }
 
-std::int64_t Chat::turns() const {
-  if (const TemplatedTurns* t = impl_->templated.get()) {
-    return std::count_if(t->messages.begin(), t->messages.end(),
-                         [](const ojson& m) { return m.value("role", "") == "user"; });
-  }
-  return impl_->conversation->turns();
-}
-std::int64_t Chat::context_tokens() const { return static_cast<std::int64_t>(impl_->conversation->tokens().size()); }
-bool Chat::empty() const { return impl_->conversation->empty(); }
-std::int64_t Chat::past_len() const { return impl_->engine->runtime->past_len(); }
+std::int64_t Chat::turns() const { return impl_->turns; }
+std::int64_t Chat::context_tokens() const { return impl_->context_tokens; }
+bool Chat::empty() const { return impl_->empty; }
+std::int64_t Chat::past_len() const { return impl_->past_len; }
 std::int64_t Chat::max_seq() const { return impl_->engine->runtime->max_seq(); }
 bool Chat::vision() const { return impl_->builder != nullptr; }
 const std::string& Chat::identity() const { return impl_->identity; }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <string>
+#include <utility>
 
 #include "base/error.h"
 
@@ -25,6 +26,21 @@ class OneCall {
 
  private:
   std::atomic<bool>& busy_;
+};
+
+// A OneCall that runs `on_end` when the call ends (returning or throwing), before the next call
+// may start: where a call publishes what getters read from other threads.
+template <class OnEnd>
+class OneCallThen {
+ public:
+  OneCallThen(std::atomic<bool>& busy, const char* what, OnEnd on_end) : call_(busy, what), on_end_(std::move(on_end)) {}
+  ~OneCallThen() { on_end_(); }
+  OneCallThen(const OneCallThen&) = delete;
+  OneCallThen& operator=(const OneCallThen&) = delete;
+
+ private:
+  OneCall call_;  // released after on_end_ ran
+  OnEnd on_end_;
 };
 
 }  // namespace staticlm::api

@@ -31,6 +31,9 @@ struct Session::Impl {
   std::unique_ptr<Engine> text, image;
   Engine* last = nullptr;  // the engine of the last prefill (decode continues there)
   std::atomic<bool> busy{false};  // a call runs (one_call.h)
+  // past_len() as the last call left it (read from any thread while a call runs; set by publish).
+  std::atomic<std::int64_t> past_len{0};
+  void publish() noexcept { past_len = last ? last->runtime->past_len() : 0; }
 
   const Checkpoint& checkpoint() const { return *model->checkpoint; }
 
@@ -127,6 +130,11 @@ void check_one_source(const Prompt& p) {
   if (p.ids.empty() == p.text.empty()) invalid_argument("a prompt is token ids or text: give exactly one");
 }
 
+// A call on the session, one at a time; past_len is published when it ends.
+auto one_call(Session::Impl& impl) {
+  return OneCallThen(impl.busy, "this session", [&impl]() noexcept { impl.publish(); });
+}
+
 }  // namespace
 
 std::span<const float> Session::Impl::prefill(const Prompt& p) {
@@ -143,7 +151,7 @@ std::span<const float> Session::Impl::prefill(const Prompt& p) {
 
 std::vector<float> Session::prefill(const Prompt& prompt) {
   return guarded([&] {
-    const OneCall call(impl_->busy, "this session");
+    const auto call = one_call(*impl_);
     const std::span<const float> logits = impl_->prefill(prompt);
     return std::vector<float>(logits.begin(), logits.end());
   });
@@ -151,7 +159,7 @@ std::vector<float> Session::prefill(const Prompt& prompt) {
 
 std::vector<float> Session::decode(std::int64_t token) {
   return guarded([&] {
-    const OneCall call(impl_->busy, "this session");
+    const auto call = one_call(*impl_);
     if (!impl_->last) invalid_argument("decode before prefill: the session holds no prompt");
     if (token < 0 || token >= impl_->model->info.vocab_size) {
       invalid_argument("token id " + std::to_string(token) + " is outside the vocabulary [0, " +
@@ -166,7 +174,7 @@ std::vector<float> Session::decode(std::int64_t token) {
 }
 
 std::int64_t Session::max_seq() const { return impl_->config.max_seq; }
-std::int64_t Session::past_len() const { return impl_->last ? impl_->last->runtime->past_len() : 0; }
+std::int64_t Session::past_len() const { return impl_->past_len; }
 
 std::string Session::backend_placement() const {
   return impl_->last ? staticlm::backend_placement(*impl_->last->backend) : std::string();
@@ -174,7 +182,7 @@ std::string Session::backend_placement() const {
 
 GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& params, const TokenCallback& on_token) {
   return guarded([&] {
-    const OneCall call(impl_->busy, "this session");
+    const auto call = one_call(*impl_);
     Impl& s = *impl_;
     check_one_source(prompt);
     const staticlm::Tokenizer* tok = s.model->tokenizer ? s.model->tokenizer->tokenizer.get() : nullptr;

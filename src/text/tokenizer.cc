@@ -178,7 +178,8 @@ std::vector<int> Tokenizer::encode_limited(std::string_view text, bool add_speci
   std::size_t run_begin = 0, run_end = 0;
   const auto flush = [&] {
     if (run_end > run_begin) {
-      encode_text(text.substr(run_begin, run_end - run_begin), static_cast<std::uint32_t>(run_begin), out, scratch, limit);
+      encode_text(text.substr(run_begin, run_end - run_begin), static_cast<std::uint32_t>(run_begin), out, scratch, limit,
+                  parse_special);
     }
     run_begin = run_end = 0;
   };
@@ -200,7 +201,7 @@ std::vector<int> Tokenizer::encode_limited(std::string_view text, bool add_speci
 }
 
 void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch,
-                            std::size_t limit) const {
+                            std::size_t limit, bool parse_special) const {
   NormalizedText section = NormalizedText::original(text, offset, track_origins_);
   if (normalizer_) normalizer_->normalize(section);
   std::vector<NormalizedText> pieces;
@@ -208,19 +209,29 @@ void Tokenizer::encode_text(std::string_view text, std::uint32_t offset, std::ve
     std::vector<AddedVocabulary::Segment> segments;
     added_->find(section.text, /*normalized_pass=*/true, segments);
     std::vector<NormalizedText> run;
+    // A text slice being gathered (without parse_special a special token's span joins the text
+    // around it, as in the first pass).
+    std::optional<std::pair<std::size_t, std::size_t>> slice;
+    const auto end_slice = [&] {
+      if (slice) run.push_back(section.slice(slice->first, slice->second));
+      slice.reset();
+    };
     auto flush = [&] {
+      end_slice();
       if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(run);
       for (const NormalizedText& p : run) encode_piece(p.text, out, scratch, limit);
       run.clear();
     };
     for (const auto& seg : segments) {
       if (seg.end == seg.begin) continue;
-      if (seg.id >= 0) {
+      if (seg.id >= 0 && (parse_special || !is_special(seg.id))) {
         flush();
         out.push_back(seg.id);
         if (out.size() > limit) throw TooMany{out.size()};
       } else {
-        run.push_back(section.slice(seg.begin, seg.end));
+        if (!slice) slice.emplace(seg.begin, seg.end);
+        slice->second = seg.end;
+        if (parse_special) end_slice();  // each text segment on its own, as always
       }
     }
     flush();

@@ -87,7 +87,8 @@ class Tokenizer {
   std::vector<int> encode_limited(std::string_view text, bool add_special_tokens, std::size_t limit,
                                   bool parse_special = true) const;
   void encode_text(std::string_view text, std::uint32_t offset, std::vector<int>& out, BpeScratch& scratch,
-                   std::size_t limit) const;
+                   std::size_t limit,
+                   bool parse_special) const;
   void encode_piece(std::string_view piece, std::vector<int>& out, BpeScratch& scratch, std::size_t limit) const;
 
   std::string name_;

@@ -4,6 +4,8 @@
 // out by the checkpoint's template keeps its image span in the cache and equals `run --messages`.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -192,12 +194,8 @@ TEST_F(ApiChat, TemplatedVisionChatReusesTheImageAndEqualsRun) {
 // turns after it equal those of a chat that never saw it, in the built-in format and templated.
 TEST_F(ApiChat, AFailedTurnLeavesTheNextTurnsAsIfItNeverRan) {
   const api::Model m = api::Model::open(model());
-  api::SessionOptions o;
-  o.max_seq = 160;
-  o.threads = 2;
-  api::GenerateParams p;
-  p.max_new_tokens = 5;
-  p.temperature = 0;
+  api::SessionOptions o = session_options(160, 2);
+  api::GenerateParams p = greedy(5);
   const std::vector<std::string> turns = {"Hello there", "And again", "Once more"};
   for (const bool jinja : {false, true}) {
     SCOPED_TRACE(jinja ? "templated" : "built-in");
@@ -228,12 +226,8 @@ TEST_F(ApiChat, AFailedTurnLeavesTheNextTurnsAsIfItNeverRan) {
 // say ran a second turn over the cache: the context and the cache disagreed).
 TEST_F(ApiChat, CallsFromTheTokenCallbackAreRefused) {
   const api::Model m = api::Model::open(model());
-  api::SessionOptions o;
-  o.max_seq = 160;
-  o.threads = 1;
-  api::GenerateParams p;
-  p.max_new_tokens = 5;
-  p.temperature = 0;
+  api::SessionOptions o = session_options(160);
+  api::GenerateParams p = greedy(5);
   const auto clean = m.chat(o), reentered = m.chat(o);
   const api::TurnResult want = clean->say("Hello there", p);
   std::vector<std::string> errors;
@@ -267,6 +261,41 @@ TEST_F(ApiChat, CallsFromTheTokenCallbackAreRefused) {
   });
   EXPECT_EQ(r.tokens.size(), 5u);
   EXPECT_NE(session_error.find("this session is in a call already"), std::string::npos) << session_error;
+}
+
+// The getters answer the conversation as the last call left it, also from the token callback
+// (or another thread) while a call changes it; then the new counts once the call ends.
+TEST_F(ApiChat, GettersDuringACallAnswerTheCountsBeforeIt) {
+  const api::Model m = api::Model::open(model());
+  api::SessionOptions o = session_options(160);
+  api::GenerateParams p = greedy(4);
+  const auto chat = m.chat(o);
+  chat->say("Hello there", p);
+  const std::int64_t turns = chat->turns(), context = chat->context_tokens(), past = chat->past_len();
+  ASSERT_EQ(turns, 1);
+  ASSERT_GT(past, 0);
+  std::vector<std::array<std::int64_t, 3>> seen;
+  bool empty_seen = true;
+  chat->say("And then?", p, [&](std::int64_t, std::string_view) {
+    seen.push_back({chat->turns(), chat->context_tokens(), chat->past_len()});
+    empty_seen = chat->empty();
+    return true;
+  });
+  ASSERT_FALSE(seen.empty());
+  for (const auto& s : seen) EXPECT_EQ(s, (std::array<std::int64_t, 3>{turns, context, past}));
+  EXPECT_FALSE(empty_seen);
+  EXPECT_EQ(chat->turns(), 2);
+  EXPECT_GT(chat->context_tokens(), context);
+  EXPECT_GT(chat->past_len(), past);
+
+  auto s = m.session(o);
+  std::vector<std::int64_t> session_seen;
+  const auto r = s->generate(api::Prompt{{2, 105, 2364}, "", {}}, p, [&](std::int64_t, std::string_view) {
+    session_seen.push_back(s->past_len());
+    return true;
+  });
+  EXPECT_EQ(session_seen, std::vector<std::int64_t>(r.tokens.size(), 0));
+  EXPECT_EQ(s->past_len(), 3 + static_cast<std::int64_t>(r.tokens.size()) - 1);
 }
 
 TEST_F(ApiChat, AnImageNeedsVisionAndTheFirstTurn) {

@@ -115,12 +115,8 @@ TEST_F(ApiSession, StepwiseDecodeMatchesGenerate) {
 // token through generation_config.json, in a copy of the model.
 TEST_F(ApiSession, EndTokenTextIsNotPartOfTheReply) {
   const api::Model m = api::Model::open(model());
-  api::SessionOptions o;
-  o.max_seq = 64;
-  o.threads = 1;
-  api::GenerateParams p;
-  p.max_new_tokens = 8;
-  p.temperature = 0;
+  api::SessionOptions o = session_options(64);
+  api::GenerateParams p = greedy(8);
   const auto free = m.session(o)->generate(api::Prompt{{}, "The quick brown fox", {}}, p);
   ASSERT_EQ(free.tokens.size(), 8u);
   const std::int64_t end = free.tokens[2];

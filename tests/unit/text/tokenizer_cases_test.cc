@@ -59,6 +59,35 @@ TEST(TokenizerCases, AllComponentsMatchTheTokenizersLibrary) {
   EXPECT_GE(rows, 1000u);
 }
 
+// Without parse_special (llama-server's /tokenize parse_special: false) a special added token
+// written in the text is that text: the same ids as the tokenizer without its special added
+// tokens, in both passes (tokens matched before and after normalization).
+TEST(TokenizerCases, SpecialTokensNotParsedAreTheirText) {
+  std::size_t rows = 0, files_with_special = 0;
+  for (const std::string& file : case_files()) {
+    SCOPED_TRACE(file);
+    const nlohmann::json doc = nlohmann::json::parse(read_file(file));
+    nlohmann::json plain = doc["tokenizer"];
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& t : plain["added_tokens"]) {
+      if (!t.value("special", false)) kept.push_back(t);
+    }
+    if (kept.size() == plain["added_tokens"].size()) continue;
+    ++files_with_special;
+    plain["added_tokens"] = kept;
+    const auto tok = Tokenizer::from_json(doc["tokenizer"].dump(), file);
+    const auto without = Tokenizer::from_json(plain.dump(), file);
+    for (const auto& row : doc["cases"]) {
+      const std::string text = row["text"].get<std::string>();
+      SCOPED_TRACE(nlohmann::json(text).dump());
+      EXPECT_EQ(tok->encode(text, false, /*parse_special=*/false), without->encode(text));
+      ++rows;
+    }
+  }
+  EXPECT_GE(files_with_special, 2u);
+  EXPECT_GE(rows, 100u);
+}
+
 // Past kExactCountBytes encode_at_most gives up on a text by the length of its pieces; the lower bound it
 // reports must hold for every component (an unk fused over a run, characters dropped without an
 // unk: no bound by length there).
