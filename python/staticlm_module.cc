@@ -193,9 +193,12 @@ void set_field(api::GenerateParams& p, const py::handle& value) {
 
 // seed=-1 draws a random one, as the CLI's --seed -1 and llama.cpp's; below -1 is refused.
 void set_seed(api::GenerateParams& p, const py::handle& value) {
-  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+  // Any integer (numpy's too: __index__), bool aside.
+  if (!value.is_none() && !py::isinstance<py::bool_>(value) && PyIndex_Check(value.ptr())) {
+    const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+    if (!index) throw py::error_already_set();
     int overflow = 0;
-    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
     if (overflow < 0 || (overflow == 0 && v < -1)) {
       throw py::value_error("seed: " + std::string(py::repr(value)) + " is below -1 (-1: a random seed)");
     }
@@ -513,7 +516,7 @@ PYBIND11_MODULE(staticlm, m) {
 
   // Static: the bindings keep pointers to their docstrings.
   static const std::string keywords = "Sampling keywords (unset or None: the checkpoint's defaults): " +
-                                      sampling_keyword_names() + ".";
+                                      sampling_keyword_names() + ". seed=-1 draws a random seed.";
   static const std::string generate_doc =
       "An iterator over the generated token ids (prompt text or prompt_ids; image: a file, the text holding "
       "<|image|>). " + keywords;

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -241,6 +243,7 @@ void bench_one_run(const BenchArgs& a) {
                                 {"dispatch_target", target},
                                 {"read_bandwidth_gb_s", bandwidth},
                                 {"weights_in_huge_pages", a.resident_weights},
+                                {"use_mmap", !a.resident_weights},
                                 {"fma_peak_gflop_s", fma_peak},
                                 {"bf16_dot_peak_gflop_s", bf16_peak},
                                 {"bf16_dot_kernels", r.bf16_dot_kernels},
@@ -364,8 +367,29 @@ api::BenchTest prompt_gen_test(const std::string& item) {
 // A test's row and its JSON object: t/s of each run ((prompt + generated tokens) / seconds),
 // pp against the f32 FMA peak (its flops over the mean seconds), tg's median step against the
 // read bandwidth.
-void add_test(const BenchArgs& a, const api::BenchResult& r, int threads, const api::BenchTestResult& t,
-              std::vector<TableRow>& rows, nlohmann::ordered_json& objects) {
+// The CPU's name as /proc/cpuinfo gives it ("" where it does not).
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const std::size_t value = line.find_first_not_of(" \t", line.find(':') + 1);
+    return value == std::string::npos ? "" : line.substr(value);
+  }
+  return "";
+}
+
+// Now in UTC as ISO 8601 (llama-bench's test_time).
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void add_test(const BenchArgs& a, const api::BenchResult& r, const ModelColumns& columns, int threads,
+              const api::BenchTestResult& t, std::vector<TableRow>& rows, nlohmann::ordered_json& objects) {
   const std::int64_t p = t.test.prompt_len, n = t.test.decode_tokens;
   TableRow row;
   row.threads = threads;
@@ -378,7 +402,17 @@ void add_test(const BenchArgs& a, const api::BenchResult& r, int threads, const 
   for (const double s : t.seconds_each) samples_ns.push_back(std::llround(s * 1e9));
   const auto [mean_s, sd_s] = mean_and_sd(t.seconds_each);
   const auto [mean_ts, sd_ts] = mean_and_sd(row.rates);
-  nlohmann::ordered_json j = {{"model_dir", a.model},
+  // llama-bench's fields (cpu_info, model_filename, model_type, model_size, model_n_params,
+  // n_threads, test_time, ...) beside staticlm's own.
+  nlohmann::ordered_json j = {{"cpu_info", cpu_name()},
+                              {"backends", a.backend.backend == "cpu" ? std::string("CPU") : a.backend.backend},
+                              {"model_filename", a.model},
+                              {"model_type", columns.model},
+                              {"model_size", columns.size_bytes},
+                              {"model_n_params", r.parameters},
+                              {"n_threads", threads},
+                              {"test_time", utc_now()},
+                              {"model_dir", a.model},
                               {"quantization_scheme", r.quantization_scheme},
                               {"parameters", r.parameters},
                               {"backend", a.backend.backend},
@@ -478,7 +512,7 @@ void bench_tests(const BenchArgs& a, const std::vector<std::int64_t>& prompts, c
                     a.repetitions, a.repetitions == 1 ? "" : "s", a.no_warmup ? "" : " after a warm-up run");
       }
     }
-    for (const api::BenchTestResult& test : r.tests) add_test(a, r, t, test, rows, objects);
+    for (const api::BenchTestResult& test : r.tests) add_test(a, r, *columns, t, test, rows, objects);
     if (r.image) {
       rows.push_back(image_row(t, r));
       objects.push_back({{"model_dir", a.model}, {"threads", t}, {"test", rows.back().test}, {"image_encode_seconds", r.image->seconds},

@@ -308,21 +308,21 @@ void serve_command(const ServeArgs& a) {
       error_reply(res, 501, "This server does not support metrics endpoint. Start it with `--metrics`", "not_supported_error");
       return;
     }
-    res.set_content(metrics_reply(engine.stats()), "text/plain; version=0.0.4");
+    res.set_content(metrics_reply(engine.take_metrics()), "text/plain; version=0.0.4");
   });
   svr.Get("/slots", [&](const httplib::Request& req, httplib::Response& res) {
     if (a.no_slots) {
       error_reply(res, 501, "This server does not support slots endpoint. Start it without `--no-slots`", "not_supported_error");
       return;
     }
-    const std::vector<ServeEngine::SlotState> slots = engine.slot_states();
-    // ?fail_on_no_slot=1: 503 when every slot is busy (a load balancer's probe).
-    const bool all_busy = std::all_of(slots.begin(), slots.end(), [](const ServeEngine::SlotState& s) { return s.processing; });
-    if (req.has_param("fail_on_no_slot") && req.get_param_value("fail_on_no_slot") != "0" && all_busy) {
+    // ?fail_on_no_slot (any value, as llama-server reads it): 503 while a request runs. The
+    // slots are caches that one worker serves in turn, so a new request can only start at once
+    // when none runs (a load balancer's probe).
+    if (req.has_param("fail_on_no_slot") && engine.stats().in_flight > 0) {
       error_reply(res, 503, "no slot available", "unavailable_error");
       return;
     }
-    json_reply(res, 200, slots_reply(context, slots));
+    json_reply(res, 200, slots_reply(context, engine.slot_states()));
   });
   const std::string props = props_reply(context, a.slots);  // fixed while the server runs
   svr.Get("/props", [&](const httplib::Request&, httplib::Response& res) { json_reply(res, 200, props); });

@@ -258,12 +258,15 @@ void add_llama_bench_flags(CLI::App& cmd, bool& resident_weights) {
       ->group("llama.cpp compatibility");
   // --mmap 0 is --no-mmap, as llama-bench's -mmp 0; --mmap alone or 1 the default.
   cmd.remove_option(cmd.get_option("--no-mmap"));
-  cmd.add_flag("--no-mmap", resident_weights,
-               "copy the matrices decode reads every step into huge-page memory (as --mmap 0)");
+  CLI::Option* no_mmap = cmd.add_flag("--no-mmap", resident_weights,
+                                      "copy the matrices decode reads every step into huge-page memory (as --mmap 0)");
+  // One or the other: CLI11 runs a flag's and an option's callbacks in its own order, not the
+  // command line's, so the last of the two could not win.
   cmd.add_option_function<std::string>(
          "--mmap", [&resident_weights, zero_or_one](const std::string& v) { resident_weights = !zero_or_one("--mmap", v); },
          "read the weights through the checkpoint's memory map (the default; 0: as --no-mmap; llama-bench's -mmp)")
-      ->expected(0, 1);
+      ->expected(0, 1)
+      ->excludes(no_mmap);
   noted(cmd, "--delay", "the tests run one after the other");
   noted(cmd, "--output-err", "progress lines go to stderr as text");
   silent(cmd, "--progress", "progress lines are always printed", false);

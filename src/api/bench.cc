@@ -158,10 +158,14 @@ std::vector<BenchTestResult> run_tests(const BenchOptions& a, const std::vector<
     BenchTestResult out;
     out.test = t;
     if (t.prompt_len > 0) out.prefill_flops = append_flops(ck.config(), ck.layers(), t.depth, t.prompt_len);
-    // One run: the depth (untimed), the prompt (timed unless tg; a lone <bos> untimed), then
-    // `steps` decode steps. `record`: keep its times.
+    // The depth is prefilled once (untimed); each run rewinds to it (the slots after it are
+    // masked, then overwritten), as llama-bench restores its state after the depth.
+    const std::int64_t after_depth = t.depth > 0 ? argmax_first(runtime.prefill_tokens(depth)) : 0;
+    // One run: the prompt (timed unless tg; a lone <bos> untimed), then `steps` decode steps.
+    // `record`: keep its times.
     const auto run = [&](std::int64_t steps, bool record) {
-      std::int64_t token = t.depth > 0 ? argmax_first(runtime.prefill_tokens(depth)) : 0;
+      if (t.depth > 0) runtime.rewind(t.depth);
+      std::int64_t token = after_depth;
       const auto start = std::chrono::steady_clock::now();
       if (t.depth == 0 || t.prompt_len > 0) {
         const std::span<const float> logits = t.depth == 0 ? runtime.prefill_tokens(prompt) : runtime.append(prompt);

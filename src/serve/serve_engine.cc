@@ -803,9 +803,9 @@ std::string metrics_reply(const ServeEngine::Stats& s) {
   metric("n_decode_total", "counter", "Total number of model calls (one per prompt, one per decode step).",
          static_cast<double>(s.model_calls));
   metric("prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
-         per_second(static_cast<double>(s.prompt_tokens), s.prompt_seconds));
+         per_second(static_cast<double>(s.recent_prompt_tokens), s.recent_prompt_seconds));
   metric("predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
-         per_second(static_cast<double>(s.predicted_tokens), s.predicted_seconds));
+         per_second(static_cast<double>(s.recent_predicted_tokens), s.recent_predicted_seconds));
   metric("requests_processing", "gauge", "Number of requests processing.", static_cast<double>(s.in_flight - s.waiting));
   metric("requests_deferred", "gauge", "Number of requests deferred.", static_cast<double>(s.waiting));
   return out.str();
@@ -895,11 +895,23 @@ bool ServeEngine::submit(std::shared_ptr<ChatJob> job) {
   return true;
 }
 
-ServeEngine::Stats ServeEngine::stats() {
-  std::lock_guard l(mu_);
+ServeEngine::Stats ServeEngine::stats_locked() const {
   Stats s = stats_;
   s.in_flight = in_flight_;
   s.waiting = static_cast<std::int64_t>(waiting_.size());
+  return s;
+}
+
+ServeEngine::Stats ServeEngine::stats() {
+  std::lock_guard l(mu_);
+  return stats_locked();
+}
+
+ServeEngine::Stats ServeEngine::take_metrics() {
+  std::lock_guard l(mu_);
+  const Stats s = stats_locked();
+  stats_.recent_prompt_tokens = stats_.recent_predicted_tokens = 0;
+  stats_.recent_prompt_seconds = stats_.recent_predicted_seconds = 0;
   return s;
 }
 
@@ -928,10 +940,15 @@ void ServeEngine::loop() {
       std::lock_guard l(mu_);
       --in_flight_;
       if (job->error.empty() && job->finish_reason != "cancelled") {
-        stats_.prompt_tokens += static_cast<std::int64_t>(job->prompt.size()) - job->cached_tokens;
+        const std::int64_t prompt = static_cast<std::int64_t>(job->prompt.size()) - job->cached_tokens;
+        stats_.prompt_tokens += prompt;
+        stats_.recent_prompt_tokens += prompt;
         stats_.prompt_seconds += job->prompt_ms / 1000;
+        stats_.recent_prompt_seconds += job->prompt_ms / 1000;
         stats_.predicted_tokens += job->completion_tokens();
+        stats_.recent_predicted_tokens += job->completion_tokens();
         stats_.predicted_seconds += job->predicted_ms / 1000;
+        stats_.recent_predicted_seconds += job->predicted_ms / 1000;
         stats_.model_calls += 1 + job->decode_steps;
       }
       for (std::size_t i = 0; i < slots_.size(); ++i) {

@@ -185,8 +185,13 @@ class ServeEngine {
     // model calls (one for each prompt, one per decode step).
     std::int64_t prompt_tokens = 0, predicted_tokens = 0, model_calls = 0;
     double prompt_seconds = 0, predicted_seconds = 0;
+    // The same since the last take_metrics() (llama-server's throughput gauges cover that span).
+    std::int64_t recent_prompt_tokens = 0, recent_predicted_tokens = 0;
+    double recent_prompt_seconds = 0, recent_predicted_seconds = 0;
   };
   Stats stats();
+  // stats(), and the recent_ counts start over (GET /metrics).
+  Stats take_metrics();
 
   // Each slot now, for GET /slots: whether it runs the current request, and the tokens its
   // cache holds.
@@ -205,6 +210,7 @@ class ServeEngine {
   };
   void loop();
   void run(ChatJob& job);
+  Stats stats_locked() const;  // under mu_
 
   const Tokenizer& tok_;
   ServeOptions options_;

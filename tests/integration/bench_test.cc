@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -213,6 +215,14 @@ TEST_F(Bench, ListsRunATestPerValue) {
     EXPECT_EQ(t["threads"], 1);
     EXPECT_EQ(t["warmup"], true);
     EXPECT_EQ(t["use_mmap"], true);
+    // llama-bench's names: the model's file(s), its bytes and parameters, the threads, the time.
+    EXPECT_EQ(t["n_threads"], 1);
+    EXPECT_EQ(t["model_filename"], dir_->path());
+    EXPECT_EQ(t["model_size"].get<std::uint64_t>(), std::filesystem::file_size(dir_->path() + "/model.safetensors"));
+    EXPECT_EQ(t["model_n_params"], t["parameters"]);
+    EXPECT_EQ(t["backends"], "CPU");
+    EXPECT_TRUE(std::regex_match(t["test_time"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
+        << t["test_time"];
     const std::vector<std::int64_t> ns = t["samples_ns"];
     const std::vector<double> ts = t["samples_ts"];
     ASSERT_EQ(ns.size(), 2u);
@@ -279,7 +289,7 @@ TEST_F(Bench, ListsRunATestPerValue) {
 // llama-bench's -d: each test after that many tokens in the cache ("pp8 @ d16"); a pp test's
 // flops are its rows' against the cache, counted here by summing the (query, key) pairs.
 TEST_F(Bench, DepthRunsEachTestAfterACachedPrompt) {
-  const auto r = test::run_staticlm("bench -m " + dir_->path() + " --max-seq 64 -p 8 -n 3 -pg 4,2 -d 0,16 -t 1 -o json --no-warmup");
+  const auto r = test::run_staticlm("bench -m " + dir_->path() + " --max-seq 64 -p 8 -n 3 -pg 4,2 -d 0,16 -t 1 -r 2 -o json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto tests = nlohmann::json::parse(r.out);
   ASSERT_EQ(tests.size(), 6u) << r.out;
@@ -287,9 +297,10 @@ TEST_F(Bench, DepthRunsEachTestAfterACachedPrompt) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(tests[i]["test"], names[i]);
     EXPECT_EQ(tests[i]["n_depth"], i < 3 ? 0 : 16);
+    EXPECT_EQ(tests[i]["samples_ns"].size(), 2u);  // the second run rewinds to the depth
     EXPECT_GT(tests[i]["avg_ts"].get<double>(), 0.0);
   }
-  EXPECT_EQ(tests[4]["decode_step_seconds"].size(), 3u);
+  EXPECT_EQ(tests[4]["decode_step_seconds"].size(), 6u);
   // pp8 at depth 16 against pp8 at 0: the same linears, and each row q = 16..23 attends to
   // min(q + 1, window) keys where row q - 16 attended to min(q - 15, window).
   const ModelConfig c = load_model_config(dir_->path());
@@ -326,7 +337,8 @@ TEST_F(Bench, BadListsAreRefusedByName) {
            {"-p 8,70 -n 4", "bench: test pp70 needs 70 positions; max_seq 64 holds 63"},
            {"-p 0 -n 4,63", "bench: test tg63 needs 64 positions"},
            {"-mmp 2", "--mmap 2: expected 0 or 1"},
-           {"-nkvo 0,1", "--no-kv-offload 0,1: expected 0 or 1"}}) {
+           {"-nkvo 0,1", "--no-kv-offload 0,1: expected 0 or 1"},
+           {"--mmap 1 --no-mmap", "--no-mmap excludes --mmap"}}) {
     const auto e = test::run_staticlm(m + flags);
     EXPECT_EQ(e.exit_code, 2) << flags;
     EXPECT_NE(e.err.find(message), std::string::npos) << flags << "\n" << e.err;

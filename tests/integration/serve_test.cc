@@ -1093,7 +1093,15 @@ TEST_F(ServeLlamaCppFlags, MetricsAndSlotsFollowTheRequests) {
   EXPECT_GT(after["prompt_seconds_total"], before["prompt_seconds_total"]);
   EXPECT_EQ(after["requests_processing"], 0);
   EXPECT_EQ(after["requests_deferred"], 0);
-  EXPECT_NEAR(after["prompt_tokens_seconds"], after["prompt_tokens_total"] / after["prompt_seconds_total"], 1e-6 * after["prompt_tokens_seconds"]);
+  // The throughput gauges cover the time since the previous /metrics (llama-server's buckets).
+  EXPECT_NEAR(after["prompt_tokens_seconds"],
+              (after["prompt_tokens_total"] - before["prompt_tokens_total"]) / (after["prompt_seconds_total"] - before["prompt_seconds_total"]),
+              1e-6 * after["prompt_tokens_seconds"]);
+  EXPECT_GT(after["predicted_tokens_seconds"], 0);
+  auto quiet = metrics();
+  EXPECT_EQ(quiet["prompt_tokens_seconds"], 0);
+  EXPECT_EQ(quiet["predicted_tokens_seconds"], 0);
+  EXPECT_EQ(quiet["prompt_tokens_total"], after["prompt_tokens_total"]);
 
   const HttpResult s = get("/slots");
   ASSERT_EQ(s.status, 200) << s.body;

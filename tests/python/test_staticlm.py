@@ -419,6 +419,8 @@ def test_sampling_keywords_are_checked_by_name(model_dir):
         s.generate("Hi", max_new_tokens=True)
     with pytest.raises(ValueError, match="seed: -2 is below -1"):
         s.generate("Hi", seed=-2)
+    with pytest.raises(ValueError, match="is below -1"):
+        s.generate("Hi", seed=np.int64(-5))
     draws = {tuple(s.generate("Hi", max_new_tokens=6, temperature=3, seed=-1)) for _ in range(3)}
     assert len(draws) > 1
     assert len({tuple(s.generate("Hi", max_new_tokens=6, temperature=3, seed=7)) for _ in range(2)}) == 1
