@@ -1,5 +1,5 @@
-// tokenizer.json itself: a fuzzed (small) tokenizer definition is loaded, then encodes and
-// decodes a fixed text.
+// tokenizer.json itself: a fuzzed (small) tokenizer definition is loaded, then encodes (its
+// special tokens parsed and not) and decodes a fixed text.
 #include "fuzz_util.h"
 #include "json_mutator.h"
 #include "text/tokenizer.h"
@@ -11,8 +11,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string in = fuzz::text(data, size);
   fuzz::refuse_or_accept([&] {
     const auto t = Tokenizer::from_json(in, "tokenizer.json");
-    const std::vector<int> ids = t->encode("Hello world, <start_of_turn>user\n 1234 \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80", true);
-    t->decode(ids);
+    const char* text = "Hello world, <start_of_turn>user\n 1234 \xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80";
+    t->decode(t->encode(text, true));
+    t->decode(t->encode(text, false, /*parse_special=*/false));
   });
   return 0;
 }
