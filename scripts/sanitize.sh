@@ -26,7 +26,7 @@ export STATICLM_CACHE_DIR=${STATICLM_CACHE_DIR:-$PWD/$asan_tree/tokenizer-cache}
 left_out=(
   # the machine's peaks
   Bench.ImageEncodeAgainstThePeak Bench.ReportsSpeedAgainstBandwidth Bench.RepetitionsAndLlamaBenchOutput QuantInfo.BenchNotesMatricesOffCacheLines
-  Bench.ListsRunATestPerValue Bench.DepthRunsEachTestAfterACachedPrompt  # (the latter 17 s sanitized; passed sanitized in session 46)
+  Bench.ListsRunATestPerValue Bench.DepthRunsEachTestAfterACachedPrompt Bench.SeveralModelsRunInTurn
   # numbers against Hugging Face, make-model or another scheme
   TinyModel.SameSeedGivesByteIdenticalFiles Golden.MatchesHuggingFace Inspect.GoldenLogitsPassStepsTheyHold
   MakeModelInit.TameScalesOnlyTheQueryAndKeyNorms Quantize.PromptSetAgreementPerScheme

@@ -28,6 +28,7 @@
 #include "count_list.h"
 #include "kernel_target_option.h"
 #include "llama_cpp_flags.h"
+#include "model/config.h"
 #include "threads_option.h"
 
 namespace staticlm::cli {
@@ -35,7 +36,8 @@ namespace staticlm::cli {
 namespace {
 
 struct BenchArgs {
-  std::string model;
+  std::vector<std::string> models;  // -m, each given
+  std::string model;                // the one measured now
   // llama-bench's list flags as typed (count_list.h); one value each, and no -pg, keeps the one
   // run of prompt_len then decode_tokens on `threads` threads.
   std::vector<std::string> prompt_lens{"512"}, decode_lens{"32"}, thread_counts{"0"}, prompt_gen, depths{"0"};
@@ -90,11 +92,19 @@ std::string plus_minus(const std::vector<double>& x) {
   return buf;
 }
 
+// What the table says of the model: its name and scheme, the safetensors bytes, the parameters
+// and the back end.
+struct ModelColumns {
+  std::string model, size, params, backend;
+  std::uintmax_t size_bytes = 0;
+};
+
 // A row of llama-bench's table: a test (ppN: prefill of N tokens, tgN: decoding N, ppN+tgM
-// both, imgN: encoding an image into N tokens) on `threads` threads, its t/s per run, and the
-// share of the ceiling this run measured (the f32 FMA peak for pp and img, the read bandwidth for
-// tg's median step; none for pp+tg).
+// both, imgN: encoding an image into N tokens) of a model on `threads` threads, its t/s per run,
+// and the share of the ceiling this run measured (the f32 FMA peak for pp and img, the read
+// bandwidth for tg's median step; none for pp+tg).
 struct TableRow {
+  ModelColumns model;
   int threads = 0;
   std::string test;
   std::int64_t n_prompt = 0, n_gen = 0, n_depth = 0;
@@ -104,12 +114,6 @@ struct TableRow {
   std::string ceiling;  // "FMA" or "bandwidth"
 };
 
-// What the table says of the model: its name and scheme, the safetensors bytes, the parameters
-// and the back end.
-struct ModelColumns {
-  std::string model, size, params, backend;
-  std::uintmax_t size_bytes = 0;
-};
 
 ModelColumns model_columns(const BenchArgs& a, const api::BenchResult& r) {
   ModelColumns c;
@@ -139,10 +143,11 @@ std::string rate_text(const TableRow& row) {
 
 // llama-bench's markdown table (model, size, params, backend, threads, test, t/s) and the share
 // of the ceiling after it.
-void print_markdown(const ModelColumns& c, const std::vector<TableRow>& rows) {
+void print_markdown(const std::vector<TableRow>& rows) {
   std::printf("| model | size | params | backend | threads | test | t/s | of the ceiling |\n");
   std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");
   for (const TableRow& row : rows) {
+    const ModelColumns& c = row.model;
     const std::string share = row.share ? percent(*row.share) + " " + row.ceiling : "-";
     std::printf("| %s | %s | %s | %s | %d | %s | %s | %s |\n", c.model.c_str(), c.size.c_str(), c.params.c_str(),
                 c.backend.c_str(), row.threads, row.test.c_str(), rate_text(row).c_str(), share.c_str());
@@ -151,7 +156,7 @@ void print_markdown(const ModelColumns& c, const std::vector<TableRow>& rows) {
 
 // The same rows as CSV (llama-bench's -o csv): a header, then a row per test; fields that hold a
 // comma or a quote are quoted.
-void print_csv(const ModelColumns& c, const std::vector<TableRow>& rows) {
+void print_csv(const std::vector<TableRow>& rows) {
   const auto field = [](const std::string& v) {
     if (v.find_first_of(",\"\n") == std::string::npos) return v;
     std::string q = "\"";
@@ -160,6 +165,7 @@ void print_csv(const ModelColumns& c, const std::vector<TableRow>& rows) {
   };
   std::printf("model,size_bytes,params,backend,threads,test,n_prompt,n_gen,n_depth,repetitions,avg_ts,stddev_ts,fraction_of_ceiling,ceiling\n");
   for (const TableRow& row : rows) {
+    const ModelColumns& c = row.model;
     const auto [mean, sd] = mean_and_sd(row.rates);
     char numbers[160];
     std::snprintf(numbers, sizeof numbers, "%.6g,%.6g", mean, sd);
@@ -171,8 +177,9 @@ void print_csv(const ModelColumns& c, const std::vector<TableRow>& rows) {
 }
 
 // The image row (one encode: image tokens per second against the FMA peak).
-TableRow image_row(int threads, const api::BenchResult& r) {
+TableRow image_row(const ModelColumns& model, int threads, const api::BenchResult& r) {
   TableRow row;
+  row.model = model;
   row.threads = threads;
   row.test = "img" + std::to_string(r.image->tokens);
   row.rates = {static_cast<double>(r.image->tokens) / r.image->seconds};
@@ -227,13 +234,14 @@ void bench_one_run(const BenchArgs& a) {
   const std::vector<double> prefill_rates = rates(a.prompt_len, r.prefill_seconds_each);
   const std::vector<double> decode_rates = rates(a.decode_tokens, r.decode_seconds_each);
   if (a.output == "md" || a.output == "csv") {
-    std::vector<TableRow> rows(2);
-    rows[0] = {threads, "pp" + std::to_string(a.prompt_len), a.prompt_len, 0, 0, prefill_rates, false, prefill_gflop_s / fma_peak, "FMA"};
-    rows[1] = {threads, "tg" + std::to_string(a.decode_tokens), 0, a.decode_tokens, 0, decode_rates, false, median_gb_s / bandwidth,
-               "bandwidth"};
-    if (image) rows.push_back(image_row(threads, r));
     const ModelColumns columns = model_columns(a, r);
-    a.output == "md" ? print_markdown(columns, rows) : print_csv(columns, rows);
+    std::vector<TableRow> rows(2);
+    rows[0] = {columns, threads, "pp" + std::to_string(a.prompt_len), a.prompt_len, 0, 0, prefill_rates, false,
+               prefill_gflop_s / fma_peak, "FMA"};
+    rows[1] = {columns, threads, "tg" + std::to_string(a.decode_tokens), 0, a.decode_tokens, 0, decode_rates, false,
+               median_gb_s / bandwidth, "bandwidth"};
+    if (image) rows.push_back(image_row(columns, threads, r));
+    a.output == "md" ? print_markdown(rows) : print_csv(rows);
     return;
   }
   if (a.json || a.output == "json" || a.output == "jsonl") {
@@ -392,6 +400,7 @@ void add_test(const BenchArgs& a, const api::BenchResult& r, const ModelColumns&
               const api::BenchTestResult& t, std::vector<TableRow>& rows, nlohmann::ordered_json& objects) {
   const std::int64_t p = t.test.prompt_len, n = t.test.decode_tokens;
   TableRow row;
+  row.model = columns;
   row.threads = threads;
   row.test = api::bench_test_name(t.test);
   row.n_prompt = p;
@@ -462,7 +471,6 @@ void print_tests_text(const api::BenchResult& r, int threads, const std::vector<
               "after the tests, best of each)\n",
               threads, r.read_bandwidth_gb_s, r.fma_peak_gflop_s, r.fma_peak_target.c_str(), r.dispatch_target.c_str());
   for (const TableRow& row : rows) {
-    if (row.threads != threads) continue;
     char share[160] = "";
     if (row.share && row.ceiling == "FMA") std::snprintf(share, sizeof share, "; %s of the f32 FMA peak", percent(*row.share).c_str());
     if (row.share && row.ceiling == "bandwidth") {
@@ -498,32 +506,37 @@ void bench_tests(const BenchArgs& a, const std::vector<std::int64_t>& prompts, c
   for (const std::int64_t t : thread_counts) threads.push_back(resolve_threads(static_cast<int>(t)));
   std::vector<TableRow> rows;
   nlohmann::ordered_json objects = nlohmann::ordered_json::array();
-  std::optional<ModelColumns> columns;
   const bool text = a.output == "text" && !a.json;
-  for (const int t : threads) {
-    api::BenchOptions o = bench_options(a, t);
-    o.tests = tests;
-    o.warmup = !a.no_warmup;
-    const api::BenchResult r = api::run_bench(o);
-    if (!columns) {  // the first results: a bad flag was refused before anything was printed
-      columns = model_columns(a, r);
-      if (text) {
-        std::printf("bench    %s, max_seq %lld, each test %d time%s%s\n", a.model.c_str(), static_cast<long long>(a.max_seq),
-                    a.repetitions, a.repetitions == 1 ? "" : "s", a.no_warmup ? "" : " after a warm-up run");
+  for (const std::string& model : a.models) {  // llama-bench's -m list: each model's tests in turn
+    BenchArgs am = a;
+    am.model = model;
+    std::optional<ModelColumns> columns;
+    for (const int t : threads) {
+      api::BenchOptions o = bench_options(am, t);
+      o.tests = tests;
+      o.warmup = !a.no_warmup;
+      const api::BenchResult r = api::run_bench(o);
+      if (!columns) {  // the model's first results: a bad flag was refused before anything was printed
+        columns = model_columns(am, r);
+        if (text) {
+          std::printf("bench    %s, max_seq %lld, each test %d time%s%s\n", model.c_str(), static_cast<long long>(a.max_seq),
+                      a.repetitions, a.repetitions == 1 ? "" : "s", a.no_warmup ? "" : " after a warm-up run");
+        }
       }
+      const std::size_t first = rows.size();
+      for (const api::BenchTestResult& test : r.tests) add_test(am, r, *columns, t, test, rows, objects);
+      if (r.image) {
+        rows.push_back(image_row(*columns, t, r));
+        objects.push_back({{"model_dir", model}, {"threads", t}, {"test", rows.back().test}, {"image_encode_seconds", r.image->seconds},
+                           {"image_encode_flops", r.image->flops}, {"avg_ts", rows.back().rates.front()},
+                           {"fraction_of_fma_peak", *rows.back().share}});
+      }
+      if (text) print_tests_text(r, t, std::vector<TableRow>(rows.begin() + static_cast<std::ptrdiff_t>(first), rows.end()));
+      std::fflush(stdout);
     }
-    for (const api::BenchTestResult& test : r.tests) add_test(a, r, *columns, t, test, rows, objects);
-    if (r.image) {
-      rows.push_back(image_row(t, r));
-      objects.push_back({{"model_dir", a.model}, {"threads", t}, {"test", rows.back().test}, {"image_encode_seconds", r.image->seconds},
-                         {"image_encode_flops", r.image->flops}, {"avg_ts", rows.back().rates.front()},
-                         {"fraction_of_fma_peak", *rows.back().share}});
-    }
-    if (text) print_tests_text(r, t, rows);
-    std::fflush(stdout);
   }
-  if (a.output == "md") print_markdown(*columns, rows);
-  if (a.output == "csv") print_csv(*columns, rows);
+  if (a.output == "md") print_markdown(rows);
+  if (a.output == "csv") print_csv(rows);
   if (a.output == "jsonl") {
     for (const auto& j : objects) std::cout << j.dump() << "\n";
   }
@@ -538,8 +551,14 @@ void bench_command(BenchArgs a) {
   const std::vector<std::int64_t> depths = parse_count_list("-d", a.depths, kMaxCount);
   std::vector<api::BenchTest> prompt_gen;
   for (const std::string& item : a.prompt_gen) prompt_gen.push_back(prompt_gen_test(item));
-  if (prompts.size() == 1 && gens.size() == 1 && threads.size() == 1 && prompt_gen.empty() && prompts[0] > 0 && gens[0] > 0 &&
-      depths == std::vector<std::int64_t>{0}) {
+  // Every model's config is read before the first is measured: a bad directory late in the list
+  // is refused now, not after minutes of tests.
+  if (a.models.size() > 1) {
+    for (const std::string& m : a.models) load_model_config(m);
+  }
+  a.model = a.models.front();
+  if (a.models.size() == 1 && prompts.size() == 1 && gens.size() == 1 && threads.size() == 1 && prompt_gen.empty() &&
+      prompts[0] > 0 && gens[0] > 0 && depths == std::vector<std::int64_t>{0}) {
     a.prompt_len = prompts[0];
     a.decode_tokens = gens[0];
     a.threads = static_cast<int>(threads[0]);
@@ -554,7 +573,11 @@ void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "measure prefill and decode speed against the machine's measured memory "
                                           "bandwidth and compute peaks");
-  cmd->add_option("-m,--model", a->model, "checkpoint directory")->required();
+  cmd->add_option("-m,--model", a->models, "checkpoint directory (the flag again: each model's tests in turn, as "
+                                           "llama-bench's -m list)")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   const char* lists = "; a comma list, a range first-last[+step|*mult] or the flag again runs a test per value (llama-bench)";
   cmd->add_option("-p,--prompt-len,--n-prompt", a->prompt_lens, std::string("prompt tokens to prefill (default 512)") + lists)
       ->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -318,6 +318,30 @@ TEST_F(Bench, DepthRunsEachTestAfterACachedPrompt) {
   EXPECT_NE(e.err.find("bench: test pp8 @ d60 needs 68 positions"), std::string::npos) << e.err;
 }
 
+// llama-bench's -m list: each model's tests in turn, a row each naming its model; a bad
+// directory anywhere in the list is refused before anything is measured.
+TEST_F(Bench, SeveralModelsRunInTurn) {
+  const test::TempDir other;  // the same model under a second name
+  std::filesystem::create_directory_symlink(dir_->path(), other.file("second"));
+  const auto csv = test::run_staticlm("bench -m " + dir_->path() + " -m " + other.file("second") +
+                                      " -p 4 -n 2 --max-seq 32 -t 1 -o csv --no-warmup");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<std::string> rows;
+  std::istringstream lines(csv.out);
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 5u) << csv.out;
+  const std::string first = std::filesystem::path(dir_->path()).filename().string() + " ";
+  for (std::size_t i = 1; i < 5; ++i) {
+    EXPECT_EQ(rows[i].rfind(i < 3 ? first : "second ", 0), 0u) << rows[i];
+    EXPECT_NE(rows[i].find(i % 2 == 1 ? ",pp4," : ",tg2,"), std::string::npos) << rows[i];
+  }
+  const auto bad = test::run_staticlm("bench -m " + dir_->path() + " -m " + other.file("nowhere") + " -p 4 -n 2 --max-seq 32");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find(other.file("nowhere") + "/config.json"), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+  EXPECT_EQ(bad.err.find("bench: measuring"), std::string::npos) << bad.err;
+}
+
 // A bad list item, range or test is refused naming the flag and the item, before anything is
 // measured or printed.
 TEST_F(Bench, BadListsAreRefusedByName) {
