@@ -45,6 +45,7 @@
 #include "backend_option.h"
 #include "base/error.h"
 #include "commands.h"
+#include "count_list.h"
 #include "llama_cpp_flags.h"
 #include "peer_watch.h"
 #include "profile_option.h"
@@ -523,8 +524,19 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("-m,--model", a->model, "checkpoint directory")->required();
   cmd->add_option("--host", a->host, "address to listen on (default 127.0.0.1)");
   cmd->add_option("--port", a->port, "port (default 8080; 0: any free port, printed at start)");
-  cmd->add_option("--slots,--parallel", a->slots,
-                  "conversation slots kept as a prompt cache (default 1; llama.cpp's -np/--parallel names them)");
+  cmd->add_option("--parallel", a->slots, "conversation slots kept as a prompt cache (default 1; llama.cpp's -np)");
+  // llama-server's --slots is a switch (the /slots endpoint, on by default); with a count it is
+  // --parallel's.
+  cmd->add_option_function<std::string>(
+         "--slots",
+         [a](const std::string& v) {
+           if (v.empty()) return;
+           const std::optional<std::int64_t> n = parse_count(v, 1000);
+           if (!n) invalid_argument("--slots " + v + ": expected a count of slots (no value: llama-server's switch, /slots is on)");
+           a->slots = static_cast<int>(*n);
+         },
+         "as --parallel; without a value, llama-server's switch (GET /slots answers; --no-slots turns it off)")
+      ->expected(0, 1);
   cmd->add_option("--timeout", a->timeout, "seconds a connection may wait for a request's bytes or a reply's write (llama-server's; default: cpp-httplib's 5)")
       ->check(CLI::Range(1, 86400));
   cmd->add_option("-a,--alias", a->alias, "the model's name in /v1/models and the replies (llama-server's; default: the directory's name)");

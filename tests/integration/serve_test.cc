@@ -1027,7 +1027,7 @@ class ServeLlamaCppFlags : public Serve {
     auth_ = "-H 'Authorization: Bearer k2' ";
     // A template that thinks unless told not to (as Qwen 3's): the budget must turn it off.
     start({"--max-seq", "128", "--threads", "1", "--reasoning-format", "none", "--reasoning-budget", "0", "--api-key", "k1,k2",
-           "-a", "gemma-e2b-test", "-to", "30", "-cb", "-sps", "0.5", "--no-webui", "--metrics",
+           "-a", "gemma-e2b-test", "-to", "30", "-cb", "-sps", "0.5", "--no-webui", "--slots", "--metrics",
            "--chat-template",
            "{% if enable_thinking is not defined or enable_thinking %}<think>{% endif %}"
            "{% for m in messages %}<|turn>{{ m.role }}\n{{ m.content }}<turn|>\n{% endfor %}<|turn>model\n"});
@@ -2090,7 +2090,7 @@ TEST_F(Serve, ImagePartsRefusedWhenTheProfileDoesNotFit) {
 TEST(ServeCli, BadFlagsExit2WithOneLine) {
   test::TempDir d;
   test::make_tiny_model(d.file("m"), 1);
-  for (const std::string& flags : std::vector<std::string>{"--slots 0", "--queue -1", "--port 70000", "--threads -3", "--max-body 0"}) {
+  for (const std::string& flags : std::vector<std::string>{"--slots 0", "--slots two", "-np 0", "--queue -1", "--port 70000", "--threads -3", "--max-body 0"}) {
     const test::CommandResult r = test::run_staticlm("serve -m " + d.file("m") + " " + flags);
     EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << flags << ": " << r.err;
