@@ -294,17 +294,18 @@ class SignalPoll {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-// A token callback for a call made without the GIL on the Python thread: when the poll is due
-// it takes the GIL to let Python run its signal handlers, and stops the call on a
-// KeyboardInterrupt (left set for the caller to raise once the call returns: `interrupted`).
-api::TokenCallback signal_check(bool& interrupted) {
+// A should_stop for a call made without the GIL on the Python thread (polled before each layer
+// of the prompt and after each token): when the poll is due it takes the GIL to let Python run
+// its signal handlers, and stops the call on a KeyboardInterrupt (left set for the caller to
+// raise once the call returns: `interrupted`), also part-way through a long prompt.
+std::function<bool()> signal_check(bool& interrupted) {
   auto poll = std::make_shared<SignalPoll>();
-  return [&interrupted, poll](std::int64_t, std::string_view) {
-    if (!poll->due()) return true;
+  return [&interrupted, poll] {
+    if (!poll->due()) return false;
     py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() == 0) return true;
+    if (PyErr_CheckSignals() == 0) return false;
     interrupted = true;
-    return false;
+    return true;
   };
 }
 
@@ -327,6 +328,11 @@ class Generation {
  public:
   Generation(std::shared_ptr<PySession> s, api::Prompt prompt, api::GenerateParams params) : s_(std::move(s)) {
     s_->claim();
+    // A close() (a Ctrl-C seen by next(), the iterator dropped) also stops a prompt part-way.
+    params.should_stop = [this] {
+      std::lock_guard lock(mutex_);
+      return cancel_;
+    };
     worker_ = std::thread([this, prompt = std::move(prompt), params = std::move(params)] {
       try {
         api::GenerationResult r = s_->session->generate(prompt, params, [this](std::int64_t token, std::string_view) {
@@ -555,14 +561,14 @@ PYBIND11_MODULE(staticlm, m) {
       .def(
           "say",
           [](api::Chat& c, const std::string& text, const py::object& image, const py::kwargs& sampling) {
-            const api::GenerateParams p = sampling_params(sampling);
+            api::GenerateParams p = sampling_params(sampling);
             const std::optional<std::string> path = image.is_none() ? std::nullopt : std::optional(path_of(image, "image"));
             bool interrupted = false;
-            const api::TokenCallback check = signal_check(interrupted);
+            p.should_stop = signal_check(interrupted);
             api::TurnResult t;
             {
               py::gil_scoped_release release;
-              t = path ? c.say_with_image(text, *path, p, check) : c.say(text, p, check);
+              t = path ? c.say_with_image(text, *path, p) : c.say(text, p);
             }
             if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt
             return turn_dict(t);

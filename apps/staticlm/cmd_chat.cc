@@ -20,9 +20,14 @@
 // which must be the first: the static profile fixes the image span's positions; needs --image
 // at start, which sets up the vision graphs), /stats, /quit. On a terminal a "> " prompt is
 // shown and a refused turn leaves the chat running; reading a script from a pipe, an error
-// ends the chat with "error: ..." and exit 2.
+// ends the chat with "error: ..." and exit 2. On a terminal Ctrl-C during a reply stops it (also
+// part-way through the turn's prompt, which is then not kept) and the chat goes on, as in
+// llama-cli; at the "> " prompt it ends the program as before.
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -137,6 +142,28 @@ void print_turn(std::int64_t turn_no, const api::TurnResult& t, const api::Chat&
             << "\n";
 }
 
+// Ctrl-C on a terminal: while a turn runs it only asks the turn to stop (its should_stop);
+// otherwise the default action (the program ends). Lock-free atomics: safe in a handler.
+std::atomic<bool> g_in_turn{false}, g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_interrupt(int) {
+  if (g_in_turn.load()) {
+    g_interrupted.store(true);
+    return;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::raise(SIGINT);
+}
+
+void catch_interrupts() {
+  struct sigaction sa = {};
+  sa.sa_handler = on_interrupt;
+  sa.sa_flags = SA_RESTART;  // a read of stdin under way goes on
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
 // A line of stdin is one turn. Read with a limit: a 300 MB line without a newline was read and
 // tokenized whole (5 GB) before max_seq refused it.
 constexpr std::size_t kMaxTurnLineBytes = std::size_t{8} << 20;
@@ -162,7 +189,7 @@ bool read_turn_line(std::istream& in, std::string& line, bool& too_long) {
 }
 
 void chat_command(const ChatArgs& a) {
-  const api::GenerateParams params = generate_params(a.sampling);
+  api::GenerateParams params = generate_params(a.sampling);
   const std::unique_ptr<api::Chat> chat = open_chat(a, params);
   if (const std::string where = chat->backend_placement(); !where.empty()) std::cerr << where << "\n";
   if (a.jinja || !a.chat_template.empty()) {
@@ -172,6 +199,10 @@ void chat_command(const ChatArgs& a) {
   std::optional<std::string> next_image = a.image;
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
+  if (interactive) {
+    catch_interrupts();
+    params.should_stop = [] { return g_interrupted.load(); };
+  }
   // A refused turn or command: on a terminal the chat goes on, from a script it ends (exit 2).
   auto report = [&](const char* what) {
     if (!interactive) return false;
@@ -265,11 +296,21 @@ void chat_command(const ChatArgs& a) {
         return true;
       };
       api::TurnResult t;
+      g_interrupted = false;
+      g_in_turn = true;
+      struct TurnEnds {
+        ~TurnEnds() { g_in_turn = false; }
+      } turn_ends;
       if (next_image && chat->empty()) {
         t = chat->say_with_image(line, *next_image, params, stream);
         next_image.reset();
       } else {
         t = chat->say(line, params, stream);
+      }
+      g_in_turn = false;
+      if (g_interrupted && t.result.tokens.empty()) {
+        std::cerr << "[interrupted during the prompt: the turn is not kept]\n";
+        continue;
       }
       if (raw) {
         std::cout << t.result.text_tail;
@@ -279,6 +320,7 @@ void chat_command(const ChatArgs& a) {
         if (thinking) std::cerr << "\n";
       }
       std::cout << "\n" << std::flush;
+      if (g_interrupted) std::cerr << "[interrupted]\n";
       ++turn_no;
       prefilled_total += t.prefilled_tokens;
       reused_total += t.reused_tokens;

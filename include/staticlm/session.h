@@ -91,6 +91,11 @@ struct GenerateParams {
   std::uint64_t seed = 0;
   std::vector<std::string> stop;  // stop when the text contains one (needs a tokenizer)
   std::string dump_logits;        // write prefill/decode logits and tokens here (safetensors; "" : off)
+  // Polled on the calling thread before each layer of the prompt's prefill (so a long prompt can
+  // be given up part-way, as llama.cpp's abort_callback) and after each token. True stops the
+  // call with stop_reason "stopped by caller": during the prompt with no tokens, the session's
+  // cache then empty and a Chat as before the call (the turn not kept). May be empty.
+  std::function<bool()> should_stop;
   // The streamed text holds the control tokens and the end token too (llama.cpp's --special);
   // else they are left out. Session::generate only (a Chat's replies are kept as text).
   bool special = false;

@@ -178,6 +178,18 @@ typedef struct staticlm_stats {
   char stop_reason[32];        /* "eos", "stop string", "max new tokens", "cache full", "stopped by caller" */
 } staticlm_stats;
 
+/* Polled on the generating thread before each layer of the prompt's prefill and after each token
+ * (as llama.cpp's llama_set_abort_callback): nonzero stops the call with stop_reason "stopped by
+ * caller", during the prompt with no tokens (the session's cache then empty), so a long prompt
+ * can be given up part-way. */
+typedef int (*staticlm_abort_callback)(void* user_data);
+
+/* The session's abort callback for its next staticlm_generate calls (NULL: none). Not while a
+ * call runs on the session (INVALID_ARGUMENT): the callback itself may read a flag that another
+ * thread sets. */
+STATICLM_API staticlm_status staticlm_session_set_abort_callback(staticlm_session* session,
+                                                                 staticlm_abort_callback callback, void* user_data);
+
 /* Starts over: prefills the prompt and generates. callback may be NULL. The generated tokens go
  * to tokens (capacity ids; NULL with capacity 0 to skip); *n_tokens receives how many were
  * generated (BUFFER_TOO_SMALL, with the first `capacity` written, when they do not fit). */

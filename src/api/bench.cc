@@ -105,6 +105,12 @@ void log(const BenchOptions& o, const std::string& line) {
   if (o.log) o.log(line);
 }
 
+// The tokens a test feeds before it decodes: the depth's then the prompt's (the depth's prompt
+// holds the <bos>; without a depth, tg's lone <bos> takes a position).
+std::int64_t fed_tokens(const BenchTest& t) {
+  return t.depth > 0 ? t.depth + t.prompt_len : std::max<std::int64_t>(t.prompt_len, 1);
+}
+
 // The checks of a test list: each test names tokens, and its prompt (a lone <bos> for tg) and
 // tokens fit max_seq.
 void check_tests(const BenchOptions& a) {
@@ -113,9 +119,7 @@ void check_tests(const BenchOptions& a) {
     if (t.prompt_len < 0 || t.decode_tokens < 0 || t.depth < 0 || (t.prompt_len == 0 && t.decode_tokens == 0)) {
       invalid_argument("bench: test " + name + ": expected a prompt or tokens to generate (counts >= 0, not both 0)");
     }
-    // The depth's prompt holds the <bos>; without one, tg's lone <bos> takes a position.
-    const std::int64_t positions =
-        (t.depth > 0 ? t.depth + t.prompt_len : std::max<std::int64_t>(t.prompt_len, 1)) + t.decode_tokens;
+    const std::int64_t positions = fed_tokens(t) + t.decode_tokens;
     if (positions > a.max_seq - 1) {
       invalid_argument("bench: test " + name + " needs " + std::to_string(positions) + " positions; max_seq " +
                        std::to_string(a.max_seq) + " holds " + std::to_string(a.max_seq - 1) +
@@ -150,9 +154,7 @@ std::vector<BenchTestResult> run_tests(const BenchOptions& a, const std::vector<
   for (const BenchTest& t : tests) {
     const std::string name = bench_test_name(t);
     log(a, "bench: " + name + "...");
-    // The depth's tokens (if any) then the prompt's (a lone <bos> for tg without a depth).
-    const std::vector<std::int64_t> ids =
-        bench_prompt(ck.config(), t.depth > 0 ? t.depth + t.prompt_len : std::max<std::int64_t>(t.prompt_len, 1));
+    const std::vector<std::int64_t> ids = bench_prompt(ck.config(), fed_tokens(t));
     const std::span<const std::int64_t> depth(ids.data(), static_cast<std::size_t>(t.depth)),
         prompt(ids.data() + t.depth, ids.size() - static_cast<std::size_t>(t.depth));
     BenchTestResult out;

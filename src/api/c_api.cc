@@ -35,6 +35,8 @@ struct staticlm_session {
   std::atomic<int> calls{0};  // staticlm_generate calls running: free refuses the session meanwhile
   staticlm_stats stats{};
   std::string text;  // of the last generate
+  staticlm_abort_callback abort = nullptr;  // staticlm_session_set_abort_callback
+  void* abort_data = nullptr;
 };
 
 struct staticlm_tensors {
@@ -322,6 +324,19 @@ staticlm_status staticlm_session_free(staticlm_session* session) {
   });
 }
 
+staticlm_status staticlm_session_set_abort_callback(staticlm_session* session, staticlm_abort_callback callback,
+                                                    void* user_data) {
+  return boundary("staticlm_session_set_abort_callback", [&] {
+    staticlm_session* s = checked(session, "staticlm_session");
+    if (s->calls > 0) {
+      throw CError{STATICLM_ERROR_INVALID_ARGUMENT,
+                   "the session is in a staticlm_generate call (set the abort callback before it)"};
+    }
+    s->abort = callback;
+    s->abort_data = user_data;
+  });
+}
+
 staticlm_generate_params staticlm_generate_default_params(void) {
   staticlm_generate_params p;
   p.max_new_tokens = 0;
@@ -492,6 +507,7 @@ staticlm_status generate(const char* fn, staticlm_session* session, const static
       if (params->grammar != nullptr) g.grammar = params->grammar;
     }
     if (options_json != nullptr) apply_options_json(options_json, g);
+    if (s->abort != nullptr) g.should_stop = [abort = s->abort, data = s->abort_data] { return abort(data) != 0; };
     staticlm::api::TokenCallback cb;
     if (callback != nullptr) {
       cb = [&](std::int64_t token, std::string_view text) { return callback(token, text.data(), text.size(), user_data) != 0; };

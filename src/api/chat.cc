@@ -185,7 +185,14 @@ TurnResult Chat::Impl::turn(const GenerateParams& params, const TokenCallback& o
   TurnResult out;
   TokenStream text(&tokenizer(), g, out.result, on_token);
   const double encode_before = engine->tap->vision_seconds();
-  const TurnStats s = run(g, text.callback());
+  TurnStats s;
+  try {
+    s = run(g, text.callback());
+  } catch (const StoppedByCaller& stopped) {
+    // Given up during the prompt: the conversation rewound its cache and kept no turn.
+    s.result = stopped_in_prompt(stopped);
+    s.context_tokens = static_cast<std::int64_t>(conversation->tokens().size());
+  }
   text.finish();
   if (recorder) {
     recorder->finish();

@@ -102,7 +102,15 @@ GenerateOptions generate_options(const GenerateParams& p, const Checkpoint& ck, 
   }
   g.stop_strings = p.stop;
   g.record_logits = !p.dump_logits.empty();
+  g.should_stop = p.should_stop;
   return g;
+}
+
+staticlm::GenerationResult stopped_in_prompt(const StoppedByCaller& stopped) {
+  staticlm::GenerationResult r;
+  r.reason = StopReason::kCallback;
+  r.message = stopped.what();
+  return r;
 }
 
 }  // namespace staticlm::api

@@ -5,6 +5,7 @@
 
 #include "model/checkpoint.h"
 #include "runtime/generation.h"
+#include "runtime/runtime_state.h"
 #include "staticlm/session.h"
 #include "text/tokenizer.h"
 
@@ -18,5 +19,8 @@ void check_generate_params(const GenerateParams& params);
 
 GenerateOptions generate_options(const GenerateParams& params, const Checkpoint& checkpoint,
                                  const staticlm::Tokenizer* tokenizer = nullptr);
+
+// The result of a call whose should_stop gave up the prompt part-way: no tokens, "stopped by caller".
+staticlm::GenerationResult stopped_in_prompt(const StoppedByCaller& stopped);
 
 }  // namespace staticlm::api

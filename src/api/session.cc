@@ -206,12 +206,20 @@ GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& p
     const staticlm::TokenCallback& stream = text.callback();
     const double encode_before = e.tap->vision_seconds();
     staticlm::GenerationResult r;
-    if (image) {
-      r = e.runtime->generate(prefill_input(*image), g, stream);
-    } else if (!s.prefill_buckets.empty()) {
-      r = e.runtime->generate_append(ids, ids, g, stream);  // the smallest prefill bucket that holds it
-    } else {
-      r = e.runtime->generate_tokens(ids, g, stream);
+    try {
+      if (image) {
+        r = e.runtime->generate(prefill_input(*image), g, stream);
+      } else if (!s.prefill_buckets.empty()) {
+        // Starts over (an append would follow the previous call's context), then the smallest
+        // prefill bucket that holds the prompt.
+        e.runtime->rewind(0);
+        r = e.runtime->generate_append(ids, ids, g, stream);
+      } else {
+        r = e.runtime->generate_tokens(ids, g, stream);
+      }
+    } catch (const StoppedByCaller& stopped) {
+      e.runtime->rewind(0);  // a prompt given up part-way: nothing of it counts as cached
+      r = stopped_in_prompt(stopped);
     }
     text.finish();
     if (s.recorder) {

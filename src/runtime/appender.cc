@@ -110,6 +110,7 @@ std::span<const float> Appender::run(RuntimeState& st, std::int64_t q, std::span
   }
 
   for (const LayerInfo& l : st.layers) {
+    stop_point(st);
     const std::int64_t hd = l.head_dim, kvh = l.num_kv_heads;
     std::vector<TensorView> inputs = {view_of(hidden_, {1, q, d}),
                                       view_of(l.sliding ? mask_sliding_ : mask_full_, {1, 1, q, s}),

@@ -81,7 +81,7 @@ GenerationResult generate(TokenSource& source, std::span<const std::int64_t> his
     seen.push_back(token);
     r.stats.generated_tokens = static_cast<std::int64_t>(r.tokens.size());
     if (options.on_logits) options.on_logits(logits, token);
-    const bool keep_going = on_token ? on_token(token) : true;
+    const bool keep_going = (on_token ? on_token(token) : true) && !(options.should_stop && options.should_stop());
 
     if (options.is_eos(token)) {
       r.reason = StopReason::kEos;

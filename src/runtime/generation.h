@@ -51,6 +51,9 @@ struct GenerateOptions {
   // Makes the rule each generation's tokens follow (a JSON schema); empty: none. The tokens it
   // does not allow get -inf before the logit bias, penalties and sampling.
   TokenConstraintFactory constraint;
+  // Polled before each layer of the prompt's prefill or append (true: StoppedByCaller is thrown,
+  // runtime/runtime_state.h) and after each token (true: kCallback); may be empty.
+  std::function<bool()> should_stop;
 };
 
 struct GenerationResult {

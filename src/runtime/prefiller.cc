@@ -153,6 +153,7 @@ std::span<const float> Prefiller::run(RuntimeState& st, const PrefillInput& in) 
   }
 
   for (const LayerInfo& l : st.layers) {
+    stop_point(st);
     const std::int64_t hd = l.head_dim;
     std::vector<TensorView> inputs = {f32_view(hidden_, {1, s, d}),
                                       f32_view(l.sliding ? mask_sliding_ : mask_full_, {1, 1, s, s}),

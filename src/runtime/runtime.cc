@@ -40,6 +40,18 @@ void check_backend(const Backend& b, const ModelConfig& config, const std::vecto
   }
 }
 
+// options.should_stop, polled by the prefill or append of one generate call (stop_point).
+class StopPolled {
+ public:
+  StopPolled(RuntimeState& st, const GenerateOptions& options) : st_(st) { st_.should_stop = options.should_stop; }
+  ~StopPolled() { st_.should_stop = nullptr; }
+  StopPolled(const StopPolled&) = delete;
+  StopPolled& operator=(const StopPolled&) = delete;
+
+ private:
+  RuntimeState& st_;
+};
+
 // Adapts a Runtime to the generation loop.
 class RuntimeSource : public TokenSource {
  public:
@@ -120,6 +132,7 @@ std::span<const float> Runtime::append(std::span<const std::int64_t> tokens) {
   while (done < n) {
     const std::int64_t q = appender_->pick_bucket(s, st.past_len, n - done);
     if (q == 0) {
+      stop_point(st);
       st.prefilled = true;  // the cache holds what came before (possibly nothing)
       logits = decoder_->step(st, tokens[static_cast<std::size_t>(done)]);
       ++done;
@@ -167,6 +180,7 @@ void Runtime::set_restored(std::int64_t past_len) {
 GenerationResult Runtime::generate_append(std::span<const std::int64_t> tokens, std::span<const std::int64_t> history,
                                           const GenerateOptions& options, const TokenCallback& on_token) {
   AppendSource source(*this, tokens);
+  const StopPolled polled(*state_, options);
   return staticlm::generate(source, history, options, on_token);
 }
 
@@ -175,6 +189,7 @@ GenerationResult Runtime::generate(const PrefillInput& input, const GenerateOpti
   RuntimeSource source(*this, input);
   const std::int64_t n = std::clamp<std::int64_t>(input.valid_length, 0, static_cast<std::int64_t>(input.llm_input_ids.size()));
   const auto history = input.llm_input_ids.first(static_cast<std::size_t>(n));
+  const StopPolled polled(*state_, options);
   return staticlm::generate(source, history, options, on_token);
 }
 

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -30,6 +32,19 @@ struct RuntimeState {
   KvCache cache;
   std::int64_t past_len = 0;  // filled cache slots; the next token's position
   bool prefilled = false;
+  // Set for one generate call (GenerateOptions::should_stop), else empty: polled before each
+  // layer of a prefill or append (stop_point), so a long prompt can be given up part-way.
+  std::function<bool()> should_stop;
 };
+
+// Thrown by stop_point. What the prompt filled so far is left as after any throw: a prefill's
+// cache counts as empty, an append's rows past past_len are masked (a Conversation rewinds).
+struct StoppedByCaller : std::runtime_error {
+  StoppedByCaller() : std::runtime_error("stopped by the caller during the prompt (nothing generated)") {}
+};
+
+inline void stop_point(const RuntimeState& st) {
+  if (st.should_stop && st.should_stop()) throw StoppedByCaller();
+}
 
 }  // namespace staticlm

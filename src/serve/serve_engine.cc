@@ -1031,6 +1031,8 @@ void ServeEngine::run(ChatJob& job) {
     job.cv.notify_all();
     return !job.cancelled.load();
   };
+  // A client that goes away during a long prompt stops its prefill before the next layer.
+  g.should_stop = [&job] { return job.cancelled.load(); };
   try {
     slot.tokens.resize(keep);
     slot.image_key.clear();
@@ -1072,6 +1074,13 @@ void ServeEngine::run(ChatJob& job) {
     job.prompt_ms = r.stats.prefill_seconds * 1000;
     job.predicted_ms = r.stats.decode_seconds * 1000;
     job.decode_steps = r.stats.decode_steps;
+  } catch (const StoppedByCaller&) {
+    // The prompt given up part-way: the slot keeps the prefix it held (the same image's).
+    rt.rewind(std::min(static_cast<std::int64_t>(keep), rt.past_len()));
+    slot.tokens.resize(static_cast<std::size_t>(rt.past_len()));
+    if (!slot.tokens.empty()) slot.image_key = job.image_key;
+    std::lock_guard l(job.mu);
+    job.error = "cancelled: the client went away";
   } catch (const std::exception& e) {
     slot.tokens.clear();
     slot.image_key.clear();

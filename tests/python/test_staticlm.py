@@ -498,3 +498,40 @@ def test_tool_calls_match_run(model_dir, tmp_path):
         staticlm.tool_call_grammar(tools, "auto")
     with pytest.raises(ValueError, match="tools: expected a JSON array"):
         staticlm.tool_call_grammar("{", "required")
+
+
+def test_chat_on_a_terminal_ctrl_c_stops_the_reply_not_the_chat(model_dir):
+    """`staticlm chat` reading a terminal: SIGINT while a reply streams stops that reply (the turn
+    is kept, "stopped by caller") and the chat goes on to the next line, as llama-cli does."""
+    import select
+    import signal
+    import time
+    master, slave = os.openpty()
+    proc = subprocess.Popen([BIN, "chat", "-m", model_dir, "-c", "4096", "-n", "-1", "--ignore-eos", "--temp", "0",
+                             "-t", "1"], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(slave)
+    try:
+        os.write(master, b"Tell me a long story\n")
+        # The reply has started once its first bytes reach stdout (flushed per token).
+        deadline = time.time() + 60
+        first = b""
+        while not first and time.time() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 1)
+            if ready:
+                first = os.read(proc.stdout.fileno(), 4096)
+        assert first, "no reply text within 60 s"
+        proc.send_signal(signal.SIGINT)
+        os.write(master, b"/stats\n/quit\n")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    err = err.decode()
+    assert proc.returncode == 0, err
+    assert "[interrupted]" in err, err
+    turn = re.search(r"turn 1: .*generated (\d+) tokens .*stopped: (.*?); context", err)
+    assert turn, err
+    assert turn.group(2) == "stopped by caller"
+    assert 0 < int(turn.group(1)) < 4000  # stopped well before the cache was full
+    assert "turns 1," in err  # the interrupted turn is kept and /stats still ran

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/logits_dump.h"
+#include "staticlm/model.h"
 #include "staticlm/staticlm.h"
 #include "tensor/safetensors.h"
 #include "test_util.h"
@@ -32,6 +33,14 @@ class CApi : public test::TinyModelTest {
     sp.max_seq = 64;
     EXPECT_EQ(staticlm_session_create(model_, &sp, &session_), STATICLM_OK) << last_error();
     return session_;
+  }
+  // Greedy, n tokens whatever the end tokens say.
+  static staticlm_generate_params greedy_params(int64_t n) {
+    staticlm_generate_params g = staticlm_generate_default_params();
+    g.max_new_tokens = n;
+    g.temperature = 0;
+    g.ignore_eos = 1;
+    return g;
   }
   void TearDown() override {
     if (session_ != nullptr) staticlm_session_free(session_);
@@ -105,10 +114,7 @@ TEST_F(CApi, CallsFromTheTokenCallbackIntoItsSessionAreRefused) {
   staticlm_session* s = open_session();
   const int64_t ids[] = {2, 105, 2364};
   staticlm_prompt p = {nullptr, ids, 3, nullptr};
-  staticlm_generate_params g = staticlm_generate_default_params();
-  g.max_new_tokens = 6;
-  g.temperature = 0;
-  g.ignore_eos = 1;
+  const staticlm_generate_params g = greedy_params(6);
   int64_t plain[6], outer[6];
   size_t n = 0;
   ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, plain, 6, &n), STATICLM_OK) << last_error();
@@ -125,6 +131,51 @@ TEST_F(CApi, CallsFromTheTokenCallbackIntoItsSessionAreRefused) {
   EXPECT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, outer, 6, &n), STATICLM_OK) << last_error();
   EXPECT_EQ(staticlm_session_free(s), STATICLM_OK);
   session_ = nullptr;
+}
+
+// The abort callback is polled before each layer of the prompt and after each token: nonzero
+// during the prompt stops with no tokens; set to NULL, generation is as before. Not settable from
+// within a call.
+struct AbortPolls {
+  int polls = 0, stop_at = 0;
+  staticlm_session* session = nullptr;
+  staticlm_status set_inside = STATICLM_OK;
+};
+
+int abort_at(void* data) {
+  auto* a = static_cast<AbortPolls*>(data);
+  if (a->polls++ == 0) a->set_inside = staticlm_session_set_abort_callback(a->session, nullptr, nullptr);
+  return a->polls == a->stop_at ? 1 : 0;
+}
+
+TEST_F(CApi, AbortCallbackStopsThePromptPartWay) {
+  staticlm_session* s = open_session();
+  const int64_t ids[] = {2, 105, 2364, 107};
+  staticlm_prompt p = {nullptr, ids, 4, nullptr};
+  const staticlm_generate_params g = greedy_params(5);
+  int64_t plain[5], out[5];
+  size_t n = 0;
+  ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, plain, 5, &n), STATICLM_OK) << last_error();
+  staticlm_stats st;
+  AbortPolls a;
+  a.session = s;
+  ASSERT_EQ(staticlm_session_set_abort_callback(s, abort_at, &a), STATICLM_OK) << last_error();
+  ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, out, 5, &n), STATICLM_OK) << last_error();
+  EXPECT_EQ(std::vector<int64_t>(out, out + 5), std::vector<int64_t>(plain, plain + 5));
+  EXPECT_EQ(a.set_inside, STATICLM_ERROR_INVALID_ARGUMENT);
+  const int layers = a.polls - 5;  // one poll per prompt layer, then one per token
+  EXPECT_EQ(layers, api::Model::open(model()).info().num_layers);
+  a.polls = 0;
+  a.stop_at = 2;
+  ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, out, 5, &n), STATICLM_OK) << last_error();
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(a.polls, 2);
+  ASSERT_EQ(staticlm_session_stats(s, &st), STATICLM_OK);
+  EXPECT_STREQ(st.stop_reason, "stopped by caller");
+  ASSERT_EQ(staticlm_session_set_abort_callback(s, nullptr, nullptr), STATICLM_OK);
+  ASSERT_EQ(staticlm_generate(s, &p, &g, nullptr, nullptr, out, 5, &n), STATICLM_OK) << last_error();
+  EXPECT_EQ(std::vector<int64_t>(out, out + n), std::vector<int64_t>(plain, plain + 5));
+  EXPECT_EQ(staticlm_session_set_abort_callback(nullptr, nullptr, nullptr), STATICLM_ERROR_INVALID_HANDLE);
 }
 
 TEST_F(CApi, BadArgumentsAndSmallBuffers) {

@@ -25,7 +25,34 @@
 namespace staticlm {
 namespace {
 
-class ApiChat : public test::TinyModelTest {};
+class ApiChat : public test::TinyModelTest {
+ protected:
+  // Three greedy turns on a chat that meets `disturb` after its first and on one that never does,
+  // in the built-in format and with the checkpoint's template: the disturbed chat still holds one
+  // turn, and its second and third replies equal the other's (the second reusing the first turn
+  // from the cache).
+  static void expect_later_turns_unchanged_by(const std::function<void(api::Chat&, bool jinja)>& disturb, int threads = 1) {
+    const api::Model m = api::Model::open(model());
+    const api::SessionOptions o = session_options(160, threads);
+    const api::GenerateParams p = greedy(5);
+    const std::vector<std::string> turns = {"Hello there", "And again", "Once more"};
+    for (const bool jinja : {false, true}) {
+      SCOPED_TRACE(jinja ? "templated" : "built-in");
+      api::ChatOptions co;
+      co.jinja = jinja;
+      const auto clean = m.chat(o, co), disturbed = m.chat(o, co);
+      std::vector<std::vector<std::int64_t>> want;
+      for (const std::string& t : turns) want.push_back(clean->say(t, p).result.tokens);
+      EXPECT_EQ(disturbed->say(turns[0], p).result.tokens, want[0]);
+      disturb(*disturbed, jinja);
+      EXPECT_EQ(disturbed->turns(), 1);
+      const api::TurnResult second = disturbed->say(turns[1], p);
+      EXPECT_EQ(second.result.tokens, want[1]);
+      EXPECT_GT(second.reused_tokens, 0);  // the first turn still comes from the cache
+      EXPECT_EQ(disturbed->say(turns[2], p).result.tokens, want[2]);
+    }
+  }
+};
 
 struct CliTurn {
   long prefilled, reused, generated, context;
@@ -193,32 +220,41 @@ TEST_F(ApiChat, TemplatedVisionChatReusesTheImageAndEqualsRun) {
 // client went away) is not recorded, and what its prefill put in the cache is not trusted: the
 // turns after it equal those of a chat that never saw it, in the built-in format and templated.
 TEST_F(ApiChat, AFailedTurnLeavesTheNextTurnsAsIfItNeverRan) {
-  const api::Model m = api::Model::open(model());
-  api::SessionOptions o = session_options(160, 2);
-  api::GenerateParams p = greedy(5);
-  const std::vector<std::string> turns = {"Hello there", "And again", "Once more"};
-  for (const bool jinja : {false, true}) {
-    SCOPED_TRACE(jinja ? "templated" : "built-in");
-    api::ChatOptions co;
-    co.jinja = jinja;
-    const auto clean = m.chat(o, co), failed = m.chat(o, co);
-    std::vector<std::vector<std::int64_t>> want;
-    for (const std::string& t : turns) want.push_back(clean->say(t, p).result.tokens);
+  expect_later_turns_unchanged_by(
+      [](api::Chat& chat, bool) {
+        int seen = 0;
+        const auto interrupt = [&](std::int64_t, std::string_view) -> bool {
+          if (++seen == 3) throw std::runtime_error("interrupted");
+          return true;
+        };
+        EXPECT_ANY_THROW(chat.say("A longer question, interrupted while its reply streams", greedy(5), interrupt));
+        EXPECT_EQ(seen, 3);
+      },
+      2);
+}
 
-    EXPECT_EQ(failed->say(turns[0], p).result.tokens, want[0]);
-    int seen = 0;
-    const auto interrupt = [&](std::int64_t, std::string_view) -> bool {
-      if (++seen == 3) throw std::runtime_error("interrupted");
-      return true;
-    };
-    EXPECT_ANY_THROW(failed->say("A longer question, interrupted while its reply streams", p, interrupt));
-    EXPECT_EQ(seen, 3);
-    EXPECT_EQ(failed->turns(), 1);
-    const api::TurnResult second = failed->say(turns[1], p);
-    EXPECT_EQ(second.result.tokens, want[1]);
-    EXPECT_GT(second.reused_tokens, 0);  // the first turn still comes from the cache
-    EXPECT_EQ(failed->say(turns[2], p).result.tokens, want[2]);
-  }
+// A turn whose should_stop gives up its prompt part-way is not kept: no reply, the turns as before,
+// the cache rewound to what the context still holds; the next turns equal a chat's that never saw it.
+TEST_F(ApiChat, ATurnStoppedDuringItsPromptIsNotKept) {
+  expect_later_turns_unchanged_by([](api::Chat& chat, bool jinja) {
+    const std::int64_t context = chat.context_tokens(), past = chat.past_len();
+    api::GenerateParams stop = greedy(5);
+    int polls = 0;
+    stop.should_stop = [&] { return ++polls == 2; };  // before the prompt's second layer
+    const api::TurnResult given_up = chat.say("A longer question, given up while its prompt is prefilled", stop);
+    EXPECT_EQ(polls, 2);
+    EXPECT_TRUE(given_up.result.tokens.empty());
+    EXPECT_EQ(given_up.result.stop_reason, "stopped by caller");
+    EXPECT_EQ(given_up.context_tokens, chat.context_tokens());
+    if (jinja) {
+      // A template lays every turn out again: the cache keeps the prefix the layouts share.
+      EXPECT_LT(chat.past_len(), past);
+      EXPECT_EQ(chat.context_tokens(), chat.past_len());
+    } else {
+      EXPECT_EQ(chat.context_tokens(), context);
+      EXPECT_EQ(chat.past_len(), past);
+    }
+  });
 }
 
 // A Chat (and a Session) serves one call at a time: a call into it from its own token callback

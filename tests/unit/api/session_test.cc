@@ -109,6 +109,61 @@ TEST_F(ApiSession, StepwiseDecodeMatchesGenerate) {
   EXPECT_EQ(greedy, r.tokens);
 }
 
+// GenerateParams::should_stop is polled before each layer of the prompt's prefill and after each
+// token. True during the prompt stops the call with no tokens and an empty cache; after a token,
+// as a token callback's false. The next call starts over as a fresh session would. With prefill
+// buckets (the prompt appended in chunks) the same, and a call after a call starts over too (it
+// appended after the previous call's context).
+TEST_F(ApiSession, ShouldStopGivesUpThePromptOrTheReply) {
+  const api::Model m = api::Model::open(model());
+  const std::int64_t layers = m.info().num_layers;
+  const api::Prompt prompt{{}, "The quick brown fox jumps over the lazy dog, and then it jumps over the lazy dog again and again", {}};
+  api::GenerateParams p = greedy(6);
+  const auto want = m.session(session_options(96))->generate(prompt, p);
+  ASSERT_EQ(want.tokens.size(), 6u);
+  ASSERT_GT(want.stats.prompt_tokens, 16);  // two chunks with buckets 8 and 16
+  for (const std::string buckets : {"", "prefill_buckets=[8,16]"}) {
+    SCOPED_TRACE(buckets);
+    api::SessionOptions o = session_options(96);
+    if (!buckets.empty()) o.sets = {buckets};
+    auto s = m.session(o);
+    std::int64_t polls = 0;
+    p.should_stop = [&] {
+      ++polls;
+      return false;
+    };
+    EXPECT_EQ(s->generate(prompt, p).tokens, want.tokens);
+    EXPECT_EQ(polls, (buckets.empty() ? 1 : 2) * layers + 6);  // the prompt's layers (per chunk), each token
+    // Stopped at the prompt's last poll (its last chunk's last layer): nothing generated, nothing
+    // cached, the token callback never called.
+    const std::int64_t last_prompt_poll = polls - 6;
+    polls = 0;
+    p.should_stop = [&] { return ++polls == last_prompt_poll; };
+    int streamed = 0;
+    const auto stopped = s->generate(prompt, p, [&](std::int64_t, std::string_view) {
+      ++streamed;
+      return true;
+    });
+    EXPECT_TRUE(stopped.tokens.empty());
+    EXPECT_EQ(stopped.stop_reason, "stopped by caller");
+    EXPECT_NE(stopped.message.find("during the prompt"), std::string::npos) << stopped.message;
+    EXPECT_EQ(streamed, 0);
+    EXPECT_EQ(polls, last_prompt_poll);
+    EXPECT_EQ(s->past_len(), 0);
+    // After the second token: two tokens, as when the token callback returns false.
+    polls = 0;
+    p.should_stop = [&] { return ++polls == last_prompt_poll + 2; };
+    const auto two = s->generate(prompt, p);
+    EXPECT_EQ(two.tokens, std::vector<std::int64_t>(want.tokens.begin(), want.tokens.begin() + 2));
+    EXPECT_EQ(two.stop_reason, "stopped by caller");
+    p.should_stop = nullptr;
+    EXPECT_EQ(s->generate(prompt, p).tokens, want.tokens);
+    const auto again = s->generate(prompt, p);
+    EXPECT_EQ(again.tokens, want.tokens);
+    EXPECT_EQ(s->past_len(), again.stats.prompt_tokens + 5);
+  }
+}
+
 // A reply that ends on an end token that is not a control token (Gemma 4's <|tool_response>,
 // eos id 50 of the published generation_config) stops there, keeps the token, and leaves its text
 // out of the stream and the result. Here the tiny model's third greedy token is made its end
