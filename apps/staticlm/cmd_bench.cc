@@ -49,7 +49,7 @@ struct BenchArgs {
   bool no_warmup = false;
   bool image_encode = false;
   bool json = false;
-  std::string output = "text";  // llama-bench's -o: text, json, jsonl, md or csv
+  std::string output = "text";  // llama-bench's -o: text, json, jsonl, md, csv or sql
   bool f32_activations = false;
   bool resident_weights = false;
   std::optional<std::string> kernel_target;
@@ -154,25 +154,89 @@ void print_markdown(const std::vector<TableRow>& rows) {
   }
 }
 
+// A row's fields as CSV and SQL print them: the name, the SQL column type, the value (text, or
+// a number's digits; nullopt: none, as a test without a ceiling's share).
+struct Field {
+  const char* name;
+  const char* sql_type;
+  std::optional<std::string> value;
+};
+
+std::vector<Field> row_fields(const TableRow& row) {
+  const ModelColumns& c = row.model;
+  const auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return std::string(buf);
+  };
+  const auto [mean, sd] = row.rates.empty() ? std::pair(0.0, 0.0) : mean_and_sd(row.rates);
+  return {{"model", "TEXT", c.model},
+          {"size_bytes", "INTEGER", std::to_string(c.size_bytes)},
+          {"params", "TEXT", c.params},
+          {"backend", "TEXT", c.backend},
+          {"threads", "INTEGER", std::to_string(row.threads)},
+          {"test", "TEXT", row.test},
+          {"n_prompt", "INTEGER", std::to_string(row.n_prompt)},
+          {"n_gen", "INTEGER", std::to_string(row.n_gen)},
+          {"n_depth", "INTEGER", std::to_string(row.n_depth)},
+          {"repetitions", "INTEGER", std::to_string(row.rates.size())},
+          {"avg_ts", "REAL", number(mean)},
+          {"stddev_ts", "REAL", number(sd)},
+          {"fraction_of_ceiling", "REAL", row.share ? std::optional(std::to_string(*row.share)) : std::nullopt},
+          {"ceiling", "TEXT", row.share ? std::optional(row.ceiling) : std::nullopt}};
+}
+
+// `item` after the items of `list`, `sep` between.
+void append_item(std::string& list, const char* sep, const std::string& item) {
+  if (!list.empty()) list += sep;
+  list += item;
+}
+
 // The same rows as CSV (llama-bench's -o csv): a header, then a row per test; fields that hold a
-// comma or a quote are quoted.
+// comma or a quote are quoted; a missing value is an empty field.
 void print_csv(const std::vector<TableRow>& rows) {
-  const auto field = [](const std::string& v) {
+  const auto quoted = [](const std::string& v) {
     if (v.find_first_of(",\"\n") == std::string::npos) return v;
     std::string q = "\"";
     for (const char ch : v) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     return q + "\"";
   };
-  std::printf("model,size_bytes,params,backend,threads,test,n_prompt,n_gen,n_depth,repetitions,avg_ts,stddev_ts,fraction_of_ceiling,ceiling\n");
+  std::string header;
+  for (const Field& f : row_fields(TableRow{})) append_item(header, ",", f.name);
+  std::printf("%s\n", header.c_str());
   for (const TableRow& row : rows) {
-    const ModelColumns& c = row.model;
-    const auto [mean, sd] = mean_and_sd(row.rates);
-    char numbers[160];
-    std::snprintf(numbers, sizeof numbers, "%.6g,%.6g", mean, sd);
-    std::printf("%s,%ju,%s,%s,%d,%s,%lld,%lld,%lld,%zu,%s,%s,%s\n", field(c.model).c_str(), c.size_bytes, field(c.params).c_str(),
-                field(c.backend).c_str(), row.threads, field(row.test).c_str(), static_cast<long long>(row.n_prompt),
-                static_cast<long long>(row.n_gen), static_cast<long long>(row.n_depth), row.rates.size(), numbers,
-                row.share ? std::to_string(*row.share).c_str() : "", row.share ? row.ceiling.c_str() : "");
+    std::string line;
+    for (const Field& f : row_fields(row)) append_item(line, ",", quoted(f.value.value_or("")));
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+// The same rows as SQL (llama-bench's -o sql, for `| sqlite3 results.db`): the table `test`
+// made if missing, then an INSERT per test; text in single quotes (a quote doubled), a missing
+// value NULL.
+void print_sql(const std::vector<TableRow>& rows) {
+  const std::vector<Field> columns = row_fields(TableRow{});
+  std::printf("CREATE TABLE IF NOT EXISTS test (\n");
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    std::printf("  %s %s%s\n", columns[i].name, columns[i].sql_type, i + 1 < columns.size() ? "," : "");
+  }
+  std::printf(");\n");
+  std::string names;
+  for (const Field& f : columns) append_item(names, ", ", f.name);
+  for (const TableRow& row : rows) {
+    std::string values;
+    for (const Field& f : row_fields(row)) {
+      std::string v = "NULL";
+      if (f.value && std::string_view(f.sql_type) == "TEXT") {
+        v = "'";
+        for (const char ch : *f.value) v += ch == '\'' ? std::string("''") : std::string(1, ch);
+        v += "'";
+      } else if (f.value) {
+        v = *f.value;
+      }
+      append_item(values, ", ", v);
+    }
+    std::printf("INSERT INTO test (%s) VALUES (%s);\n", names.c_str(), values.c_str());
   }
 }
 
@@ -233,7 +297,7 @@ void bench_one_run(const BenchArgs& a) {
   const double image_gflop_s = image ? static_cast<double>(image->flops) / image->seconds / 1e9 : 0.0;
   const std::vector<double> prefill_rates = rates(a.prompt_len, r.prefill_seconds_each);
   const std::vector<double> decode_rates = rates(a.decode_tokens, r.decode_seconds_each);
-  if (a.output == "md" || a.output == "csv") {
+  if (a.output == "md" || a.output == "csv" || a.output == "sql") {
     const ModelColumns columns = model_columns(a, r);
     std::vector<TableRow> rows(2);
     rows[0] = {columns, threads, "pp" + std::to_string(a.prompt_len), a.prompt_len, 0, 0, prefill_rates, false,
@@ -241,7 +305,7 @@ void bench_one_run(const BenchArgs& a) {
     rows[1] = {columns, threads, "tg" + std::to_string(a.decode_tokens), 0, a.decode_tokens, 0, decode_rates, false,
                median_gb_s / bandwidth, "bandwidth"};
     if (image) rows.push_back(image_row(columns, threads, r));
-    a.output == "md" ? print_markdown(rows) : print_csv(rows);
+    a.output == "md" ? print_markdown(rows) : a.output == "csv" ? print_csv(rows) : print_sql(rows);
     return;
   }
   if (a.json || a.output == "json" || a.output == "jsonl") {
@@ -537,6 +601,7 @@ void bench_tests(const BenchArgs& a, const std::vector<std::int64_t>& prompts, c
   }
   if (a.output == "md") print_markdown(rows);
   if (a.output == "csv") print_csv(rows);
+  if (a.output == "sql") print_sql(rows);
   if (a.output == "jsonl") {
     for (const auto& j : objects) std::cout << j.dump() << "\n";
   }
@@ -597,8 +662,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-r,--repetitions", a->repetitions, "prefill and decode this many times on the loaded model; t/s as mean ± "
                                                      "sample deviation (llama-bench's -r; default 1)");
   cmd->add_option("-o,--output", a->output,
-                  "text (default), json (as --json), jsonl (one line), md (llama-bench's table) or csv (its rows)")
-      ->check(CLI::IsMember({"text", "json", "jsonl", "md", "csv"}));
+                  "text (default), json (as --json), jsonl (one line), md (llama-bench's table), csv (its rows) or sql "
+                  "(CREATE TABLE and INSERT statements, for sqlite3)")
+      ->check(CLI::IsMember({"text", "json", "jsonl", "md", "csv", "sql"}));
   add_llama_cpp_tuning_flags(*cmd);
   // llama-bench's own: the tuning flags' note (nothing warmed up) does not hold here.
   cmd->remove_option(cmd->get_option("--no-warmup"));

@@ -142,16 +142,15 @@ void print_turn(std::int64_t turn_no, const api::TurnResult& t, const api::Chat&
             << "\n";
 }
 
-// Ctrl-C on a terminal: while a turn runs it only asks the turn to stop (its should_stop);
-// otherwise the default action (the program ends). Lock-free atomics: safe in a handler.
+// Ctrl-C on a terminal: while a turn runs the first one only asks the turn to stop (its
+// should_stop); otherwise the default action (the program ends). Lock-free atomics: safe in a handler.
 std::atomic<bool> g_in_turn{false}, g_interrupted{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
 extern "C" void on_interrupt(int) {
-  if (g_in_turn.load()) {
-    g_interrupted.store(true);
-    return;
-  }
+  // The first Ctrl-C of a turn asks it to stop; a second (a turn stuck where nothing polls)
+  // ends the program.
+  if (g_in_turn.load() && !g_interrupted.exchange(true)) return;
   std::signal(SIGINT, SIG_DFL);
   std::raise(SIGINT);
 }
@@ -301,17 +300,15 @@ void chat_command(const ChatArgs& a) {
       struct TurnEnds {
         ~TurnEnds() { g_in_turn = false; }
       } turn_ends;
-      if (next_image && chat->empty()) {
-        t = chat->say_with_image(line, *next_image, params, stream);
-        next_image.reset();
-      } else {
-        t = chat->say(line, params, stream);
-      }
+      const bool with_image = next_image && chat->empty();
+      t = with_image ? chat->say_with_image(line, *next_image, params, stream) : chat->say(line, params, stream);
       g_in_turn = false;
       if (g_interrupted && t.result.tokens.empty()) {
         std::cerr << "[interrupted during the prompt: the turn is not kept]\n";
-        continue;
+        if (a.single_turn) break;
+        continue;  // an image stays for the next turn
       }
+      if (with_image) next_image.reset();
       if (raw) {
         std::cout << t.result.text_tail;
       } else {

@@ -35,6 +35,7 @@ struct staticlm_session {
   std::atomic<int> calls{0};  // staticlm_generate calls running: free refuses the session meanwhile
   staticlm_stats stats{};
   std::string text;  // of the last generate
+  std::mutex abort_mu;  // the pair below: set by one thread, read by a generate on another
   staticlm_abort_callback abort = nullptr;  // staticlm_session_set_abort_callback
   void* abort_data = nullptr;
 };
@@ -332,6 +333,7 @@ staticlm_status staticlm_session_set_abort_callback(staticlm_session* session, s
       throw CError{STATICLM_ERROR_INVALID_ARGUMENT,
                    "the session is in a staticlm_generate call (set the abort callback before it)"};
     }
+    const std::lock_guard lock(s->abort_mu);
     s->abort = callback;
     s->abort_data = user_data;
   });
@@ -507,7 +509,10 @@ staticlm_status generate(const char* fn, staticlm_session* session, const static
       if (params->grammar != nullptr) g.grammar = params->grammar;
     }
     if (options_json != nullptr) apply_options_json(options_json, g);
-    if (s->abort != nullptr) g.should_stop = [abort = s->abort, data = s->abort_data] { return abort(data) != 0; };
+    {
+      const std::lock_guard lock(s->abort_mu);
+      if (s->abort != nullptr) g.should_stop = [abort = s->abort, data = s->abort_data] { return abort(data) != 0; };
+    }
     staticlm::api::TokenCallback cb;
     if (callback != nullptr) {
       cb = [&](std::int64_t token, std::string_view text) { return callback(token, text.data(), text.size(), user_data) != 0; };

@@ -227,7 +227,7 @@ GenerationResult Session::generate(const Prompt& prompt, const GenerateParams& p
       out.recorded_calls = static_cast<std::int64_t>(s.recorder->calls().size());
       out.recorded_bytes = static_cast<std::int64_t>(s.recorder->bytes_written());
     }
-    if (!params.dump_logits.empty()) {
+    if (!params.dump_logits.empty() && !r.tokens.empty()) {  // a prompt given up leaves nothing to dump
       write_logits_dump(params.dump_logits, LogitsDump{r.prefill_logits, r.decode_logits, r.tokens,
                                                        image ? e.tap->vision_embeds() : std::vector<float>{},
                                                        image ? e.tap->vision_rows() : 0});

@@ -185,7 +185,7 @@ TEST_F(Bench, RepetitionsAndLlamaBenchOutput) {
     EXPECT_NE(rows[static_cast<std::size_t>(row)].find(std::string("| 1 ") + test), std::string::npos) << rows[static_cast<std::size_t>(row)];
     EXPECT_NE(rows[static_cast<std::size_t>(row)].find(" ± "), std::string::npos) << rows[static_cast<std::size_t>(row)];
   }
-  for (const char* bad : {"-r 0", "-o sql"}) {
+  for (const char* bad : {"-r 0", "-o xml"}) {
     const auto e = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 " + bad);
     EXPECT_EQ(e.exit_code, 2) << bad;
   }

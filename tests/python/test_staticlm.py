@@ -4,6 +4,7 @@ and errors that name the bad value."""
 import json
 import os
 import re
+import shlex
 import subprocess
 import threading
 
@@ -535,3 +536,35 @@ def test_chat_on_a_terminal_ctrl_c_stops_the_reply_not_the_chat(model_dir):
     assert turn.group(2) == "stopped by caller"
     assert 0 < int(turn.group(1)) < 4000  # stopped well before the cache was full
     assert "turns 1," in err  # the interrupted turn is kept and /stats still ran
+
+
+def test_bench_sql_output_loads_into_sqlite(model_dir, tmp_path):
+    """`bench -o sql` (llama-bench's) is SQL that SQLite runs: the table has the CSV's columns, a
+    row per test with its counts, a text value holding a quote kept whole, and NULL where a test
+    has no ceiling's share (pp+tg)."""
+    import csv
+    import io
+    import sqlite3
+    quoted = tmp_path / "it's tiny"
+    os.symlink(model_dir, quoted)
+    args = f"bench -m \"{quoted}\" --max-seq 64 -t 1 -p 8 -n 4,8 -pg 8,4"
+    sql = subprocess.run([BIN] + shlex.split(args) + ["-o", "sql"], capture_output=True, text=True)
+    assert sql.returncode == 0, sql.stderr
+    db = sqlite3.connect(":memory:")
+    db.executescript(sql.stdout)
+    db.executescript(sql.stdout)  # CREATE TABLE IF NOT EXISTS: a second run appends
+    columns = [r[1] for r in db.execute("PRAGMA table_info(test)")]
+    out = subprocess.run([BIN] + shlex.split(args) + ["-o", "csv"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    header = next(csv.reader(io.StringIO(out.stdout)))
+    assert columns == header
+    rows = db.execute("SELECT model, test, n_prompt, n_gen, threads, repetitions, avg_ts, fraction_of_ceiling, ceiling "
+                      "FROM test").fetchall()
+    assert len(rows) == 8
+    want = [("pp8", 8, 0, "FMA"), ("tg4", 0, 4, "bandwidth"), ("tg8", 0, 8, "bandwidth"), ("pp8+tg4", 8, 4, None)]
+    for row, (test, n_prompt, n_gen, ceiling) in zip(rows, want * 2):
+        assert row[0] == "it's tiny (unquantized)"
+        assert row[1:6] == (test, n_prompt, n_gen, 1, 1)
+        assert isinstance(row[6], float) and row[6] > 0
+        assert row[8] == ceiling
+        assert (row[7] is None) == (ceiling is None)

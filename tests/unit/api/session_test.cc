@@ -139,6 +139,7 @@ TEST_F(ApiSession, ShouldStopGivesUpThePromptOrTheReply) {
     const std::int64_t last_prompt_poll = polls - 6;
     polls = 0;
     p.should_stop = [&] { return ++polls == last_prompt_poll; };
+    p.dump_logits = dir_->file("stopped.safetensors");  // nothing to dump: no file, no error
     int streamed = 0;
     const auto stopped = s->generate(prompt, p, [&](std::int64_t, std::string_view) {
       ++streamed;
@@ -150,6 +151,8 @@ TEST_F(ApiSession, ShouldStopGivesUpThePromptOrTheReply) {
     EXPECT_EQ(streamed, 0);
     EXPECT_EQ(polls, last_prompt_poll);
     EXPECT_EQ(s->past_len(), 0);
+    EXPECT_FALSE(std::filesystem::exists(p.dump_logits));
+    p.dump_logits.clear();
     // After the second token: two tokens, as when the token callback returns false.
     polls = 0;
     p.should_stop = [&] { return ++polls == last_prompt_poll + 2; };
