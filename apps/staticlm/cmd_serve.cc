@@ -212,6 +212,9 @@ void serve_command(const ServeArgs& a) {
   const RequestContext& context = host->context();
   const std::string& model_name = host->model_name();
 
+  // Streams being written: a stop signal lets them end (httplib's stop cuts a stream mid-way).
+  // Before the server, which holds the providers that count in it.
+  std::atomic<int> streaming{0};
   httplib::Server svr;
   // Enough connection threads for every request that may run or wait, and some to answer 503.
   const std::size_t conn_threads = static_cast<std::size_t>(a.queue + a.slots) + 8;
@@ -345,6 +348,12 @@ void serve_command(const ServeArgs& a) {
       json_reply(res, 200, dump_reply_json(model_json));
     });
   }
+  // Counts a stream in `streaming` while httplib holds its provider.
+  struct Streaming {
+    explicit Streaming(std::atomic<int>& n) : n_(n) { ++n_; }
+    ~Streaming() { --n_; }
+    std::atomic<int>& n_;
+  };
   // Chat completions and text completions differ in how a request is parsed and how a reply is
   // shaped; the queue, the waiting and the streaming are the same.
   using Parser = void (*)(const std::string&, const RequestContext&, ChatJob&);
@@ -361,8 +370,12 @@ void serve_command(const ServeArgs& a) {
       return;
     }
     if (!engine.submit(job)) {
-      error_reply(res, 503, "server busy: " + std::to_string(a.queue) + " requests already wait (--queue); retry later",
-                                      "server_busy");
+      if (engine.shutting_down()) {
+        error_reply(res, 503, "the server is shutting down", "unavailable_error");
+      } else {
+        error_reply(res, 503, "server busy: " + std::to_string(a.queue) + " requests already wait (--queue); retry later",
+                    "server_busy");
+      }
       return;
     }
     Reply reply{random_id(text_completion ? "cmpl-" : "chatcmpl-"), model_name, static_cast<std::int64_t>(std::time(nullptr)),
@@ -377,7 +390,9 @@ void serve_command(const ServeArgs& a) {
       }
       if (job->cancelled) return;  // nobody to answer
       if (!job->error.empty()) {
-        if (job->request_error) {
+        if (job->shut_down) {
+          error_reply(res, 503, job->error, "unavailable_error");
+        } else if (job->request_error) {
           error_reply(res, 400, job->error, "invalid_request_error");
         } else {
           error_reply(res, 500, "generation failed: " + job->error, "server_error");
@@ -393,9 +408,10 @@ void serve_command(const ServeArgs& a) {
     auto opened = std::make_shared<bool>(false);
     auto sent_logprobs = std::make_shared<std::size_t>(0);
     auto sent_reasoning = std::make_shared<std::size_t>(0);
+    auto counted = std::make_shared<Streaming>(streaming);  // until httplib drops the provider
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, reply, sent, sent_calls, opened, sent_logprobs, sent_reasoning](std::size_t, httplib::DataSink& sink) {
+        [job, reply, sent, sent_calls, opened, sent_logprobs, sent_reasoning, counted](std::size_t, httplib::DataSink& sink) {
           auto send = [&](const std::string& data) {
             const std::string s = "data: " + data + "\n\n";
             if (sink.write(s.data(), s.size())) return true;
@@ -445,9 +461,10 @@ void serve_command(const ServeArgs& a) {
           }
           if (!done) return true;
           if (!error.empty()) {
-            if (!send(theirs ? error_json(400, error, "invalid_request_error") : error_json(500, "generation failed: " + error, "server_error"))) {
-              return false;
-            }
+            const std::string event = job->shut_down ? error_json(503, error, "unavailable_error")
+                                      : theirs       ? error_json(400, error, "invalid_request_error")
+                                                     : error_json(500, "generation failed: " + error, "server_error");
+            if (!send(event)) return false;
           } else if (reply.llama) {  // llama.cpp's last event: the summary, and no [DONE]
             ojson last = reply.completion(*job);
             last["content"] = "";
@@ -505,9 +522,14 @@ void serve_command(const ServeArgs& a) {
   });
   const int port = a.port == 0 ? svr.bind_to_any_port(a.host) : (svr.bind_to_port(a.host, a.port) ? a.port : -1);
   if (port < 0) invalid_argument("serve: cannot listen on " + a.host + ":" + std::to_string(a.port) + " (" + std::strerror(errno) + ")");
-  std::thread([&svr, stop_signals] {
+  // The running request stops at its next layer or token and every request is answered (503)
+  // before the server stops: a Ctrl-C does not wait for a long reply to finish.
+  std::thread([&svr, &engine, &streaming, stop_signals] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
+    engine.shut_down();
+    // The streams write their last events (at most 10 s: a client that stopped reading).
+    for (int i = 0; i < 1000 && streaming > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     svr.stop();
   }).detach();
   std::cout << "staticlm serve: listening on http://" << a.host << ":" << port << " (model " << model_name << ", slots "

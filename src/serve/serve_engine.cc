@@ -884,6 +884,7 @@ ServeEngine::~ServeEngine() {
 bool ServeEngine::submit(std::shared_ptr<ChatJob> job) {
   {
     std::lock_guard l(mu_);
+    if (shutting_down_) return false;
     if (in_flight_ >= options_.queue + 1) {
       ++stats_.rejected;
       return false;
@@ -893,6 +894,18 @@ bool ServeEngine::submit(std::shared_ptr<ChatJob> job) {
   }
   cv_.notify_one();
   return true;
+}
+
+void ServeEngine::shut_down() {
+  std::lock_guard l(mu_);
+  shutting_down_ = true;
+  for (const auto& job : waiting_) job->shut_down = true;
+  if (running_) running_->shut_down = true;
+}
+
+bool ServeEngine::shutting_down() {
+  std::lock_guard l(mu_);
+  return shutting_down_;
 }
 
 ServeEngine::Stats ServeEngine::stats_locked() const {
@@ -929,15 +942,22 @@ void ServeEngine::loop() {
       if (stopping_) return;
       job = std::move(waiting_.front());
       waiting_.pop_front();
+      running_ = job;
     }
     if (job->cancelled) {
       job->error = "cancelled: the client went away";
-    } else {
+    } else if (!job->shut_down) {
       run(*job);
+    }
+    // Stopped or never run because the server stops (a reply that ended first stays whole).
+    if (job->shut_down && (!job->error.empty() || job->finish_reason == "cancelled" || job->finish_reason.empty())) {
+      std::lock_guard l(job->mu);
+      job->error = "the server is shutting down: the request was stopped";
     }
     {
       // Freed before the client hears of it, so its next request finds the room.
       std::lock_guard l(mu_);
+      running_.reset();
       --in_flight_;
       if (job->error.empty() && job->finish_reason != "cancelled") {
         const std::int64_t prompt = static_cast<std::int64_t>(job->prompt.size()) - job->cached_tokens;
@@ -954,7 +974,7 @@ void ServeEngine::loop() {
       for (std::size_t i = 0; i < slots_.size(); ++i) {
         slot_states_[i] = {false, static_cast<std::int64_t>(slots_[i].tokens.size())};
       }
-      ++(!job->error.empty() ? (job->cancelled ? stats_.cancelled : job->request_error ? stats_.invalid : stats_.failed)
+      ++(!job->error.empty() ? (job->cancelled || job->shut_down ? stats_.cancelled : job->request_error ? stats_.invalid : stats_.failed)
                              : (job->finish_reason == "cancelled" ? stats_.cancelled : stats_.completed));
     }
     {
@@ -1029,10 +1049,11 @@ void ServeEngine::run(ChatJob& job) {
       job.released = std::max(job.released, releasable(job.content, hold, g.stop_strings));
     }
     job.cv.notify_all();
-    return !job.cancelled.load();
+    return !job.cancelled.load() && !job.shut_down.load();
   };
-  // A client that goes away during a long prompt stops its prefill before the next layer.
-  g.should_stop = [&job] { return job.cancelled.load(); };
+  // A client that goes away (or the server stopping) during a long prompt stops its prefill
+  // before the next layer.
+  g.should_stop = [&job] { return job.cancelled.load() || job.shut_down.load(); };
   try {
     slot.tokens.resize(keep);
     slot.image_key.clear();

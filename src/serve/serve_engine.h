@@ -64,6 +64,9 @@ struct ChatJob {
   bool logprobs = false;  // report each content token's log-probability
   int top_logprobs = 0;   // and this many likeliest alternatives
   std::atomic<bool> cancelled{false};  // set by the handler when the client has gone
+  // Set by ServeEngine::shut_down: the job ends at its prompt's next layer or its next token and
+  // is answered 503 (error holds why).
+  std::atomic<bool> shut_down{false};
 
   std::mutex mu;
   std::condition_variable cv;
@@ -172,8 +175,15 @@ class ServeEngine {
   ServeEngine(const ServeEngine&) = delete;
   ServeEngine& operator=(const ServeEngine&) = delete;
 
-  // Queues the job; false (nothing queued) when `queue` requests already wait behind one running.
+  // Queues the job; false (nothing queued) when `queue` requests already wait behind one running,
+  // or after shut_down().
   bool submit(std::shared_ptr<ChatJob> job);
+
+  // The server stops (SIGINT / SIGTERM): the running request ends at its prompt's next layer or
+  // its next token, the waiting ones without running, each answered 503 as ChatJob::shut_down
+  // says; new ones are refused. Returns at once (llama-server stops as promptly).
+  void shut_down();
+  bool shutting_down();
 
   // Counts since start, for GET /health and /metrics.
   struct Stats {
@@ -223,6 +233,8 @@ class ServeEngine {
   Stats stats_;        // under mu_, in_flight aside
   std::vector<SlotState> slot_states_;  // under mu_: the worker's view of slots_ after each request
   bool stopping_ = false;
+  bool shutting_down_ = false;            // under mu_
+  std::shared_ptr<ChatJob> running_;      // under mu_: the job run() has
   std::thread worker_;
 };
 

@@ -886,6 +886,51 @@ TEST_F(ServeEndToken, EndTokenTextIsNotPartOfTheAnswer) {
   EXPECT_EQ(run_answer(kHello), expected);  // as `run` on the same model
 }
 
+// SIGTERM (as SIGINT) while a long reply streams and another request waits: the running reply
+// stops at its next token and ends with a 503 error event (then [DONE], written whole before the
+// server stops), the waiting request is answered 503 without running, and the server exits 0;
+// nothing waits for the reply's 4000 tokens. Its own server (one slot, a long cache).
+class ServeShutdown : public Serve {
+ protected:
+  static void SetUpTestSuite() { start({"--max-seq", "4096", "--threads", "1", "--queue", "2"}); }
+};
+
+TEST_F(ServeShutdown, AStopSignalAnswersEveryRequestAt503AndExits) {
+  json running = request(kHello, /*stream=*/true);
+  running["max_tokens"] = 4000;
+  running["ignore_eos"] = true;
+  HttpResult streamed, waited;
+  // The reply streams once its first content reaches the response file (curl -N writes as it gets).
+  const std::string first_resp = dir_->file("resp" + std::to_string(counter_));
+  std::thread first([&] { streamed = chat(running); });
+  for (int i = 0; i < 600 && slurp(first_resp).find("\"content\"") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::thread second([&] { waited = chat(request(kHello)); });
+  // The second request waits behind the first: /health counts both in flight.
+  for (int i = 0; i < 600; ++i) {
+    const HttpResult h = get("/health");
+    if (h.status == 200 && json::parse(h.body).value("in_flight", 0) == 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid_, SIGTERM);
+  first.join();
+  second.join();
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "server status " << status;
+  const std::vector<std::string> ev = events(streamed.body);
+  ASSERT_GE(ev.size(), 2u) << streamed.status << " " << streamed.body << " / " << waited.status << " " << waited.body;
+  EXPECT_EQ(ev.back(), "[DONE]");
+  const json last = json::parse(ev[ev.size() - 2]);  // the error event, then [DONE] as after any error
+  EXPECT_EQ(last.at("error").at("code"), 503) << last;
+  EXPECT_NE(last["error"]["message"].get<std::string>().find("shutting down"), std::string::npos) << last;
+  EXPECT_LT(ev.size(), 1000u);  // stopped long before its 4000 tokens
+  EXPECT_EQ(waited.status, 503) << waited.body;
+  EXPECT_EQ(json::parse(waited.body).at("error").at("type"), "unavailable_error") << waited.body;
+}
+
 // Thinking: --chat-template-kwargs gives every chat request template variables (here Gemma 4's
 // enable_thinking, which puts <|think|> in the system turn), a request's chat_template_kwargs
 // are set over them; a thought channel in the reply (<|channel>thought\n...<channel|>, forced
