@@ -23,11 +23,8 @@
 // ends the chat with "error: ..." and exit 2. On a terminal Ctrl-C during a reply stops it (also
 // part-way through the turn's prompt, which is then not kept) and the chat goes on, as in
 // llama-cli; at the "> " prompt it ends the program as before.
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -40,6 +37,7 @@
 #include "backend_option.h"
 #include "base/error.h"
 #include "commands.h"
+#include "interrupt.h"
 #include "llama_cpp_flags.h"
 #include "profile_option.h"
 #include "prompt_source.h"
@@ -142,27 +140,6 @@ void print_turn(std::int64_t turn_no, const api::TurnResult& t, const api::Chat&
             << "\n";
 }
 
-// Ctrl-C on a terminal: while a turn runs the first one only asks the turn to stop (its
-// should_stop); otherwise the default action (the program ends). Lock-free atomics: safe in a handler.
-std::atomic<bool> g_in_turn{false}, g_interrupted{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-extern "C" void on_interrupt(int) {
-  // The first Ctrl-C of a turn asks it to stop; a second (a turn stuck where nothing polls)
-  // ends the program.
-  if (g_in_turn.load() && !g_interrupted.exchange(true)) return;
-  std::signal(SIGINT, SIG_DFL);
-  std::raise(SIGINT);
-}
-
-void catch_interrupts() {
-  struct sigaction sa = {};
-  sa.sa_handler = on_interrupt;
-  sa.sa_flags = SA_RESTART;  // a read of stdin under way goes on
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-}
-
 // A line of stdin is one turn. Read with a limit: a 300 MB line without a newline was read and
 // tokenized whole (5 GB) before max_seq refused it.
 constexpr std::size_t kMaxTurnLineBytes = std::size_t{8} << 20;
@@ -200,7 +177,7 @@ void chat_command(const ChatArgs& a) {
   const bool interactive = isatty(STDIN_FILENO) != 0;
   if (interactive) {
     catch_interrupts();
-    params.should_stop = [] { return g_interrupted.load(); };
+    params.should_stop = interrupt_requested();
   }
   // A refused turn or command: on a terminal the chat goes on, from a script it ends (exit 2).
   auto report = [&](const char* what) {
@@ -295,20 +272,20 @@ void chat_command(const ChatArgs& a) {
         return true;
       };
       api::TurnResult t;
-      g_interrupted = false;
-      g_in_turn = true;
-      struct TurnEnds {
-        ~TurnEnds() { g_in_turn = false; }
-      } turn_ends;
-      const bool with_image = next_image && chat->empty();
-      t = with_image ? chat->say_with_image(line, *next_image, params, stream) : chat->say(line, params, stream);
-      g_in_turn = false;
-      if (g_interrupted && t.result.tokens.empty()) {
+      bool interrupted = false;
+      {
+        const InterruptibleCall call;
+        const bool with_image = next_image && chat->empty();
+        t = with_image ? chat->say_with_image(line, *next_image, params, stream) : chat->say(line, params, stream);
+        if (with_image && !t.result.tokens.empty()) next_image.reset();  // a turn given up keeps it for the retry
+        // (A Ctrl-C after the reply's last token changed nothing: no note then.)
+        interrupted = call.requested() && t.result.stop_reason == "stopped by caller";
+      }
+      if (interrupted && t.result.tokens.empty()) {
         std::cerr << "[interrupted during the prompt: the turn is not kept]\n";
         if (a.single_turn) break;
-        continue;  // an image stays for the next turn
+        continue;
       }
-      if (with_image) next_image.reset();
       if (raw) {
         std::cout << t.result.text_tail;
       } else {
@@ -317,7 +294,7 @@ void chat_command(const ChatArgs& a) {
         if (thinking) std::cerr << "\n";
       }
       std::cout << "\n" << std::flush;
-      if (g_interrupted) std::cerr << "[interrupted]\n";
+      if (interrupted) std::cerr << "[interrupted]\n";
       ++turn_no;
       prefilled_total += t.prefilled_tokens;
       reused_total += t.reused_tokens;

@@ -19,7 +19,8 @@
 // bans them. `--temp 0`
 // is greedy; sampling defaults come from generation_config.json (greedy without one). Stops on
 // any EOS id of the checkpoint, a stop string, -n tokens, or when the KV cache is full (a clean
-// stop with a message, exit 0).
+// stop with a message, exit 0). Ctrl-C stops the reply (also part-way through a long prompt):
+// what was generated is printed and written as usual, then exit 130, as llama-cli.
 //
 // --record DIR writes every subgraph call's inputs and outputs (one safetensors file per call)
 // and an index.json to DIR, a new or empty directory, for `staticlm replay`
@@ -39,6 +40,7 @@
 #include "api/generate_params.h"
 #include "backend_option.h"
 #include "commands.h"
+#include "interrupt.h"
 #include "llama_cpp_flags.h"
 #include "profile_option.h"
 #include "kernel_target_option.h"
@@ -283,17 +285,27 @@ void run_command(RunArgs& a) {
   // Text when the checkpoint has a tokenizer (control tokens left out unless --special), else token ids.
   const bool ids_only = !model.info().has_tokenizer;
   bool first = true;
-  const api::GenerationResult r = session->generate(prompt, params, [&](std::int64_t token, std::string_view text) {
-    if (a.json) return true;  // printed whole at the end
-    if (ids_only) {
-      std::cout << (first ? "" : " ") << token;
-    } else {
-      std::cout << text;
-    }
-    std::cout << std::flush;
-    first = false;
-    return true;
-  });
+  // Ctrl-C (llama-cli's habit): the reply stops there, what was generated is printed and written
+  // as usual with the statistics, and the command exits 130; a second Ctrl-C ends it at once.
+  catch_interrupts();
+  params.should_stop = interrupt_requested();
+  api::GenerationResult r;
+  bool interrupted = false;
+  {
+    const InterruptibleCall call;
+    r = session->generate(prompt, params, [&](std::int64_t token, std::string_view text) {
+      if (a.json) return true;  // printed whole at the end
+      if (ids_only) {
+        std::cout << (first ? "" : " ") << token;
+      } else {
+        std::cout << text;
+      }
+      std::cout << std::flush;
+      first = false;
+      return true;
+    });
+    interrupted = call.requested() && r.stop_reason == "stopped by caller";
+  }
   if (a.json) {
     std::cout << reply_json(parse_gemma4_reply(r.text)) << "\n" << std::flush;
   } else {
@@ -306,6 +318,10 @@ void run_command(RunArgs& a) {
   }
   if (!a.no_perf) print_stats(r, !images.empty());
   if (const std::string where = session->backend_placement(); !where.empty()) std::cerr << where << "\n";
+  if (interrupted) {
+    std::cerr << (r.tokens.empty() ? "[interrupted during the prompt]" : "[interrupted]") << "\n";
+    throw CommandExit{130};
+  }
 }
 
 }  // namespace

@@ -4,9 +4,12 @@ and errors that name the bad value."""
 import json
 import os
 import re
+import select
 import shlex
+import signal
 import subprocess
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -501,12 +504,19 @@ def test_tool_calls_match_run(model_dir, tmp_path):
         staticlm.tool_call_grammar("{", "required")
 
 
+def wait_for_output(proc):
+    """Returns once the process has written to stdout (a reply streams, flushed per token)."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 1)
+        if ready and os.read(proc.stdout.fileno(), 4096):
+            return
+    raise AssertionError("no reply text within 60 s")
+
+
 def test_chat_on_a_terminal_ctrl_c_stops_the_reply_not_the_chat(model_dir):
     """`staticlm chat` reading a terminal: SIGINT while a reply streams stops that reply (the turn
     is kept, "stopped by caller") and the chat goes on to the next line, as llama-cli does."""
-    import select
-    import signal
-    import time
     master, slave = os.openpty()
     proc = subprocess.Popen([BIN, "chat", "-m", model_dir, "-c", "4096", "-n", "-1", "--ignore-eos", "--temp", "0",
                              "-t", "1"], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -514,13 +524,7 @@ def test_chat_on_a_terminal_ctrl_c_stops_the_reply_not_the_chat(model_dir):
     try:
         os.write(master, b"Tell me a long story\n")
         # The reply has started once its first bytes reach stdout (flushed per token).
-        deadline = time.time() + 60
-        first = b""
-        while not first and time.time() < deadline:
-            ready, _, _ = select.select([proc.stdout], [], [], 1)
-            if ready:
-                first = os.read(proc.stdout.fileno(), 4096)
-        assert first, "no reply text within 60 s"
+        wait_for_output(proc)
         proc.send_signal(signal.SIGINT)
         os.write(master, b"/stats\n/quit\n")
         out, err = proc.communicate(timeout=120)
@@ -568,3 +572,59 @@ def test_bench_sql_output_loads_into_sqlite(model_dir, tmp_path):
         assert isinstance(row[6], float) and row[6] > 0
         assert row[8] == ceiling
         assert (row[7] is None) == (ceiling is None)
+
+
+def test_a_long_prompt_is_given_up_part_way(model_dir):
+    """close() and Ctrl-C stop a prefill under way (before its next layer), not after it: an
+    iterator closed at once yields nothing and leaves the cache empty; a say() interrupted 0.3 s
+    into a prefill of ~2 s raises KeyboardInterrupt and keeps no turn. (Before, both waited for
+    the whole prefill and kept its tokens.)"""
+    long_prompt = "word " * 8000
+    m = staticlm.Model(model_dir)
+    s = m.session(max_seq=8192, threads=1)
+    g = s.generate(long_prompt, max_new_tokens=4)
+    g.close()
+    assert list(g) == []
+    assert s.past_len == 0
+    assert len(list(s.generate("Hello", max_new_tokens=2))) == 2  # the session goes on
+
+    c = m.chat(max_seq=8192, threads=1)
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(KeyboardInterrupt):
+            c.say(long_prompt, max_new_tokens=4)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert c.turns == 0
+    assert c.past_len == 0
+    assert len(c.say("Hello", max_new_tokens=2)["tokens"]) == 2
+    assert c.turns == 1
+
+
+def test_run_ctrl_c_stops_the_reply_and_keeps_what_it_made(model_dir, tmp_path):
+    """`staticlm run`: SIGINT while the reply streams stops it (llama-cli's habit): the statistics
+    say "stopped by caller", the logits dump holds exactly the tokens generated (a whole file),
+    and the exit status is 130."""
+    dump = tmp_path / "dump.safetensors"
+    proc = subprocess.Popen([BIN, "run", "-m", model_dir, "-p", "Tell me a long story", "-c", "4096", "-n", "-1",
+                             "--ignore-eos", "--temp", "0", "-t", "1", "--dump-logits", str(dump)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for_output(proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = err.decode()
+    assert proc.returncode == 130, err
+    assert "[interrupted]" in err, err
+    stats = re.search(r"generated (\d+) tokens; stopped: stopped by caller", err)
+    assert stats, err
+    generated = int(stats.group(1))
+    assert 0 < generated < 4000
+    assert len(read_safetensors(dump)["tokens"]) == generated
