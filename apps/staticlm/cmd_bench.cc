@@ -101,7 +101,8 @@ struct ModelColumns {
 
 // A row of llama-bench's table: a test (ppN: prefill of N tokens, tgN: decoding N, ppN+tgM
 // both, imgN: encoding an image into N tokens) of a model on `threads` threads, its t/s per run,
-// and the share of the ceiling this run measured (the f32 FMA peak for pp and img, the read
+// and the share of the ceiling this run measured (the compute ceiling for pp and img: the AMX
+// bf16 peak where the GEMMs ran on AMX, else the f32 FMA peak; the read
 // bandwidth for tg's median step; none for pp+tg).
 struct TableRow {
   ModelColumns model;
@@ -111,7 +112,7 @@ struct TableRow {
   std::vector<double> rates;
   bool one_run = false;  // measured once (img): no deviation
   std::optional<double> share;
-  std::string ceiling;  // "FMA" or "bandwidth"
+  std::string ceiling;  // "FMA", "AMX" or "bandwidth"
 };
 
 
@@ -240,7 +241,19 @@ void print_sql(const std::vector<TableRow>& rows) {
   }
 }
 
-// The image row (one encode: image tokens per second against the FMA peak).
+// The ceiling of the compute-bound tests (pp, img): the AMX bf16 peak where the GEMMs ran on AMX,
+// else the f32 FMA peak.
+struct ComputeCeiling {
+  double gflop_s;
+  const char* name;  // the rows' `ceiling`
+  const char* text;
+};
+ComputeCeiling compute_ceiling(const api::BenchResult& r) {
+  if (r.amx_kernels) return {r.amx_peak_gflop_s, "AMX", "the AMX bf16 peak"};
+  return {r.fma_peak_gflop_s, "FMA", "the f32 FMA peak"};
+}
+
+// The image row (one encode: image tokens per second against the compute ceiling).
 TableRow image_row(const ModelColumns& model, int threads, const api::BenchResult& r) {
   TableRow row;
   row.model = model;
@@ -248,8 +261,8 @@ TableRow image_row(const ModelColumns& model, int threads, const api::BenchResul
   row.test = "img" + std::to_string(r.image->tokens);
   row.rates = {static_cast<double>(r.image->tokens) / r.image->seconds};
   row.one_run = true;
-  row.share = static_cast<double>(r.image->flops) / r.image->seconds / 1e9 / r.fma_peak_gflop_s;
-  row.ceiling = "FMA";
+  row.share = static_cast<double>(r.image->flops) / r.image->seconds / 1e9 / compute_ceiling(r).gflop_s;
+  row.ceiling = compute_ceiling(r).name;
   return row;
 }
 
@@ -301,7 +314,7 @@ void bench_one_run(const BenchArgs& a) {
     const ModelColumns columns = model_columns(a, r);
     std::vector<TableRow> rows(2);
     rows[0] = {columns, threads, "pp" + std::to_string(a.prompt_len), a.prompt_len, 0, 0, prefill_rates, false,
-               prefill_gflop_s / fma_peak, "FMA"};
+               prefill_gflop_s / compute_ceiling(r).gflop_s, compute_ceiling(r).name};
     rows[1] = {columns, threads, "tg" + std::to_string(a.decode_tokens), 0, a.decode_tokens, 0, decode_rates, false,
                median_gb_s / bandwidth, "bandwidth"};
     if (image) rows.push_back(image_row(columns, threads, r));
@@ -320,6 +333,8 @@ void bench_one_run(const BenchArgs& a) {
                                 {"bf16_dot_peak_gflop_s", bf16_peak},
                                 {"bf16_dot_kernels", r.bf16_dot_kernels},
                                 {"bf16_dot_speed_over_fma", r.bf16_dot_speed_over_fma},
+                                {"amx_peak_gflop_s", r.amx_peak_gflop_s},
+                                {"amx_kernels", r.amx_kernels},
                                 {"repetitions", a.repetitions},
                                 {"prompt_tokens", a.prompt_len},
                                 {"prefill_seconds", prefill_s},
@@ -332,6 +347,8 @@ void bench_one_run(const BenchArgs& a) {
                                 {"prefill_fraction_of_peak", prefill_gflop_s / fma_peak},
                                 {"prefill_fraction_of_bf16_peak",
                                  r.bf16_dot_kernels ? nlohmann::ordered_json(prefill_gflop_s / bf16_peak) : nullptr},
+                                {"prefill_fraction_of_amx_peak",
+                                 r.amx_kernels ? nlohmann::ordered_json(prefill_gflop_s / r.amx_peak_gflop_s) : nullptr},
                                 {"time_to_first_token_s", first_token_s},
                                 {"decode_tokens", a.decode_tokens},
                                 {"decode_seconds", decode_s},
@@ -375,6 +392,9 @@ void bench_one_run(const BenchArgs& a) {
   std::printf("compute  f32 FMA peak %.1f GFLOP/s (%s, measured)\n", fma_peak, r.fma_peak_target.c_str());
   if (r.bf16_dot_kernels) {
     std::printf("compute  bf16 dot peak %.1f GFLOP/s (vdpbf16ps, measured)\n", bf16_peak);
+  } else if (bf16_peak > 0 && r.amx_kernels) {
+    std::printf("compute  bf16 dot peak %.1f GFLOP/s (vdpbf16ps, measured; not used: the bf16 GEMMs run on AMX)\n",
+                bf16_peak);
   } else if (bf16_peak > 0 && target == cpu::default_kernel_target()) {
     std::printf("compute  bf16 dot peak %.1f GFLOP/s (vdpbf16ps, measured; not used: it runs at %.2fx the f32 FMA's "
                 "flops on this CPU, so bf16 GEMMs multiply bf16-rounded activations with f32 FMAs)\n",
@@ -385,8 +405,15 @@ void bench_one_run(const BenchArgs& a) {
   } else {
     std::printf("compute  bf16 dot peak n/a (this CPU has no AVX-512 BF16)\n");
   }
+  if (r.amx_kernels) {
+    std::printf("compute  AMX bf16 peak %.1f GFLOP/s (tdpbf16ps, measured)\n", r.amx_peak_gflop_s);
+  } else if (r.amx_peak_gflop_s > 0) {
+    std::printf("compute  AMX bf16 peak %.1f GFLOP/s (tdpbf16ps, measured; not used by the pinned kernel target %s)\n",
+                r.amx_peak_gflop_s, target.c_str());
+  }
   std::string bf16_share;
   if (r.bf16_dot_kernels) bf16_share = ", " + percent(prefill_gflop_s / bf16_peak) + " of the bf16 dot peak";
+  if (r.amx_kernels) bf16_share = ", " + percent(prefill_gflop_s / r.amx_peak_gflop_s) + " of the AMX bf16 peak";
   std::printf("prefill  %lld tokens in %.3f s: %.2f tok/s; %.3f GFLOP -> %.2f GFLOP/s, %s of the f32 FMA peak%s\n",
               static_cast<long long>(a.prompt_len), prefill_s, prefill_tps, flops / 1e9, prefill_gflop_s,
               percent(prefill_gflop_s / fma_peak).c_str(), bf16_share.c_str());
@@ -411,10 +438,11 @@ void bench_one_run(const BenchArgs& a) {
   }
   if (image) {
     std::printf("image    %lld patches (%lldx%lld grid) -> %lld tokens in %.3f s; %.3f GFLOP -> %.2f GFLOP/s, %s of "
-                "the f32 FMA peak\n",
+                "%s\n",
                 static_cast<long long>(image->patches), static_cast<long long>(image->grid_height),
                 static_cast<long long>(image->grid_width), static_cast<long long>(image->tokens), image->seconds,
-                image->flops / 1e9, image_gflop_s, percent(image_gflop_s / fma_peak).c_str());
+                image->flops / 1e9, image_gflop_s, percent(image_gflop_s / compute_ceiling(r).gflop_s).c_str(),
+                compute_ceiling(r).text);
   }
   std::printf("rss      peak %.3f GB during decode, %.2f x (weights per token %.3f GB + KV cache %.3f GB); "
               "%.3f GB for the whole run (getrusage, incl. the bandwidth buffer)\n",
@@ -496,6 +524,7 @@ void add_test(const BenchArgs& a, const api::BenchResult& r, const ModelColumns&
                               {"read_bandwidth_gb_s", r.read_bandwidth_gb_s},
                               {"fma_peak_gflop_s", r.fma_peak_gflop_s},
                               {"bf16_dot_peak_gflop_s", r.bf16_dot_peak_gflop_s},
+                              {"amx_peak_gflop_s", r.amx_peak_gflop_s},
                               {"test", row.test},
                               {"n_prompt", p},
                               {"n_gen", n},
@@ -510,11 +539,12 @@ void add_test(const BenchArgs& a, const api::BenchResult& r, const ModelColumns&
                               {"stddev_ts", sd_ts}};
   if (n == 0) {
     const double gflop_s = static_cast<double>(t.prefill_flops) / mean_s / 1e9;
-    row.share = gflop_s / r.fma_peak_gflop_s;
-    row.ceiling = "FMA";
+    row.share = gflop_s / compute_ceiling(r).gflop_s;
+    row.ceiling = compute_ceiling(r).name;
     j["prefill_flops"] = t.prefill_flops;
     j["gflop_s"] = gflop_s;
-    j["fraction_of_fma_peak"] = *row.share;
+    j["fraction_of_fma_peak"] = gflop_s / r.fma_peak_gflop_s;
+    j["fraction_of_amx_peak"] = r.amx_kernels ? nlohmann::ordered_json(gflop_s / r.amx_peak_gflop_s) : nullptr;
   } else if (p == 0) {
     const double step = median(t.decode_step_seconds), gb_s = median_step_gb_s(r.decode_weight_bytes, t.decode_step_seconds);
     row.share = gb_s / r.read_bandwidth_gb_s;
@@ -531,12 +561,17 @@ void add_test(const BenchArgs& a, const api::BenchResult& r, const ModelColumns&
 
 // The text lines of one thread count's tests.
 void print_tests_text(const api::BenchResult& r, int threads, const std::vector<TableRow>& rows) {
-  std::printf("threads  %d: read bandwidth %.1f GB/s, f32 FMA peak %.1f GFLOP/s (%s), kernels %s (measured before and "
-              "after the tests, best of each)\n",
-              threads, r.read_bandwidth_gb_s, r.fma_peak_gflop_s, r.fma_peak_target.c_str(), r.dispatch_target.c_str());
+  char amx[64] = "";
+  if (r.amx_peak_gflop_s > 0) std::snprintf(amx, sizeof amx, ", AMX bf16 peak %.1f GFLOP/s", r.amx_peak_gflop_s);
+  std::printf("threads  %d: read bandwidth %.1f GB/s, f32 FMA peak %.1f GFLOP/s (%s)%s, kernels %s (measured before "
+              "and after the tests, best of each)\n",
+              threads, r.read_bandwidth_gb_s, r.fma_peak_gflop_s, r.fma_peak_target.c_str(), amx,
+              r.dispatch_target.c_str());
   for (const TableRow& row : rows) {
     char share[160] = "";
-    if (row.share && row.ceiling == "FMA") std::snprintf(share, sizeof share, "; %s of the f32 FMA peak", percent(*row.share).c_str());
+    if (row.share && row.ceiling != "bandwidth") {
+      std::snprintf(share, sizeof share, "; %s of %s", percent(*row.share).c_str(), compute_ceiling(r).text);
+    }
     if (row.share && row.ceiling == "bandwidth") {
       const double gb_s = *row.share * r.read_bandwidth_gb_s;
       std::snprintf(share, sizeof share, "; median step %.2f ms -> %.2f GB/s, %s of the measured bandwidth",

@@ -390,13 +390,8 @@ void serve_command(const ServeArgs& a) {
       }
       if (job->cancelled) return;  // nobody to answer
       if (!job->error.empty()) {
-        if (job->shut_down) {
-          error_reply(res, 503, job->error, "unavailable_error");
-        } else if (job->request_error) {
-          error_reply(res, 400, job->error, "invalid_request_error");
-        } else {
-          error_reply(res, 500, "generation failed: " + job->error, "server_error");
-        }
+        const JobFailure failure = job_failure(*job);
+        json_reply(res, failure.status, failure.body);
         return;
       }
       json_reply(res, 200, dump_reply_json(reply.completion(*job)));
@@ -422,9 +417,9 @@ void serve_command(const ServeArgs& a) {
             *opened = true;
             return send(dump_reply_json(reply.chunk({{"role", "assistant"}, {"content", ""}}, nullptr)));
           }
-          std::string piece, thought, error, finish, content_chunk;
+          std::string piece, thought, failure, finish, content_chunk;
           std::vector<ToolCall> calls;
-          bool done = false, theirs = false;
+          bool done = false;
           {
             std::unique_lock l(job->mu);
             // Wakes now and then to notice a client that went away while nothing was written.
@@ -448,8 +443,7 @@ void serve_command(const ServeArgs& a) {
             }
             *sent_logprobs = to;
             done = job->done;
-            error = job->error;
-            theirs = job->request_error;
+            if (!job->error.empty()) failure = job_failure(*job).body;
             finish = job->finish_reason;
             calls = job->tool_calls;
           }
@@ -460,11 +454,8 @@ void serve_command(const ServeArgs& a) {
             *sent_calls = calls.size();
           }
           if (!done) return true;
-          if (!error.empty()) {
-            const std::string event = job->shut_down ? error_json(503, error, "unavailable_error")
-                                      : theirs       ? error_json(400, error, "invalid_request_error")
-                                                     : error_json(500, "generation failed: " + error, "server_error");
-            if (!send(event)) return false;
+          if (!failure.empty()) {
+            if (!send(failure)) return false;
           } else if (reply.llama) {  // llama.cpp's last event: the summary, and no [DONE]
             ojson last = reply.completion(*job);
             last["content"] = "";

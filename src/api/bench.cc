@@ -99,6 +99,7 @@ void measure_ceilings(ThreadPool& pool, bool huge_pages, BenchResult& r) {
   r.read_bandwidth_gb_s = std::max(r.read_bandwidth_gb_s, measure_read_bandwidth(pool, std::size_t{1} << 30, 5, huge_pages));
   r.fma_peak_gflop_s = std::max(r.fma_peak_gflop_s, cpu::measure_fma_peak_gflop_s(pool));
   r.bf16_dot_peak_gflop_s = std::max(r.bf16_dot_peak_gflop_s, cpu::measure_bf16_dot_peak_gflop_s(pool));
+  r.amx_peak_gflop_s = std::max(r.amx_peak_gflop_s, cpu::measure_amx_peak_gflop_s(pool));
 }
 
 void log(const BenchOptions& o, const std::string& line) {
@@ -228,6 +229,7 @@ BenchResult run_bench(const BenchOptions& a) {
   r.fma_peak_target = cpu::fma_peak_target();
   r.bf16_dot_speed_over_fma = cpu::bf16_dot_speed_over_fma();
   r.bf16_dot_kernels = cpu::bf16_dot_kernels();
+  r.amx_kernels = cpu::amx_kernels();
   log(a, "bench: measuring memory read bandwidth and compute peaks...");
   measure_ceilings(pool, a.resident_weights, r);
 

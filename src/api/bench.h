@@ -78,6 +78,10 @@ struct BenchResult {
   // target was chosen by.
   bool bf16_dot_kernels = false;
   double bf16_dot_speed_over_fma = 0;
+  // The AMX bf16 tile peak (GFLOP/s, 0 without AMX; measured with the other ceilings) and whether
+  // the GEMMs ran on AMX (the kernel target's "+AMX").
+  double amx_peak_gflop_s = 0;
+  bool amx_kernels = false;
   // The means over the repetitions (the first token: the first repetition's), and each
   // repetition's seconds.
   double prefill_seconds = 0, time_to_first_token_seconds = 0, decode_seconds = 0;

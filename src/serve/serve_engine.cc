@@ -213,6 +213,12 @@ std::string error_json(int code, const std::string& message, const std::string& 
   return ojson{{"error", e}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
+JobFailure job_failure(const ChatJob& job) {
+  if (job.shut_down) return {503, error_json(503, job.error, "unavailable_error")};
+  if (job.request_error) return {400, error_json(400, job.error, "invalid_request_error")};
+  return {500, error_json(500, "generation failed: " + job.error, "server_error")};
+}
+
 namespace {
 
 // The body as a JSON object (limits checked first).

@@ -251,4 +251,13 @@ std::string metrics_reply(const ServeEngine::Stats& stats);
 // {"error": {"code", "message", "type", "param"}}.
 std::string error_json(int code, const std::string& message, const std::string& type, const std::string& param = "");
 
+// A failed job's answer (job.error set; read under job.mu): 503 unavailable_error when the
+// server shut it down, 400 invalid_request_error when the request was at fault, else 500
+// server_error. The status and the error body, for a plain reply or a stream's last event.
+struct JobFailure {
+  int status = 500;
+  std::string body;
+};
+JobFailure job_failure(const ChatJob& job);
+
 }  // namespace staticlm

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/kernels/dispatch.h"
+#include "backends/cpu/kernels/gemm_amx.h"
 #include "model/config.h"
 #include "model/flops.h"
 #include "model/layer_table.h"
@@ -114,8 +115,20 @@ TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
   if (bf16_kernels) {
     EXPECT_GT(bf16_peak, 0.0);
   }
-  if (bf16_peak > 0 && j["dispatch_target"] == cpu::default_kernel_target()) {
+  const bool amx_kernels = j["amx_kernels"];
+  if (bf16_peak > 0 && j["dispatch_target"] == cpu::default_kernel_target() && !amx_kernels) {
     EXPECT_EQ(bf16_kernels, j["bf16_dot_speed_over_fma"].get<double>() >= cpu::kBf16DotMinSpeed);
+  }
+  // The AMX peak is measured wherever the CPU and the OS offer AMX; the GEMMs ran on it with the
+  // "+AMX" target (the default there), and prefill is then held to it.
+  const double amx_peak = j["amx_peak_gflop_s"];
+  EXPECT_EQ(amx_peak > 0, cpu::cpu_has_amx());
+  EXPECT_EQ(amx_kernels, j["dispatch_target"].get<std::string>().ends_with("+AMX"));
+  if (amx_kernels) {
+    EXPECT_GT(amx_peak, fma_peak);
+    EXPECT_NEAR(j["prefill_fraction_of_amx_peak"].get<double>(), prefill_gflop_s / amx_peak, 1e-9);
+  } else {
+    EXPECT_TRUE(j["prefill_fraction_of_amx_peak"].is_null());
   }
   if (bf16_kernels) {
     const double of_bf16 = j["prefill_fraction_of_bf16_peak"];
@@ -241,6 +254,11 @@ TEST_F(Bench, ListsRunATestPerValue) {
       const double gflop_s = t["prefill_flops"].get<double>() / (mean_ns * 1e-9) / 1e9;
       EXPECT_NEAR(t["gflop_s"].get<double>(), gflop_s, 1e-6 * gflop_s);
       EXPECT_NEAR(t["fraction_of_fma_peak"].get<double>(), gflop_s / t["fma_peak_gflop_s"].get<double>(), 1e-6);
+      if (t["dispatch_target"].get<std::string>().ends_with("+AMX")) {
+        EXPECT_NEAR(t["fraction_of_amx_peak"].get<double>(), gflop_s / t["amx_peak_gflop_s"].get<double>(), 1e-6);
+      } else {
+        EXPECT_TRUE(t["fraction_of_amx_peak"].is_null());
+      }
     } else {
       EXPECT_FALSE(t.contains("prefill_flops"));
     }
@@ -280,7 +298,9 @@ TEST_F(Bench, ListsRunATestPerValue) {
     const std::string cells = "," + std::to_string(1 + i / 9) + "," + order[i % 9] + ",0,1,";
     EXPECT_NE(row.find(cells), std::string::npos) << row;
     const bool pg = order[i % 9].find('+') != std::string::npos, pp = order[i % 9][0] == 'p' && !pg;
-    const std::string end = pg ? ",," : pp ? ",FMA" : ",bandwidth";
+    // (staticlm runs on this process's kernel target: the default, or STATICLM_KERNEL_TARGET's)
+    const std::string compute = cpu::kernel_target().ends_with("+AMX") ? ",AMX" : ",FMA";
+    const std::string end = pg ? ",," : pp ? compute : ",bandwidth";
     EXPECT_EQ(row.substr(row.size() - end.size()), end) << row;
   }
 
@@ -384,7 +404,8 @@ TEST_F(Bench, ImageEncodeAgainstThePeak) {
   EXPECT_GT(of_peak, 0.0);
   EXPECT_LT(of_peak, 10.0);
   EXPECT_TRUE(j.contains("prefill_flops"));
-  // llama-bench's table gains a row: the image tokens per second and the share of the FMA peak.
+  // llama-bench's table gains a row: the image tokens per second and the share of the compute
+  // ceiling (the AMX peak where the GEMMs run on AMX).
   const auto md = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 --threads 1 --image-encode -o md");
   ASSERT_EQ(md.exit_code, 0) << md.err;
   const std::size_t img = md.out.find("| img280 | ");
@@ -392,7 +413,7 @@ TEST_F(Bench, ImageEncodeAgainstThePeak) {
   const std::string cells = md.out.substr(img + 11, md.out.find('\n', img) - img - 11);  // "T/S | P% FMA |"
   const double tok_s = std::stod(cells);
   EXPECT_GT(tok_s, 0.0);
-  EXPECT_NE(cells.find("% FMA |"), std::string::npos) << cells;
+  EXPECT_NE(cells.find(cpu::kernel_target().ends_with("+AMX") ? "% AMX |" : "% FMA |"), std::string::npos) << cells;
 
   test::TempDir text_only;
   const auto made = test::run_staticlm("make-model --preset tiny --seed 5 --text-only --out " + text_only.path());

@@ -4,12 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/kernels/bf16_dot_probe.h"
 #include "backends/cpu/kernels/dispatch.h"
+#include "backends/cpu/kernels/gemm_amx.h"
 
 namespace staticlm::cpu {
 namespace {
@@ -37,6 +39,24 @@ TEST(FmaPeak, Bf16DotMeasuredWhereTheCpuHasIt) {
   }
 }
 
+// The AMX tile peak where the CPU and the OS offer AMX, and the "+AMX" target only there; a tile
+// multiply-add does 16 times an AVX-512 FMA's work, so its peak is well above the FMA's.
+TEST(FmaPeak, AmxMeasuredWhereTheCpuHasIt) {
+  ThreadPool pool(1);
+  const double amx = measure_amx_peak_gflop_s(pool);
+  EXPECT_TRUE(std::isfinite(amx));
+  const std::vector<std::string> t = kernel_targets();
+  const bool listed = std::find(t.begin(), t.end(), "AVX3_DL+AMX") != t.end();
+  if (cpu_has_amx()) {
+    EXPECT_GT(amx, 2.0 * measure_fma_peak_gflop_s(pool));
+  } else {
+    EXPECT_EQ(amx, 0.0);
+    EXPECT_FALSE(listed);
+    EXPECT_THROW(select_kernel_target("AVX3_DL+AMX"), std::exception);
+  }
+  if (listed) EXPECT_TRUE(cpu_has_amx());
+}
+
 // The quick one-core probe that picks the default kernel target (bf16_dot_probe.h) against the
 // same ratio from the long all-thread measurements of the peaks: both must put the CPU on the
 // same side of kBf16DotMinSpeed where the long ratio is clearly on one side (the CPUs measured so
@@ -52,13 +72,14 @@ TEST(FmaPeak, Bf16DotProbeAgreesWithThePeaks) {
   EXPECT_LT(probe, 20.0);
   const std::string before = kernel_target();
   const std::vector<std::string> t = kernel_targets();
-  if (!t.back().ends_with("+BF16")) {
+  const auto bf16 = std::find_if(t.begin(), t.end(), [](const std::string& s) { return s.ends_with("+BF16"); });
+  if (bf16 == t.end()) {
     // A build whose best Highway target is below AVX-512 (e.g. the sanitizer tree) offers no
     // BF16 kernels, whatever the probe says.
     EXPECT_EQ(default_kernel_target(), t.back());
     return;
   }
-  select_kernel_target(t.back());  // the FMA peak on the same Highway target, the bf16 one measured
+  select_kernel_target(*bf16);  // the FMA peak on the same Highway target, the bf16 one measured
   ThreadPool pool(1);
   const double peaks = measure_bf16_dot_peak_gflop_s(pool) / measure_fma_peak_gflop_s(pool);
   select_kernel_target(before);

@@ -16,6 +16,7 @@
 #include "backends/cpu/kernels/bf16_dot_probe.h"
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/matmul.h"
 #include "backends/cpu/kernels/rmsnorm.h"
 #include "base/half.h"
@@ -53,9 +54,10 @@ TEST(SimdTargets, ListStartsWithScalarAndIncludesTheBest) {
   const auto t = kernel_targets();
   ASSERT_GE(t.size(), 2u) << "no SIMD target on this machine";
   EXPECT_EQ(t.front(), "scalar");
-  // Kernels run on the default target: the best, with the BF16 kernels where vdpbf16ps
-  // outpaces f32 FMA (bf16_dot_probe.h).
+  // Kernels run on the default target: the best, AMX where the CPU has it, else with the BF16
+  // kernels where vdpbf16ps outpaces f32 FMA (bf16_dot_probe.h).
   EXPECT_EQ(kernel_target(), default_kernel_target());
+  if (t.back() == "AVX3_DL+AMX") EXPECT_TRUE(cpu_has_amx());
   if (t.back().ends_with("+BF16") && bf16_dot_speed_over_fma() < kBf16DotMinSpeed) {
     EXPECT_EQ(default_kernel_target(), t[t.size() - 2]);
   } else {
@@ -85,7 +87,7 @@ void expect_close_rows(const std::vector<float>& y, const std::vector<float>& re
 
 TEST(SimdTargets, MatmulEqualsReferenceOnEveryTargetDtypeAndShape) {
   const MatmulCase cases[] = {{1, 1, 1},   {1, 37, 21}, {2, 130, 33}, {3, 257, 70},  {4, 64, 32},
-                              {5, 31, 65}, {9, 300, 7}, {17, 129, 95}, {33, 258, 300}, {70, 513, 40}};
+                              {5, 31, 65}, {9, 300, 7}, {17, 129, 95}, {33, 258, 300}, {70, 513, 40}, {40, 1100, 64}};
   ThreadPool pool(2);
   std::uint32_t seed = 1;
   for (const MatmulCase& c : cases) {

@@ -179,7 +179,9 @@ TEST_F(InspectSteps, Step5FailsOnAFlippedMaskOrShiftedRope) {
 
 TEST_F(InspectSteps, Step6FailsOnPerturbedLogitsAndNamesTheLayer) {
   Trace t = s_->actual;
-  for (float& x : t.prefill_logits) x *= 1.1f;
+  // Logits 25% too large: PEIR ~0.12 against the bound 0.05 (10% gave ~0.05 itself, passing or
+  // failing by the kernels' rounding).
+  for (float& x : t.prefill_logits) x *= 1.25f;
   expect_only_failure(compare(t), 6, "peir");
   // A different argmax alone (a near-tie moved) fails the argmax bound.
   Trace a = s_->actual;

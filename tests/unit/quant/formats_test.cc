@@ -221,13 +221,15 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
       for (bool bf16 : {false, true}) {
         cpu::WeightMatrix w = qc.w;
         w.bf16_activations = bf16;
-        for (std::int64_t n : {1, 3, 4, 13}) {
+        for (std::int64_t n : {1, 3, 4, 13, 40}) {
           const auto x = random_vec(n * k, 4 + static_cast<std::uint32_t>(n));
           for (const std::string& target : cpu::kernel_targets()) {
             cpu::select_kernel_target(target);
+            // bf16 activations on AMX: the AMX GEMM, weights rounded to bf16 as in the BF16 one.
+            const bool amx = cpu::amx_kernels() && bf16 && n >= cpu::kGemvRows;
             // int8 activations: the VNNI GEMV (k % 64 == 0) and the VNNI GEMM (k % 32 == 0).
-            const bool vnni = cpu::vnni_kernels() && (n < cpu::kGemvRows ? k % 64 == 0 : k % 32 == 0);
-            const bool bf16_path = n >= cpu::kGemvRows && !vnni && bf16 && cpu::bf16_dot_kernels();
+            const bool vnni = !amx && cpu::vnni_kernels() && (n < cpu::kGemvRows ? k % 64 == 0 : k % 32 == 0);
+            const bool bf16_path = n >= cpu::kGemvRows && bf16 && (amx || (!vnni && cpu::bf16_dot_kernels()));
             std::vector<float> y(n * m, NAN);
             cpu::matmul(x.data(), n, w, y.data(), &pool);
             bool differs = false;
@@ -275,8 +277,9 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
               }
             }
             // (q8's GEMV keeps ~15 bits of x, too close to f32 to tell apart here: next test.)
-            if (vnni && !fine_gemv) {
-              EXPECT_TRUE(differs) << "the VNNI kernel did not run on " << target << " for " << dtype_name(t);
+            if ((vnni && !fine_gemv) || amx) {
+              EXPECT_TRUE(differs) << "the " << (amx ? "AMX" : "VNNI") << " kernel did not run on " << target << " for "
+                                   << dtype_name(t);
             }
           }
         }

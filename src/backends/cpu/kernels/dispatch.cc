@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "backends/cpu/kernels/bf16_dot_probe.h"
+#include "backends/cpu/kernels/gemm_amx.h"
 #include "base/error.h"
 #include "hwy/highway.h"
 #include "hwy/targets.h"
@@ -34,7 +35,7 @@ std::mutex& mu() {
 }
 
 std::string g_name;  // guarded by mu()
-std::atomic<bool> g_ready{false}, g_scalar{false}, g_bf16{false}, g_vnni{false};
+std::atomic<bool> g_ready{false}, g_scalar{false}, g_bf16{false}, g_vnni{false}, g_amx{false};
 
 bool cpu_has_avx512_vnni() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -46,22 +47,25 @@ bool cpu_has_avx512_vnni() {
 }
 
 void apply(const std::string& name) {
-  bool scalar = false, bf16 = false, vnni = false;
+  bool scalar = false, bf16 = false, vnni = false, amx = false;
   if (name == "scalar") {
     scalar = true;
   } else {
     std::string base = name;
-    const std::string suffix = "+BF16";
-    if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    auto strip = [&](const std::string& suffix) {
+      if (base.size() <= suffix.size() || !base.ends_with(suffix)) return false;
       base.resize(base.size() - suffix.size());
-      bf16 = true;
-    }
+      return true;
+    };
+    bf16 = strip("+BF16");
+    amx = !bf16 && strip("+AMX");
     std::int64_t chosen = 0;
     for (std::int64_t t : hwy_targets()) {
       if (base == hwy::TargetName(t)) chosen = t;
     }
     bool ok = chosen != 0;
     if (bf16) ok = ok && cpu_has_avx512_bf16() && (chosen == HWY_AVX3 || chosen == HWY_AVX3_DL);
+    if (amx) ok = ok && cpu_has_avx512_bf16() && cpu_has_amx() && chosen == HWY_AVX3_DL;
     if (!ok) {
       std::string known;
       for (const std::string& k : kernel_targets()) known += (known.empty() ? "" : ", ") + k;
@@ -76,6 +80,7 @@ void apply(const std::string& name) {
   g_scalar = scalar;
   g_bf16 = bf16;
   g_vnni = vnni;
+  g_amx = amx;
   g_ready = true;
 }
 
@@ -98,12 +103,14 @@ std::vector<std::string> kernel_targets() {
   }
   if ((best == HWY_AVX3 || best == HWY_AVX3_DL) && cpu_has_avx512_bf16()) {
     out.push_back(std::string(hwy::TargetName(best)) + "+BF16");
+    if (best == HWY_AVX3_DL && cpu_has_amx()) out.push_back("AVX3_DL+AMX");
   }
   return out;
 }
 
 std::string default_kernel_target() {
   const std::vector<std::string> t = kernel_targets();
+  if (t.back().ends_with("+AMX")) return t.back();
   // kernel_targets() appends the "+BF16" form right after its Highway target.
   if (t.back().ends_with("+BF16") && bf16_dot_speed_over_fma() < kBf16DotMinSpeed) return t[t.size() - 2];
   return t.back();
@@ -133,6 +140,11 @@ bool vnni_kernels() {
 bool bf16_dot_kernels() {
   ensure_initialised();
   return g_bf16.load(std::memory_order_relaxed);
+}
+
+bool amx_kernels() {
+  ensure_initialised();
+  return g_amx.load(std::memory_order_relaxed);
 }
 
 }  // namespace staticlm::cpu

@@ -13,7 +13,9 @@
 namespace staticlm::cpu {
 
 // Targets this CPU can run, worst first: "scalar", then Highway targets ("SSE4", "AVX2",
-// "AVX3", "AVX3_DL"), then "AVX3_DL+BF16" (or "AVX3+BF16") when the CPU has AVX-512 BF16.
+// "AVX3", "AVX3_DL"), then "AVX3_DL+BF16" (or "AVX3+BF16") when the CPU has AVX-512 BF16, then
+// "AVX3_DL+AMX" when it also has AMX (gemm_amx.h): AVX3_DL with the AMX bf16 GEMM for every
+// GEMM whose activations are rounded to bf16 (bf16 and quantized weights).
 std::vector<std::string> kernel_targets();
 
 // vdpbf16ps flops per second, over f32 FMA's, from which the BF16 kernels are the default
@@ -23,8 +25,8 @@ std::vector<std::string> kernel_targets();
 // on AVX3_DL than on AVX3_DL+BF16.
 inline constexpr double kBf16DotMinSpeed = 1.0;
 
-// The target kernels run on unless pinned: the last of kernel_targets(), except that a "+BF16"
-// target is left for the one before it where bf16_dot_speed_over_fma() < kBf16DotMinSpeed.
+// The target kernels run on unless pinned: the last of kernel_targets(), except that a last
+// "+BF16" target is left for the one before it where bf16_dot_speed_over_fma() < kBf16DotMinSpeed.
 std::string default_kernel_target();
 
 // Pins a target from kernel_targets(); kInvalidArgument naming the others otherwise. Not
@@ -40,5 +42,7 @@ bool scalar_kernels();
 bool bf16_dot_kernels();
 // True when quantized decode GEMVs may use the AVX-512 VNNI int8 kernel (the AVX3_DL targets).
 bool vnni_kernels();
+// True when GEMMs of activations rounded to bf16 use the AMX kernel ("+AMX").
+bool amx_kernels();
 
 }  // namespace staticlm::cpu

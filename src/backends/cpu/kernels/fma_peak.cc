@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/bf16_dot_probe.h"
+#include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/dispatch.h"
 #include "hwy/targets.h"
 
@@ -119,6 +120,11 @@ double measure_fma_peak_gflop_s(ThreadPool& pool) {
 std::string fma_peak_target() {
   kernel_target();
   return hwy::TargetName(HWY_DYNAMIC_DISPATCH(FmaTargetBits)());
+}
+
+double measure_amx_peak_gflop_s(ThreadPool& pool) {
+  if (!cpu_has_amx()) return 0;
+  return peak_gflop_s(pool, kAmxFlopsPerRound, amx_dot_chains);
 }
 
 double measure_bf16_dot_peak_gflop_s(ThreadPool& pool) {

@@ -22,4 +22,9 @@ std::string fma_peak_target();
 // (bf16_dot_kernels()); 0 when the CPU lacks the instruction.
 double measure_bf16_dot_peak_gflop_s(ThreadPool& pool);
 
+// Peak throughput of the AMX bf16 tile multiply-add `tdpbf16ps` in GFLOP/s (16 x 16 x 32
+// multiply-adds per instruction), whether or not the kernels use it (amx_kernels()); 0 when the
+// CPU (or the OS) offers no AMX.
+double measure_amx_peak_gflop_s(ThreadPool& pool);
+
 }  // namespace staticlm::cpu

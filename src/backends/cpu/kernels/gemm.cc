@@ -206,11 +206,7 @@ void MicroRows(int mr, const float* x, std::int64_t ldx, const float* panel, std
 }
 
 void GemmF32(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
-  if (j1 <= j0 || a.n <= 0) return;
-  if (a.k == 0) {
-    for (std::int64_t r = 0; r < a.n; ++r) std::fill(a.y + r * a.ldy + j0, a.y + r * a.ldy + j1, 0.0f);
-    return;
-  }
+  if (gemm_without_products(a, j0, j1)) return;
   float* panel = static_cast<float*>(detail::panel_scratch().get(sizeof(float) * kNc * kKc));
   for (std::int64_t jc = j0; jc < j1; jc += kNc) {
     const std::int64_t nc = std::min(kNc, j1 - jc);

@@ -4,6 +4,7 @@
 // inside its own parallel loop. Internal to the CPU backend.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -27,6 +28,15 @@ struct GemmArgs {
   const std::uint8_t* zero_points = nullptr;  // U4, U8: WeightMatrix::zero_points
 };
 
+// True when y[:, j0:j1] needs no products: no columns or rows, or k = 0 (y is then zeroed there).
+// The GEMMs' first check.
+inline bool gemm_without_products(const GemmArgs& a, std::int64_t j0, std::int64_t j1) {
+  if (j1 <= j0 || a.n <= 0) return true;
+  if (a.k > 0) return false;
+  for (std::int64_t r = 0; r < a.n; ++r) std::fill(a.y + r * a.ldy + j0, a.y + r * a.ldy + j1, 0.0f);
+  return true;
+}
+
 // y[:, j0:j1] for every row, Highway f32 FMA micro-kernel over packed weight panels (weights
 // widened to f32 when packed). Column results do not depend on n, j0 or j1.
 void gemm_f32(const GemmArgs& a, std::int64_t j0, std::int64_t j1);
@@ -42,8 +52,15 @@ void round_to_bf16(const float* x, std::int64_t count, float* out);
 // bf16 as they are packed): x must already be bf16 pairs, row r at
 // xb + r * ldxb uint32 (k rounded up to even, zero padded). Only call when bf16_dot_kernels().
 void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ldxb, const GemmArgs& a, std::int64_t j0, std::int64_t j1);
-// x [n, k] f32 -> bf16 pairs as gemm_bf16_dot reads them (row stride (k + 1) / 2).
-void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out);
+// x [n, k] f32 -> bf16 pairs as gemm_bf16_dot reads them: row r at out + r * ld uint32, ld at
+// least (k + 1) / 2, the pairs past k zero.
+void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out, std::int64_t ld);
+// Weight columns [j0, j0 + nc) of `a` (BF16, or quantized: dequantized, then rounded to bf16),
+// pairs [p0, p0 + kp) of each, as the bf16 GEMMs read them: panel[c / kGemmColumnBlock][p]
+// [c % kGemmColumnBlock], each block of columns kp_stride pairs long (pairs kp.. zero, as are
+// columns past nc). p0 a multiple of 16 (a q4 group is 16 pairs).
+void pack_bf16_panel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t p0, std::int64_t kp,
+                     std::int64_t kp_stride, std::uint32_t* panel);
 
 // A 64-byte-aligned buffer that grows on demand and is kept for the next call: each thread's
 // packed weight panel.

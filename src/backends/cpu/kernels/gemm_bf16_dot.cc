@@ -43,6 +43,12 @@ STATICLM_BF16_TARGET inline __m512i bf16_pairs(__m512 lo, __m512 hi) {
   return _mm512_or_si512(l, _mm512_slli_epi32(h, 16));
 }
 
+// One quantized row's pairs for a panel, reused (the AMX GEMM's panels are deeper than kKp).
+std::vector<std::uint32_t>& quantized_row_pairs() {
+  static thread_local std::vector<std::uint32_t> pairs;
+  return pairs;
+}
+
 // Pairs [p0, p0 + kp) of quantized row j dequantized and rounded to bf16 pairs: 16 pairs per
 // step in registers (a byte holds a pair of 4-bit values; two bytes a pair of 8-bit ones; a
 // q4 group is 16 pairs, aligned since p0 is a multiple of 16), the scalar dequantizer for the
@@ -100,34 +106,88 @@ STATICLM_BF16_TARGET void quantized_pairs(const GemmArgs& a, std::int64_t j, std
   }
 }
 
-// panel[c / kNr][p][c % kNr] = pair p of column j0 + c, pairs [p0, p0 + kp).
-void pack_panel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t p0, std::int64_t kp,
-                std::uint32_t* panel) {
-  const auto* w = static_cast<const std::uint16_t*>(a.w);
-  const std::int64_t panels = (nc + kNr - 1) / kNr;
-  for (std::int64_t q = 0; q < panels; ++q) {
-    std::uint32_t* dst = panel + q * kNr * kp;
-    for (std::int64_t c = 0; c < kNr; ++c) {
-      const std::int64_t j = q * kNr + c;
-      if (j >= nc) {
-        for (std::int64_t p = 0; p < kp; ++p) dst[p * kNr + c] = 0;
-        continue;
-      }
-      if (a.scales != nullptr) {  // quantized: dequantized, then rounded to bf16
-        alignas(64) std::uint32_t pairs[kKp];
-        quantized_pairs(a, j0 + j, p0, kp, pairs);
-        for (std::int64_t p = 0; p < kp; ++p) dst[p * kNr + c] = pairs[p];
-        continue;
-      }
-      const std::uint16_t* row = w + (j0 + j) * a.ldw;
-      if (2 * (p0 + kp) <= a.k) {
-        for (std::int64_t p = 0; p < kp; ++p) std::memcpy(&dst[p * kNr + c], row + 2 * (p0 + p), 4);
-      } else {
-        for (std::int64_t p = 0; p < kp; ++p) dst[p * kNr + c] = weight_pair(row, 2 * (p0 + p), a.k);
-      }
-    }
+// The 16 x 16 block of u32 pairs at element e of rows[0..15] (bf16 rows, 16 pairs each),
+// transposed: out[p * ld + i] = pair p of rows[i]. Three rounds of shuffles (32-bit, 64-bit,
+// 128-bit lanes).
+STATICLM_BF16_TARGET inline void transpose16(const std::uint16_t* const rows[16], std::int64_t e, std::uint32_t* out,
+                                             std::int64_t ld) {
+  __m512i r[16], t[16], u[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + e);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  // u[4i + c], 128-bit lane L: pair 4L + c of rows 4i..4i+3.
+  for (int i = 0; i < 16; i += 4) {
+    u[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xEE);
+    const __m512i v2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44),
+                  v3 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xEE);
+    _mm512_storeu_si512(out + c * ld, _mm512_shuffle_i32x4(v0, v2, 0x88));
+    _mm512_storeu_si512(out + (4 + c) * ld, _mm512_shuffle_i32x4(v0, v2, 0xDD));
+    _mm512_storeu_si512(out + (8 + c) * ld, _mm512_shuffle_i32x4(v1, v3, 0x88));
+    _mm512_storeu_si512(out + (12 + c) * ld, _mm512_shuffle_i32x4(v1, v3, 0xDD));
   }
 }
+
+}  // namespace
+
+STATICLM_BF16_TARGET void pack_bf16_panel(const GemmArgs& a, std::int64_t j0, std::int64_t nc, std::int64_t p0,
+                                          std::int64_t kp, std::int64_t kp_stride, std::uint32_t* panel) {
+  const auto* w = static_cast<const std::uint16_t*>(a.w);
+  const bool quantized = a.scales != nullptr;
+  const std::int64_t kp16 = (kp + 15) / 16 * 16;
+  // Quantized: 16 rows dequantized to pairs first (zero past kp and for absent columns).
+  std::vector<std::uint32_t>& tmp = quantized_row_pairs();
+  tmp.assign(static_cast<std::size_t>(16 * kp16), 0u);
+  // Whole 16 x 16 blocks transposed in registers: every pair in the row (for BF16 rows).
+  const std::int64_t vector_pairs = quantized ? kp / 16 * 16 : std::min(kp, a.k / 2 - p0) / 16 * 16;
+  for (std::int64_t c0 = 0; c0 < nc; c0 += 16) {
+    std::uint32_t* dst = panel + (c0 / kNr) * kNr * kp_stride + c0 % kNr;
+    const std::uint16_t* rows[16];
+    for (int i = 0; i < 16; ++i) {
+      const std::int64_t j = c0 + i;
+      const std::uint16_t* t = reinterpret_cast<const std::uint16_t*>(tmp.data() + i * kp16);
+      if (quantized) {
+        if (j < nc) {
+          quantized_pairs(a, j0 + j, p0, kp, tmp.data() + i * kp16);
+        } else {
+          std::fill(tmp.begin() + i * kp16, tmp.begin() + (i + 1) * kp16, 0u);
+        }
+        rows[i] = t;
+      } else {
+        rows[i] = j < nc ? w + (j0 + j) * a.ldw + 2 * p0 : t;
+      }
+    }
+    std::int64_t p = 0;
+    for (; p < vector_pairs; p += 16) transpose16(rows, 2 * p, dst + p * kNr, kNr);
+    for (; p < kp; ++p) {
+      for (int i = 0; i < 16; ++i) {
+        const std::int64_t j = c0 + i;
+        std::uint32_t v = 0;
+        if (quantized) {
+          v = tmp[static_cast<std::size_t>(i * kp16 + p)];
+        } else if (j < nc) {
+          v = weight_pair(w + (j0 + j) * a.ldw, 2 * (p0 + p), a.k);
+        }
+        dst[p * kNr + i] = v;
+      }
+    }
+    for (; p < kp_stride; ++p) std::fill(dst + p * kNr, dst + p * kNr + 16, 0u);
+  }
+  // Columns past nc in the last block of 32.
+  if (nc % kNr != 0 && nc % kNr <= 16) {
+    std::uint32_t* dst = panel + (nc / kNr) * kNr * kp_stride + 16;
+    for (std::int64_t p = 0; p < kp_stride; ++p) std::fill(dst + p * kNr, dst + p * kNr + 16, 0u);
+  }
+}
+
+namespace {
 
 template <int M>
 STATICLM_BF16_TARGET inline void micro(const std::uint32_t* x, std::int64_t ldx, const std::uint32_t* panel,
@@ -170,19 +230,15 @@ STATICLM_BF16_TARGET void micro_rows(int mr, const std::uint32_t* x, std::int64_
 
 STATICLM_BF16_TARGET void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ldxb, const GemmArgs& a,
                                         std::int64_t j0, std::int64_t j1) {
-  if (j1 <= j0 || a.n <= 0) return;
+  if (gemm_without_products(a, j0, j1)) return;
   const std::int64_t pairs = (a.k + 1) / 2;
-  if (pairs == 0) {
-    for (std::int64_t r = 0; r < a.n; ++r) std::fill(a.y + r * a.ldy + j0, a.y + r * a.ldy + j1, 0.0f);
-    return;
-  }
   static thread_local AlignedScratch scratch;
   auto* panel = static_cast<std::uint32_t*>(scratch.get(sizeof(std::uint32_t) * kNc * kKp));
   for (std::int64_t jc = j0; jc < j1; jc += kNc) {
     const std::int64_t nc = std::min(kNc, j1 - jc);
     for (std::int64_t pc = 0; pc < pairs; pc += kKp) {
       const std::int64_t kp = std::min(kKp, pairs - pc);
-      pack_panel(a, jc, nc, pc, kp, panel);
+      pack_bf16_panel(a, jc, nc, pc, kp, kp, panel);
       for (std::int64_t ir = 0; ir < a.n; ir += kMr) {
         const int mr = static_cast<int>(std::min<std::int64_t>(kMr, a.n - ir));
         for (std::int64_t jr = 0; jr < nc; jr += kNr) {
@@ -194,9 +250,10 @@ STATICLM_BF16_TARGET void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ld
   }
 }
 
-STATICLM_BF16_TARGET void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out) {
-  const std::int64_t ld = (k + 1) / 2;
+STATICLM_BF16_TARGET void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out,
+                                          std::int64_t ld) {
   for (std::int64_t r = 0; r < n; ++r) {
+    std::fill(out + r * ld + (k + 1) / 2, out + (r + 1) * ld, 0u);
     const float* src = x + r * k;
     auto* dst = reinterpret_cast<std::uint16_t*>(out + r * ld);
     std::int64_t i = 0;

@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/dot.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/gemv_vnni.h"
 #include "backends/cpu/kernels/row_streams.h"
@@ -189,6 +190,19 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
   }
   const std::int64_t blocks = (out + kGemmColumnBlock - 1) / kGemmColumnBlock;
   const double cost = static_cast<double>(kGemmColumnBlock * in * n);
+  if (amx_kernels() && w.bf16_activations && (w.dtype == DType::kBF16 || quantized_dtype(w.dtype))) {
+    // AMX: x as bf16 pairs in tiles, rows and pairs padded with zeros to whole tiles.
+    PreparedX& p = prepared_x();
+    const std::int64_t ld = ((in + 1) / 2 + kAmxPairs - 1) / kAmxPairs * kAmxPairs;
+    const std::int64_t rows = (n + kAmxRows - 1) / kAmxRows * kAmxRows;
+    p.pairs.resize(static_cast<std::size_t>(rows * ld));
+    pack_amx_tiles(x, n, in, p.pairs.data(), ld);
+    const std::uint32_t* xb = p.pairs.data();
+    parallel_for(pool, blocks, 1, cost, [&](std::int64_t b0, std::int64_t b1, int) {
+      gemm_bf16_amx(xb, ld, a, b0 * kGemmColumnBlock, std::min(out, b1 * kGemmColumnBlock));
+    });
+    return;
+  }
   if (vnni_kernels() && int8_gemm_supported(w.dtype, in)) {
     // Quantized weights on VNNI CPUs: int8 activations, int8 dot products.
     static thread_local Int8Rows this_thread;
@@ -207,7 +221,7 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
     PreparedX& p = prepared_x();
     const std::int64_t ld = (in + 1) / 2;
     p.pairs.resize(static_cast<std::size_t>(n * ld));
-    pack_bf16_pairs(x, n, in, p.pairs.data());
+    pack_bf16_pairs(x, n, in, p.pairs.data(), ld);
     const std::uint32_t* xb = p.pairs.data();
     parallel_for(pool, blocks, 1, cost, [&](std::int64_t b0, std::int64_t b1, int) {
       gemm_bf16_dot(xb, ld, a, b0 * kGemmColumnBlock, std::min(out, b1 * kGemmColumnBlock));
