@@ -27,6 +27,7 @@ left_out=(
   # the machine's peaks
   Bench.ImageEncodeAgainstThePeak Bench.ReportsSpeedAgainstBandwidth Bench.RepetitionsAndLlamaBenchOutput QuantInfo.BenchNotesMatricesOffCacheLines
   Bench.ListsRunATestPerValue Bench.DepthRunsEachTestAfterACachedPrompt Bench.SeveralModelsRunInTurn
+  Bench.AmxCeilingOnlyWhereTheGemmsRanOnAmx
   # numbers against Hugging Face, make-model or another scheme
   TinyModel.SameSeedGivesByteIdenticalFiles Golden.MatchesHuggingFace Inspect.GoldenLogitsPassStepsTheyHold
   MakeModelInit.TameScalesOnlyTheQueryAndKeyNorms Quantize.PromptSetAgreementPerScheme

@@ -15,6 +15,7 @@
 #include "backends/cpu/kernels/bf16_dot_probe.h"
 #include "backends/cpu/kernels/dispatch.h"
 #include "backends/cpu/kernels/fma_peak.h"
+#include "backends/cpu/kernels/matmul.h"
 #include "backends/cpu/vision_prefill.h"
 #include "base/bandwidth.h"
 #include "base/error.h"
@@ -229,7 +230,7 @@ BenchResult run_bench(const BenchOptions& a) {
   r.fma_peak_target = cpu::fma_peak_target();
   r.bf16_dot_speed_over_fma = cpu::bf16_dot_speed_over_fma();
   r.bf16_dot_kernels = cpu::bf16_dot_kernels();
-  r.amx_kernels = cpu::amx_kernels();
+  const std::int64_t amx_gemms_before = cpu::amx_gemm_calls();
   log(a, "bench: measuring memory read bandwidth and compute peaks...");
   measure_ceilings(pool, a.resident_weights, r);
 
@@ -270,6 +271,9 @@ BenchResult run_bench(const BenchOptions& a) {
     log(a, "bench: encoding one synthetic image...");
     r.image = run_image_encode(*ck, pool, !a.f32_activations);
   }
+  // The GEMMs ran on AMX: the "+AMX" target, and weights and activations it takes (not
+  // --f32-activations, not F32 / F16 weights).
+  r.amx_kernels = cpu::amx_gemm_calls() > amx_gemms_before;
   log(a, "bench: measuring the ceilings again...");
   measure_ceilings(pool, a.resident_weights, r);
   r.process_peak_rss_bytes = process_peak_rss_bytes();

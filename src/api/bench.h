@@ -79,7 +79,7 @@ struct BenchResult {
   bool bf16_dot_kernels = false;
   double bf16_dot_speed_over_fma = 0;
   // The AMX bf16 tile peak (GFLOP/s, 0 without AMX; measured with the other ceilings) and whether
-  // the GEMMs ran on AMX (the kernel target's "+AMX").
+  // the GEMMs ran on AMX (the "+AMX" target, with bf16 activations and bf16 or quantized weights).
   double amx_peak_gflop_s = 0;
   bool amx_kernels = false;
   // The means over the repetitions (the first token: the first repetition's), and each

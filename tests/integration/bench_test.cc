@@ -155,6 +155,20 @@ TEST_F(Bench, ReportsSpeedAgainstBandwidth) {
 // tok/s as mean and sample deviation of the runs' rates, computed here from the seconds), -o
 // jsonl is the same object on one line, -o md its table, and its tuning flags (-ngl, -fa) are
 // noted.
+// With f32 activations the GEMMs stay off AMX whatever the target: prefill is then held to the
+// f32 FMA peak, and the AMX figures say AMX did not run.
+TEST_F(Bench, AmxCeilingOnlyWhereTheGemmsRanOnAmx) {
+  const auto j = bench_json(" --f32-activations");
+  ASSERT_TRUE(j.contains("amx_kernels"));
+  EXPECT_FALSE(j["amx_kernels"].get<bool>());
+  EXPECT_TRUE(j["prefill_fraction_of_amx_peak"].is_null());
+  EXPECT_EQ(j["amx_peak_gflop_s"].get<double>() > 0, cpu::cpu_has_amx());
+  const auto md = test::run_staticlm("bench -m " + dir_->path() + " -p 8 -n 4 --max-seq 64 --threads 1 --f32-activations -o md");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("% FMA |"), std::string::npos) << md.out;
+  EXPECT_EQ(md.out.find("% AMX |"), std::string::npos) << md.out;
+}
+
 TEST_F(Bench, RepetitionsAndLlamaBenchOutput) {
   // llama-bench's switches with their 0|1 values: -mmp 0 is --no-mmap.
   const auto r = test::run_staticlm("bench -m " + dir_->path() +

@@ -221,7 +221,7 @@ TEST(QuantizedMatrix, MatmulEqualsDequantizedOnEveryTarget) {
       for (bool bf16 : {false, true}) {
         cpu::WeightMatrix w = qc.w;
         w.bf16_activations = bf16;
-        for (std::int64_t n : {1, 3, 4, 13, 40}) {
+        for (std::int64_t n : {1, 3, 4, 13, 40, 48}) {
           const auto x = random_vec(n * k, 4 + static_cast<std::uint32_t>(n));
           for (const std::string& target : cpu::kernel_targets()) {
             cpu::select_kernel_target(target);

@@ -66,6 +66,10 @@ void apply(const std::string& name) {
     bool ok = chosen != 0;
     if (bf16) ok = ok && cpu_has_avx512_bf16() && (chosen == HWY_AVX3 || chosen == HWY_AVX3_DL);
     if (amx) ok = ok && cpu_has_avx512_bf16() && cpu_has_amx() && chosen == HWY_AVX3_DL;
+    if (ok && amx && !amx_permitted()) {
+      invalid_argument("kernel target '" + name +
+                       "': Linux refused this process the AMX tile registers (arch_prctl ARCH_REQ_XCOMP_PERM)");
+    }
     if (!ok) {
       std::string known;
       for (const std::string& k : kernel_targets()) known += (known.empty() ? "" : ", ") + k;
@@ -109,8 +113,11 @@ std::vector<std::string> kernel_targets() {
 }
 
 std::string default_kernel_target() {
-  const std::vector<std::string> t = kernel_targets();
-  if (t.back().ends_with("+AMX")) return t.back();
+  std::vector<std::string> t = kernel_targets();
+  if (t.back().ends_with("+AMX")) {
+    if (amx_permitted()) return t.back();
+    t.pop_back();
+  }
   // kernel_targets() appends the "+BF16" form right after its Highway target.
   if (t.back().ends_with("+BF16") && bf16_dot_speed_over_fma() < kBf16DotMinSpeed) return t[t.size() - 2];
   return t.back();

@@ -25,8 +25,9 @@ std::vector<std::string> kernel_targets();
 // on AVX3_DL than on AVX3_DL+BF16.
 inline constexpr double kBf16DotMinSpeed = 1.0;
 
-// The target kernels run on unless pinned: the last of kernel_targets(), except that a last
-// "+BF16" target is left for the one before it where bf16_dot_speed_over_fma() < kBf16DotMinSpeed.
+// The target kernels run on unless pinned: the last of kernel_targets(), except that "+AMX" is
+// left out where Linux refuses the tile registers (amx_permitted()) and a last "+BF16" target is
+// left for the one before it where bf16_dot_speed_over_fma() < kBf16DotMinSpeed.
 std::string default_kernel_target();
 
 // Pins a target from kernel_targets(); kInvalidArgument naming the others otherwise. Not

@@ -123,7 +123,7 @@ std::string fma_peak_target() {
 }
 
 double measure_amx_peak_gflop_s(ThreadPool& pool) {
-  if (!cpu_has_amx()) return 0;
+  if (!amx_permitted()) return 0;
   return peak_gflop_s(pool, kAmxFlopsPerRound, amx_dot_chains);
 }
 

@@ -48,9 +48,14 @@ STATICLM_AMX_TARGET void configure_tiles() { _tile_loadconfig(&kTileConfig); }
 
 // C tiles of rows [0, 16 * A) x columns [0, 32) of y (ldy floats apart), `rows` x `cols` of them
 // real; through `tmp` when that is not all of them.
+// GCC 12's tile loads are asm statements with no memory operand: nothing stops the compiler from
+// moving stores to what they read past them. A barrier before each group of loads.
+inline void memory_barrier() { __asm__ __volatile__("" ::: "memory"); }
+
 template <int A>
 STATICLM_AMX_TARGET void load_c(const float* y, std::int64_t ldy, std::int64_t rows, std::int64_t cols, bool whole,
                                 float* tmp) {
+  memory_barrier();
   if (whole) {
     _tile_loadd(0, y, ldy * 4);
     _tile_loadd(1, y + 16, ldy * 4);
@@ -62,6 +67,7 @@ STATICLM_AMX_TARGET void load_c(const float* y, std::int64_t ldy, std::int64_t r
   }
   std::fill(tmp, tmp + 32 * 32, 0.0f);
   for (std::int64_t r = 0; r < rows; ++r) std::memcpy(tmp + r * 32, y + r * ldy, static_cast<std::size_t>(cols) * 4);
+  memory_barrier();
   _tile_loadd(0, tmp, 128);
   _tile_loadd(1, tmp + 16, 128);
   if constexpr (A == 2) {
@@ -93,6 +99,7 @@ STATICLM_AMX_TARGET void block(const std::uint32_t* x, std::int64_t tiles, const
                                float* y, std::int64_t ldy, std::int64_t rows, std::int64_t cols, bool accumulate) {
   alignas(64) float tmp[32 * 32];
   const bool whole = rows == 16 * A && cols == kNr;
+  memory_barrier();  // the panel and x were just written
   if (accumulate) {
     load_c<A>(y, ldy, rows, cols, whole, tmp);
   } else {
@@ -123,6 +130,12 @@ constexpr int kArchReqXcompPerm = 0x1023;
 constexpr int kXfeatureXtiledata = 18;
 
 bool detect_amx() {
+  // The kernels around the tiles are AVX-512 BF16 (libgcc checks the OS saves the zmm state).
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512bf16") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl")) {
+    return false;
+  }
   unsigned a, b, c, d;
   if (__get_cpuid_max(0, nullptr) < 7) return false;
   __cpuid_count(7, 0, a, b, c, d);
@@ -132,8 +145,7 @@ bool detect_amx() {
   if (!tile || !bf16 || !osxsave) return false;
   unsigned lo, hi;
   __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  if (((lo >> 17) & 3) != 3) return false;  // XTILECFG and XTILEDATA saved by the OS
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  return ((lo >> 17) & 3) == 3;  // XTILECFG and XTILEDATA saved by the OS
 }
 
 }  // namespace
@@ -141,6 +153,11 @@ bool detect_amx() {
 bool cpu_has_amx() {
   static const bool has = detect_amx();
   return has;
+}
+
+bool amx_permitted() {
+  static const bool granted = cpu_has_amx() && syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  return granted;
 }
 
 STATICLM_AMX_TARGET void gemm_bf16_amx(const std::uint32_t* xb, std::int64_t ldxb, const GemmArgs& a,
@@ -203,6 +220,7 @@ STATICLM_AMX_TARGET float amx_dot_chains(std::int64_t iters, float seed) {
   std::uint32_t bits;
   std::memcpy(&bits, &seed, 4);
   std::fill(pairs, pairs + 16 * 16, (bits >> 16) * 0x10001u);  // (seed, seed) truncated to bf16
+  memory_barrier();
   _tile_loadd(4, pairs, 64);
   _tile_loadd(5, pairs, 64);
   _tile_loadd(6, pairs, 64);
@@ -225,6 +243,8 @@ STATICLM_AMX_TARGET float amx_dot_chains(std::int64_t iters, float seed) {
 #else
 
 bool cpu_has_amx() { return false; }
+
+bool amx_permitted() { return false; }
 
 void pack_amx_tiles(const float*, std::int64_t, std::int64_t, std::uint32_t*, std::int64_t) {}
 

@@ -11,9 +11,15 @@
 
 namespace staticlm::cpu {
 
-// True when the CPU has AMX-TILE and AMX-BF16, the OS saves the tile state and granted this
-// process the tile registers.
+// True when the CPU has AMX-TILE and AMX-BF16 (and AVX-512 BF16) and the OS saves the tile
+// state. Asks nothing of the OS.
 bool cpu_has_amx();
+
+// Asks Linux, once per process, for the tile registers (arch_prctl(ARCH_REQ_XCOMP_PERM,
+// XFEATURE_XTILEDATA)); true when granted. Call before any tile instruction. A granted process
+// has larger signal frames: a later sigaltstack() smaller than they need fails (an embedding
+// program with small alternate signal stacks can pin a target without AMX).
+bool amx_permitted();
 
 // Rows of x in an A tile and pairs of k per tile step: gemm_bf16_amx's x has rows rounded up to
 // a multiple of kAmxRows and pairs to a multiple of kAmxPairs, zero padded.

@@ -14,7 +14,7 @@
 #include "base/half.h"
 #include "quant/formats.h"
 
-#define STATICLM_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
+#define STATICLM_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,f16c")))
 
 namespace staticlm::cpu {
 
@@ -74,7 +74,7 @@ STATICLM_BF16_TARGET void quantized_pairs(const GemmArgs& a, std::int64_t j, std
         lo = _mm512_sub_epi32(_mm512_xor_si512(lo, eight), eight);
         hi = _mm512_sub_epi32(_mm512_xor_si512(hi, eight), eight);
         const auto* sc = static_cast<const std::uint16_t*>(a.scales) + j * (a.k / quant::kQ4Group);
-        scale = _mm512_set1_ps(f16_to_f32(sc[e / quant::kQ4Group]));
+        scale = _mm512_set1_ps(_cvtsh_ss(sc[e / quant::kQ4Group]));  // f16 scale, widened exactly
       } else {
         scale = _mm512_set1_ps(row_scale);
       }

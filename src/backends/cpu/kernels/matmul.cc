@@ -1,6 +1,7 @@
 #include "backends/cpu/kernels/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -139,6 +140,8 @@ void matmul_reference(const float* x, std::int64_t n, const WeightMatrix& w, flo
 
 namespace {
 
+std::atomic<std::int64_t> g_amx_gemm_calls{0};
+
 // Bytes of the weight values a GEMV streams (scales and zero points aside).
 double weight_bytes(const WeightMatrix& w) {
   return static_cast<double>(dtype_bytes(w.dtype, static_cast<std::size_t>(w.rows * w.cols)));
@@ -174,6 +177,8 @@ void gemv_rows(const GemmArgs& a, const std::vector<VnniRow>* rows, std::int64_t
 
 }  // namespace
 
+std::int64_t amx_gemm_calls() { return g_amx_gemm_calls.load(std::memory_order_relaxed); }
+
 void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool) {
   if (scalar_kernels()) return matmul_reference(x, n, w, y, pool);
   const std::int64_t in = w.cols, out = w.rows;
@@ -197,6 +202,7 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
     const std::int64_t rows = (n + kAmxRows - 1) / kAmxRows * kAmxRows;
     p.pairs.resize(static_cast<std::size_t>(rows * ld));
     pack_amx_tiles(x, n, in, p.pairs.data(), ld);
+    g_amx_gemm_calls.fetch_add(1, std::memory_order_relaxed);
     const std::uint32_t* xb = p.pairs.data();
     parallel_for(pool, blocks, 1, cost, [&](std::int64_t b0, std::int64_t b1, int) {
       gemm_bf16_amx(xb, ld, a, b0 * kGemmColumnBlock, std::min(out, b1 * kGemmColumnBlock));

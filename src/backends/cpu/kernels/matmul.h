@@ -80,6 +80,10 @@ struct MatmulOut {
 // share dtype and width; otherwise matmul() each. Results equal matmul()'s.
 void matmul_same_input(const float* x, std::int64_t n, std::span<const MatmulOut> outs, ThreadPool* pool = nullptr);
 
+// GEMMs matmul() has run on AMX in this process (bench tells from it whether AMX ran: the
+// "+AMX" target runs only GEMMs of bf16-rounded activations on it).
+std::int64_t amx_gemm_calls();
+
 // The scalar reference: f32 dot products in a fixed order (x rounded to bf16 first when the
 // weight is marked bf16_activations and n >= kGemvRows, as matmul does).
 void matmul_reference(const float* x, std::int64_t n, const WeightMatrix& w, float* y, ThreadPool* pool = nullptr);
