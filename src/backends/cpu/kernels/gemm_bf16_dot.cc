@@ -14,6 +14,12 @@
 #include "base/half.h"
 #include "quant/formats.h"
 
+// GCC 12's AVX-512 headers start conversions and shifts from an undefined vector, which
+// -Wmaybe-uninitialized reports once they are inlined here: a false alarm.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #define STATICLM_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,f16c")))
 
 namespace staticlm::cpu {
@@ -37,33 +43,34 @@ inline std::uint32_t weight_pair(const std::uint16_t* row, std::int64_t e, std::
 }
 
 // The bf16 pair (lo, hi) of 16 lanes of f32 as u32 lanes.
+// Word k of the pairs: lo's word k / 2 for even k, hi's (16 + k / 2) for odd k.
+alignas(64) constexpr std::uint16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                                      8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+
 STATICLM_BF16_TARGET inline __m512i bf16_pairs(__m512 lo, __m512 hi) {
-  const __m512i l = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(lo));
-  const __m512i h = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(hi));
-  return _mm512_or_si512(l, _mm512_slli_epi32(h, 16));
+  // [lo | hi] as 32 bf16 words, then interleaved into (lo i, hi i) pairs.
+  const __m512i words = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+  return _mm512_permutexvar_epi16(_mm512_load_si512(kInterleave), words);
 }
 
-// One quantized row's pairs for a panel, reused (the AMX GEMM's panels are deeper than kKp).
+// Quantized rows' last pairs of a panel (fewer than 16 each), reused.
 std::vector<std::uint32_t>& quantized_row_pairs() {
   static thread_local std::vector<std::uint32_t> pairs;
   return pairs;
 }
 
-// Pairs [p0, p0 + kp) of quantized row j dequantized and rounded to bf16 pairs: 16 pairs per
-// step in registers (a byte holds a pair of 4-bit values; two bytes a pair of 8-bit ones; a
-// q4 group is 16 pairs, aligned since p0 is a multiple of 16), the scalar dequantizer for the
-// tail. Values and zero points are exact in f32; the product is rounded once, to bf16.
-STATICLM_BF16_TARGET void quantized_pairs(const GemmArgs& a, std::int64_t j, std::int64_t p0, std::int64_t kp,
-                                          std::uint32_t* out) {
+// Elements [e, e + 32) of quantized row j (within the row; e a multiple of 32, so a q4 group)
+// dequantized and rounded to 16 bf16 pairs in registers: a byte holds a pair of 4-bit values, two
+// bytes a pair of 8-bit ones. Values and zero points are exact in f32; the product is rounded
+// once, to bf16.
+STATICLM_BF16_TARGET inline __m512i quantized_pairs16(const GemmArgs& a, std::int64_t j, std::int64_t e) {
   const auto* w = static_cast<const std::uint8_t*>(a.w);
   const bool nibbles = a.wtype == DType::kI4 || a.wtype == DType::kU4;
   const std::uint8_t* row = w + j * (nibbles ? a.k / 2 : a.k);
   const float row_scale = a.wtype == DType::kI4 ? 0.0f : static_cast<const float*>(a.scales)[j];
   const __m512 zero = _mm512_set1_ps(a.zero_points ? static_cast<float>(a.zero_points[j]) : 0.0f);
   const __m512i low = _mm512_set1_epi32(0xF), eight = _mm512_set1_epi32(8);
-  std::int64_t p = 0;
-  for (; p + 16 <= kp && 2 * (p0 + p + 16) <= a.k; p += 16) {
-    const std::int64_t e = 2 * (p0 + p);  // first element
+  {
     __m512i lo, hi;
     __m512 scale;
     if (nibbles) {
@@ -93,7 +100,17 @@ STATICLM_BF16_TARGET void quantized_pairs(const GemmArgs& a, std::int64_t j, std
     }
     const __m512 flo = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(lo), zero), scale);
     const __m512 fhi = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(hi), zero), scale);
-    _mm512_storeu_si512(out + p, bf16_pairs(flo, fhi));
+    return bf16_pairs(flo, fhi);
+  }
+}
+
+// Pairs [p0, p0 + kp) of quantized row j as bf16 pairs (p0 a multiple of 16): 16 at a time in
+// registers, the scalar dequantizer for the tail.
+STATICLM_BF16_TARGET void quantized_pairs(const GemmArgs& a, std::int64_t j, std::int64_t p0, std::int64_t kp,
+                                          std::uint32_t* out) {
+  std::int64_t p = 0;
+  for (; p + 16 <= kp && 2 * (p0 + p + 16) <= a.k; p += 16) {
+    _mm512_storeu_si512(out + p, quantized_pairs16(a, j, 2 * (p0 + p)));
   }
   if (p < kp) {
     float tmp[2 * 128] = {};
@@ -106,13 +123,10 @@ STATICLM_BF16_TARGET void quantized_pairs(const GemmArgs& a, std::int64_t j, std
   }
 }
 
-// The 16 x 16 block of u32 pairs at element e of rows[0..15] (bf16 rows, 16 pairs each),
-// transposed: out[p * ld + i] = pair p of rows[i]. Three rounds of shuffles (32-bit, 64-bit,
-// 128-bit lanes).
-STATICLM_BF16_TARGET inline void transpose16(const std::uint16_t* const rows[16], std::int64_t e, std::uint32_t* out,
-                                             std::int64_t ld) {
-  __m512i r[16], t[16], u[16];
-  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + e);
+// 16 rows of 16 u32 pairs, transposed: out[p * ld + i] = pair p of r[i]. Three rounds of
+// shuffles (32-bit, 64-bit, 128-bit lanes).
+STATICLM_BF16_TARGET inline void transpose16(const __m512i r[16], std::uint32_t* out, std::int64_t ld) {
+  __m512i t[16], u[16];
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
@@ -141,49 +155,50 @@ STATICLM_BF16_TARGET void pack_bf16_panel(const GemmArgs& a, std::int64_t j0, st
                                           std::int64_t kp, std::int64_t kp_stride, std::uint32_t* panel) {
   const auto* w = static_cast<const std::uint16_t*>(a.w);
   const bool quantized = a.scales != nullptr;
-  const std::int64_t kp16 = (kp + 15) / 16 * 16;
-  // Quantized: 16 rows dequantized to pairs first (zero past kp and for absent columns).
-  std::vector<std::uint32_t>& tmp = quantized_row_pairs();
-  tmp.assign(static_cast<std::size_t>(16 * kp16), 0u);
-  // Whole 16 x 16 blocks transposed in registers: every pair in the row (for BF16 rows).
-  const std::int64_t vector_pairs = quantized ? kp / 16 * 16 : std::min(kp, a.k / 2 - p0) / 16 * 16;
+  // Whole blocks of 16 pairs x 16 columns go through registers: 16 rows read (BF16) or
+  // dequantized (quantized), then transposed; every pair of those lies inside the row.
+  const std::int64_t vector_pairs = std::min(kp, a.k / 2 - p0) / 16 * 16;
+  std::vector<std::uint32_t>& tail = quantized_row_pairs();  // quantized: the pairs past them
   for (std::int64_t c0 = 0; c0 < nc; c0 += 16) {
     std::uint32_t* dst = panel + (c0 / kNr) * kNr * kp_stride + c0 % kNr;
-    const std::uint16_t* rows[16];
-    for (int i = 0; i < 16; ++i) {
-      const std::int64_t j = c0 + i;
-      const std::uint16_t* t = reinterpret_cast<const std::uint16_t*>(tmp.data() + i * kp16);
-      if (quantized) {
-        if (j < nc) {
-          quantized_pairs(a, j0 + j, p0, kp, tmp.data() + i * kp16);
-        } else {
-          std::fill(tmp.begin() + i * kp16, tmp.begin() + (i + 1) * kp16, 0u);
-        }
-        rows[i] = t;
-      } else {
-        rows[i] = j < nc ? w + (j0 + j) * a.ldw + 2 * p0 : t;
-      }
-    }
+    const int cols = static_cast<int>(std::min<std::int64_t>(16, nc - c0));
     std::int64_t p = 0;
-    for (; p < vector_pairs; p += 16) transpose16(rows, 2 * p, dst + p * kNr, kNr);
-    for (; p < kp; ++p) {
+    for (; p < vector_pairs; p += 16) {
+      __m512i r[16];
       for (int i = 0; i < 16; ++i) {
-        const std::int64_t j = c0 + i;
-        std::uint32_t v = 0;
-        if (quantized) {
-          v = tmp[static_cast<std::size_t>(i * kp16 + p)];
-        } else if (j < nc) {
-          v = weight_pair(w + (j0 + j) * a.ldw, 2 * (p0 + p), a.k);
+        if (i >= cols) {
+          r[i] = _mm512_setzero_si512();
+        } else if (quantized) {
+          r[i] = quantized_pairs16(a, j0 + c0 + i, 2 * (p0 + p));
+        } else {
+          r[i] = _mm512_loadu_si512(w + (j0 + c0 + i) * a.ldw + 2 * (p0 + p));
         }
-        dst[p * kNr + i] = v;
+      }
+      transpose16(r, dst + p * kNr, kNr);
+    }
+    if (p < kp) {  // the last pairs (fewer than 16, or the row's end), one at a time
+      const std::int64_t left = kp - p;
+      if (quantized) {
+        tail.assign(static_cast<std::size_t>(16 * left), 0u);
+        for (int i = 0; i < cols; ++i) quantized_pairs(a, j0 + c0 + i, p0 + p, left, tail.data() + i * left);
+      }
+      for (std::int64_t q = 0; q < left; ++q) {
+        for (int i = 0; i < 16; ++i) {
+          std::uint32_t v = 0;
+          if (i < cols) {
+            v = quantized ? tail[static_cast<std::size_t>(i * left + q)]
+                          : weight_pair(w + (j0 + c0 + i) * a.ldw, 2 * (p0 + p + q), a.k);
+          }
+          dst[(p + q) * kNr + i] = v;
+        }
       }
     }
-    for (; p < kp_stride; ++p) std::fill(dst + p * kNr, dst + p * kNr + 16, 0u);
+    for (std::int64_t q = kp; q < kp_stride; ++q) std::fill(dst + q * kNr, dst + q * kNr + 16, 0u);
   }
   // Columns past nc in the last block of 32.
   if (nc % kNr != 0 && nc % kNr <= 16) {
     std::uint32_t* dst = panel + (nc / kNr) * kNr * kp_stride + 16;
-    for (std::int64_t p = 0; p < kp_stride; ++p) std::fill(dst + p * kNr, dst + p * kNr + 16, 0u);
+    for (std::int64_t q = 0; q < kp_stride; ++q) std::fill(dst + q * kNr, dst + q * kNr + 16, 0u);
   }
 }
 
