@@ -52,9 +52,8 @@ void round_to_bf16(const float* x, std::int64_t count, float* out);
 // bf16 as they are packed): x must already be bf16 pairs, row r at
 // xb + r * ldxb uint32 (k rounded up to even, zero padded). Only call when bf16_dot_kernels().
 void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ldxb, const GemmArgs& a, std::int64_t j0, std::int64_t j1);
-// x [n, k] f32 -> bf16 pairs as gemm_bf16_dot reads them: row r at out + r * ld uint32, ld at
-// least (k + 1) / 2, the pairs past k zero.
-void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out, std::int64_t ld);
+// x [n, k] f32 -> bf16 pairs as gemm_bf16_dot reads them (row stride (k + 1) / 2).
+void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out);
 // Weight columns [j0, j0 + nc) of `a` (BF16, or quantized: dequantized, then rounded to bf16),
 // pairs [p0, p0 + kp) of each, as the bf16 GEMMs read them: panel[c / kGemmColumnBlock][p]
 // [c % kGemmColumnBlock], each block of columns kp_stride pairs long (pairs kp.. zero, as are

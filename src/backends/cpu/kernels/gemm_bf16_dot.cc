@@ -265,10 +265,9 @@ STATICLM_BF16_TARGET void gemm_bf16_dot(const std::uint32_t* xb, std::int64_t ld
   }
 }
 
-STATICLM_BF16_TARGET void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out,
-                                          std::int64_t ld) {
+STATICLM_BF16_TARGET void pack_bf16_pairs(const float* x, std::int64_t n, std::int64_t k, std::uint32_t* out) {
+  const std::int64_t ld = (k + 1) / 2;
   for (std::int64_t r = 0; r < n; ++r) {
-    std::fill(out + r * ld + (k + 1) / 2, out + (r + 1) * ld, 0u);
     const float* src = x + r * k;
     auto* dst = reinterpret_cast<std::uint16_t*>(out + r * ld);
     std::int64_t i = 0;

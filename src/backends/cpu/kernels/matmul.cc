@@ -227,7 +227,7 @@ void matmul(const float* x, std::int64_t n, const WeightMatrix& w, float* y, Thr
     PreparedX& p = prepared_x();
     const std::int64_t ld = (in + 1) / 2;
     p.pairs.resize(static_cast<std::size_t>(n * ld));
-    pack_bf16_pairs(x, n, in, p.pairs.data(), ld);
+    pack_bf16_pairs(x, n, in, p.pairs.data());
     const std::uint32_t* xb = p.pairs.data();
     parallel_for(pool, blocks, 1, cost, [&](std::int64_t b0, std::int64_t b1, int) {
       gemm_bf16_dot(xb, ld, a, b0 * kGemmColumnBlock, std::min(out, b1 * kGemmColumnBlock));
